@@ -1,0 +1,1 @@
+# Cython direct decoder: see proto_reader.py for the contract.

@@ -1,0 +1,1 @@
+# Cython direct encoder: see proto_writer.py for the contract.

@@ -1,0 +1,1 @@
+# Cython framer: see framing.py for the contract (filled in by the framer work).

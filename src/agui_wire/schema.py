@@ -1,0 +1,336 @@
+"""The AG-UI 1.0 JSON shapes laid over the protobuf schema.
+
+Strategy: field numbers, wire types and presence are read from the generated
+descriptors, so ``proto/`` stays the one truth for the wire. This module adds only
+what a ``.proto`` cannot say: which JSON fields are required (from the
+``@ag-ui/core`` 1.0.0 zod schemas), which may be ``null``, and the few places where
+the JSON shape is not the message shape. Those places are named here and handled
+by every codec (Cython, pure Python, upb) the same way:
+
+* the event envelope: JSON ``type`` selects the ``Event`` oneof arm; ``timestamp``,
+  ``rawEvent`` and ``metadata`` live in the arm's ``BaseEvent``;
+* ``content`` of messages and ``TOOL_CALL_RESULT``: one JSON key, three carriers;
+* content parts and their sources: JSON unions on ``type``, protobuf oneofs;
+* ``RUN_FINISHED`` / ``SUBAGENT_FINISHED`` ``outcome``: a JSON object flattened into
+  a string plus the payload fields of the parent message;
+* patch ``op``: lowercase names in JSON, an enum on the wire.
+
+Null rule (the reference's ``omitOptionalNulls``, made uniform): ``None`` means
+"absent" for every field except the four that carry a JSON value that may itself
+be null (``NULLABLE``). A required field that is absent or ``None`` is an error.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from ._pb import events_pb2, patch_pb2, types_pb2
+
+__all__ = [
+    "EVENTS",
+    "EVENT_BY_ARM",
+    "EVENT_TYPES",
+    "MESSAGES",
+    "PART_ARMS",
+    "PATCH_OPS",
+    "SOURCE_ARMS",
+    "EventSpec",
+    "Field",
+    "Kind",
+    "MessageSpec",
+]
+
+
+class Kind(enum.IntEnum):
+    """How a JSON value is carried on the wire."""
+
+    STRING = 1  # string field
+    INT64 = 2  # int64 varint; a JSON integer
+    BOOL = 3  # bool varint
+    VALUE = 4  # google.protobuf.Value: any JSON value
+    STRUCT = 5  # google.protobuf.Struct: a JSON object
+    MESSAGE = 6  # a nested ag_ui message; Field.message names its spec
+    PATCH_OP = 7  # JsonPatchOperationType enum; "add" ... "test" in JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One JSON key mapped 1:1 onto one wire field."""
+
+    name: str  # JSON key (camelCase, as @ag-ui/core)
+    number: int  # wire field number in its message
+    kind: Kind
+    repeated: bool = False
+    presence: bool = False  # explicit presence: written even when "" / 0 / false
+    required: bool = False  # JSON requires it (absent or None is an EncodeError)
+    nullable: bool = False  # JSON null is a value here (written as NullValue)
+    message: str | None = None  # spec name for Kind.MESSAGE
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSpec:
+    """A wire message and the JSON keys mapped 1:1 onto its fields."""
+
+    name: str
+    fields: tuple[Field, ...]  # ascending field number
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.name} has no JSON field {name!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """One of the 31 events: its JSON ``type``, envelope arm and arm message."""
+
+    type: str  # JSON "type", e.g. "TEXT_MESSAGE_CONTENT"
+    arm: int  # Event oneof field number (NOT always type_value + 1)
+    type_value: int  # EventType enum value written as BaseEvent.type
+    message: MessageSpec  # the arm message, without base_event and special fields
+
+
+# -- facts about the JSON shapes that the .proto cannot carry -------------------
+
+# Wire fields handled by a special rule instead of a 1:1 JSON key (see module doc).
+_SPECIAL: Final = {
+    "Message": {"content", "content_parts", "activity_content"},
+    "ToolCallResultEvent": {"content", "content_parts"},
+    "RunFinishedEvent": {"outcome", "interrupts", "pending_tool_call_ids"},
+    "SubagentFinishedEvent": {"outcome", "interrupt_ids"},
+}
+
+# Repeated fields JSON may leave out (zod `.optional()`); every other repeated
+# field is required.
+_OPTIONAL_REPEATED: Final = {
+    ("RunAgentInput", "tools"),
+    ("RunAgentInput", "context"),
+    ("RunAgentInput", "resume"),
+    ("Message", "tool_calls"),
+    ("RunFinishedEvent", "usage"),
+    ("RunErrorEvent", "usage"),
+}
+
+# JSON values that may be null and still be present ("any JSON, null allowed").
+# Everywhere else None means absent.
+NULLABLE: Final = frozenset(
+    {
+        ("StateSnapshotEvent", "snapshot"),
+        ("RawEvent", "event"),
+        ("CustomEvent", "value"),
+        ("JsonPatchOperation", "value"),
+    }
+)
+
+# Implicit-presence fields that JSON does not require for every variant of the
+# union the message represents: requiredness then depends on the discriminator
+# (Message.role, JsonPatchOperation.op), see ROLE_REQUIRED / OP_REQUIRED.
+_VARIANT_REQUIRED: Final = {
+    ("JsonPatchOperation", "value"),
+    ("JsonPatchOperation", "from"),
+}
+
+# Message: what each known role requires beyond id and role, and which JSON types
+# its `content` may take ("str" -> field 3, "list" -> content_parts 8,
+# "dict" -> activity_content 13). Unknown roles (a later protocol) may use any
+# single carrier and require nothing more.
+ROLE_REQUIRED: Final = MappingProxyType(
+    {
+        "developer": ("content",),
+        "system": ("content",),
+        "assistant": (),
+        "user": ("content",),
+        "tool": ("content", "toolCallId"),
+        "activity": ("content", "activityType"),
+        "reasoning": ("content",),
+    }
+)
+ROLE_CONTENT: Final = MappingProxyType(
+    {
+        "developer": ("str",),
+        "system": ("str",),
+        "assistant": ("str",),
+        "user": ("str", "list"),
+        "tool": ("str", "list"),
+        "activity": ("dict",),
+        "reasoning": ("str",),
+    }
+)
+ANY_CONTENT: Final = ("str", "list", "dict")
+
+# JSON Patch: the op names in enum order, and what each op requires beyond op/path.
+PATCH_OPS: Final = tuple(
+    name.lower() for name in patch_pb2.JsonPatchOperationType.keys()
+)
+OP_REQUIRED: Final = MappingProxyType(
+    {
+        "add": ("value",),
+        "remove": (),
+        "replace": ("value",),
+        "move": ("from",),
+        "copy": ("from",),
+        "test": ("value",),
+    }
+)
+
+# Content parts: JSON `type` -> (InputContent arm number, part message name).
+PART_ARMS: Final = MappingProxyType(
+    {
+        "text": (1, "TextInputPart"),
+        "image": (2, "ImageInputPart"),
+        "audio": (3, "AudioInputPart"),
+        "video": (4, "VideoInputPart"),
+        "document": (5, "DocumentInputPart"),
+    }
+)
+# Part sources: JSON `type` -> (InputContentSource arm number, source message name).
+SOURCE_ARMS: Final = MappingProxyType(
+    {
+        "data": (1, "InputContentDataSource"),
+        "url": (2, "InputContentUrlSource"),
+        "file": (3, "InputContentFileSource"),
+    }
+)
+
+# RUN_FINISHED outcome: type -> the outcome key whose list rides in which wire
+# field of RunFinishedEvent. Only the payload of the named outcome is carried
+# (the reference copies nothing else either).
+RUN_OUTCOME_PAYLOAD: Final = MappingProxyType(
+    {
+        "success": ("pendingToolCallIds", 8),
+        "interrupt": ("interrupts", 6),
+        "cancelled": None,
+    }
+)
+RUN_OUTCOME_REQUIRED: Final = MappingProxyType({"interrupt": ("interrupts",)})
+# SUBAGENT_FINISHED outcome: the same for SubagentFinishedEvent.
+SUBAGENT_OUTCOME_PAYLOAD: Final = MappingProxyType(
+    {
+        "success": None,
+        "suspended": ("interruptIds", 5),
+    }
+)
+
+# The base fields every event carries in BaseEvent (field number there).
+BASE_FIELDS: Final = (
+    Field("timestamp", 2, Kind.INT64, presence=True),
+    Field("rawEvent", 3, Kind.VALUE, presence=True),
+    Field("metadata", 4, Kind.STRUCT, presence=True),
+)
+
+# JSON integers must survive JS (Number.MAX_SAFE_INTEGER) and a double.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+# -- derivation from the descriptors ---------------------------------------------
+
+_VALUE = "google.protobuf.Value"
+_STRUCT = "google.protobuf.Struct"
+
+
+def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
+    if fd.type == FieldDescriptor.TYPE_STRING:
+        return Kind.STRING, None
+    if fd.type == FieldDescriptor.TYPE_INT64:
+        return Kind.INT64, None
+    if fd.type == FieldDescriptor.TYPE_BOOL:
+        return Kind.BOOL, None
+    if fd.type == FieldDescriptor.TYPE_ENUM:
+        if fd.enum_type.full_name == "ag_ui.JsonPatchOperationType":
+            return Kind.PATCH_OP, None
+        raise AssertionError(f"unmapped enum field {fd.full_name}")
+    if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        full = fd.message_type.full_name
+        if full == _VALUE:
+            return Kind.VALUE, None
+        if full == _STRUCT:
+            return Kind.STRUCT, None
+        return Kind.MESSAGE, _spec_name(fd.message_type)
+    raise AssertionError(f"unmapped field type {fd.full_name}")
+
+
+def _spec_name(desc: Descriptor) -> str:
+    # ToolCall.Function is nested; every other message is top-level in ag_ui.
+    return desc.full_name.removeprefix("ag_ui.").replace(".", "_")
+
+
+def _message_spec(desc: Descriptor) -> MessageSpec:
+    special = _SPECIAL.get(desc.name, set())
+    fields = []
+    for fd in sorted(desc.fields, key=lambda f: f.number):
+        if fd.name in special or (fd.name == "base_event" and fd.number == 1):
+            continue
+        kind, message = _kind(fd)
+        repeated = fd.is_repeated
+        key = (desc.name, fd.name)
+        if repeated:
+            required = key not in _OPTIONAL_REPEATED
+        elif key in _VARIANT_REQUIRED:
+            required = False
+        else:
+            # proto3 `optional` is JSON-optional; an implicit-presence scalar or a
+            # plain message field (snapshot, function, source...) is required.
+            required = not _is_proto3_optional(fd)
+        fields.append(
+            Field(
+                name=fd.json_name,
+                number=fd.number,
+                kind=kind,
+                repeated=repeated,
+                presence=fd.has_presence and not repeated,
+                required=required,
+                nullable=key in NULLABLE,
+                message=message,
+            )
+        )
+    return MessageSpec(_spec_name(desc), tuple(fields))
+
+
+def _is_proto3_optional(fd: FieldDescriptor) -> bool:
+    oneof = fd.containing_oneof
+    return oneof is not None and oneof.name == "_" + fd.name
+
+
+def _all_messages() -> dict[str, MessageSpec]:
+    out: dict[str, MessageSpec] = {}
+    for module in (patch_pb2, types_pb2, events_pb2):
+        for desc in module.DESCRIPTOR.message_types_by_name.values():
+            if desc.name in ("Event", "BaseEvent"):
+                continue
+            out[_spec_name(desc)] = _message_spec(desc)
+            for nested in desc.nested_types:
+                out[_spec_name(nested)] = _message_spec(nested)
+    return out
+
+
+def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
+    event = events_pb2.DESCRIPTOR.message_types_by_name["Event"]
+    type_enum = events_pb2.DESCRIPTOR.enum_types_by_name["EventType"]
+    # The arm message is named after the type: TEXT_MESSAGE_START ->
+    # TextMessageStartEvent. Matching by message name, never by number, is what
+    # keeps the five arms whose number is not EventType + 1 right.
+    by_message = {fd.message_type.name: fd.number for fd in event.fields}
+    out: dict[str, EventSpec] = {}
+    for value in type_enum.values:
+        message = "".join(p.capitalize() for p in value.name.split("_")) + "Event"
+        out[value.name] = EventSpec(
+            type=value.name,
+            arm=by_message[message],
+            type_value=value.number,
+            message=messages[message],
+        )
+    return out
+
+
+MESSAGES: Final = MappingProxyType(_all_messages())
+EVENTS: Final = MappingProxyType(_all_events(dict(MESSAGES)))
+EVENT_BY_ARM: Final = MappingProxyType({spec.arm: spec for spec in EVENTS.values()})
+EVENT_TYPES: Final = tuple(sorted(EVENTS, key=lambda t: EVENTS[t].type_value))
+
+assert len(EVENTS) == 31 and sorted(EVENT_BY_ARM) == list(range(1, 32))
