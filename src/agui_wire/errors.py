@@ -22,6 +22,7 @@ __all__ = [
     "TruncatedStream",
     "UnknownEventError",
     "UnknownEventWarning",
+    "UnknownPartWarning",
 ]
 
 
@@ -114,8 +115,22 @@ class LimitExceeded(DecodeError):
 
 
 class UnknownEventError(DecodeError):
-    """A frame carries only event arms this protocol version does not know
-    (raised when the caller chose ``unknown_events="raise"``)."""
+    """A frame carries only event arms this protocol version does not know: an
+    event from a later protocol. ``fields`` holds the unknown top-level fields as
+    ``(field_number, payload_bytes)``. The stream decoders apply the caller's
+    ``unknown_events`` policy to it (skip with a warning, raise, or a RAW event)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        fields: tuple[tuple[int, bytes], ...] = (),
+        index: int | None = None,
+        offset: int | None = None,
+        frame_offset: int | None = None,
+    ) -> None:
+        super().__init__(reason, index=index, offset=offset, frame_offset=frame_offset)
+        self.fields = fields
 
 
 class SSEError(DecodeError):
@@ -137,3 +152,8 @@ class NotAcceptable(AguiWireError):
 
 class UnknownEventWarning(UserWarning):
     """A frame carried an event arm from a later protocol and was skipped."""
+
+
+class UnknownPartWarning(UserWarning):
+    """A content part (or its source) of a kind this protocol version does not know
+    was dropped from its message, as the reference decoder does."""

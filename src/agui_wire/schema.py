@@ -23,6 +23,7 @@ be null (``NULLABLE``). A required field that is absent or ``None`` is an error.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -43,6 +44,7 @@ __all__ = [
     "Field",
     "Kind",
     "MessageSpec",
+    "number_from_double",
 ]
 
 
@@ -70,6 +72,7 @@ class Field:
     required: bool = False  # JSON requires it (absent or None is an EncodeError)
     nullable: bool = False  # JSON null is a value here (written as NullValue)
     message: str | None = None  # spec name for Kind.MESSAGE
+    omit_empty: bool = False  # repeated: decode leaves the key out when empty
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,15 @@ _OPTIONAL_REPEATED: Final = {
     ("RunAgentInput", "tools"),
     ("RunAgentInput", "context"),
     ("RunAgentInput", "resume"),
+    ("Message", "tool_calls"),
+    ("RunFinishedEvent", "usage"),
+    ("RunErrorEvent", "usage"),
+}
+
+# Repeated fields the reference decoder leaves out when empty (every other
+# repeated field decodes to an array, possibly []: proto3 cannot tell empty from
+# absent, so a rule is needed, and the reference's is the one peers expect).
+_OMIT_EMPTY: Final = {
     ("Message", "tool_calls"),
     ("RunFinishedEvent", "usage"),
     ("RunErrorEvent", "usage"),
@@ -166,7 +178,8 @@ ANY_CONTENT: Final = ("str", "list", "dict")
 
 # JSON Patch: the op names in enum order, and what each op requires beyond op/path.
 PATCH_OPS: Final = tuple(
-    name.lower() for name in patch_pb2.JsonPatchOperationType.keys()
+    patch_pb2.JsonPatchOperationType.Name(i).lower()
+    for i in sorted(patch_pb2.JsonPatchOperationType.values())
 )
 OP_REQUIRED: Final = MappingProxyType(
     {
@@ -226,6 +239,22 @@ BASE_FIELDS: Final = (
 
 # JSON integers must survive JS (Number.MAX_SAFE_INTEGER) and a double.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+# Integers a double holds exactly: JSON integers up to this encode as numbers,
+# and integral doubles up to this decode as ``int``.
+MAX_EXACT_INT: Final = 2**53
+
+
+def number_from_double(x: float) -> int | float:
+    """A JSON number from a ``google.protobuf.Value`` double.
+
+    JSON has one number type and the reference prints ``5``, not ``5.0``, so an
+    integral double up to 2**53 comes back as ``int``; ``-0.0`` keeps its sign
+    (it does on the wire) and everything else stays ``float``, NaN and the
+    infinities included (a non-JSON peer may write them).
+    """
+    if x.is_integer() and abs(x) <= MAX_EXACT_INT and not (x == 0 and math.copysign(1, x) < 0):
+        return int(x)
+    return x
 
 
 # -- derivation from the descriptors ---------------------------------------------
@@ -287,6 +316,7 @@ def _message_spec(desc: Descriptor) -> MessageSpec:
                 required=required,
                 nullable=key in NULLABLE,
                 message=message,
+                omit_empty=key in _OMIT_EMPTY,
             )
         )
     return MessageSpec(_spec_name(desc), tuple(fields))
@@ -333,4 +363,5 @@ EVENTS: Final = MappingProxyType(_all_events(dict(MESSAGES)))
 EVENT_BY_ARM: Final = MappingProxyType({spec.arm: spec for spec in EVENTS.values()})
 EVENT_TYPES: Final = tuple(sorted(EVENTS, key=lambda t: EVENTS[t].type_value))
 
-assert len(EVENTS) == 31 and sorted(EVENT_BY_ARM) == list(range(1, 32))
+if len(EVENTS) != 31 or sorted(EVENT_BY_ARM) != list(range(1, 32)):
+    raise ImportError("the generated schema does not have the 31 AG-UI 1.0 events")
