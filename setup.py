@@ -30,7 +30,11 @@ def extensions() -> list[Extension]:
     compile_args = ["-O0", "-g3", "-UNDEBUG"] if debug else ["-O3"]
     link_args: list[str] = []
     if sanitize:
-        san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+        san = [
+            "-fsanitize=address,undefined",
+            "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=all",
+        ]
         compile_args += san
         link_args += san
     ext = Extension(

@@ -86,7 +86,9 @@ def stale_files(out: Path = OUT) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if the committed modules are stale")
+    parser.add_argument(
+        "--check", action="store_true", help="fail if the committed modules are stale"
+    )
     args = parser.parse_args()
     if args.check:
         stale = stale_files()
