@@ -1,0 +1,478 @@
+"""Server-Sent Events in, AG-UI events out; sans I/O.
+
+Strategy: two layers, both fed bytes split anywhere.
+
+``SSEParser`` is the WHATWG event-stream parser (HTML Living Standard, "Parsing an
+event stream"), on bytes: it finds line ends itself (LF, CRLF and lone CR, also a
+CR ending one chunk and an LF starting the next, without delaying the line until
+the next chunk), decodes each complete line as UTF-8 (a line end is ASCII, so a
+multi-byte sequence split across chunks is whole by then), and applies the field
+rules: one leading BOM ignored; ``:`` comments; a field without a colon has an
+empty value; one space after the colon removed; ``data`` lines joined with LF;
+``event`` names the type (``"message"`` when absent); ``id`` sets the last event
+id unless it contains NUL, and that id persists across events (an ``id:`` block
+without data still updates it; ``id:`` with nothing resets it to ``""``);
+``retry`` takes only ASCII digits; field names are case-sensitive; an event is
+dispatched on a blank line, and one without data is dropped. Unlike the spec and
+like the reference client, an event not followed by a blank line is still
+delivered by ``close()``. Each message carries its 0-based index and the byte
+offset (in the raw stream, BOM included) of the first line of its block.
+
+``SSEEventReader`` turns each message's data into an event dict with orjson and
+raises ``SSEError`` (event index, byte offset) unless it is a JSON object with a
+non-empty string ``type``. The SSE event name is not looked at (the reference
+ignores ``event:`` too). ``data:`` with an empty value is data, and not JSON: an
+error (as in the reference). Blocks without data (comments, keep-alives, a lone
+``event:``/``id:``/``retry:``) never reach this layer.
+
+Decisions:
+
+* Invalid UTF-8 raises ``SSEError`` at the exact byte offset by default
+  (``errors="strict"``; anywhere in the stream, comments included). The spec
+  replaces it with U+FFFD, as does the reference client: ``errors="replace"``.
+* ``max_event_size`` (default 10 MiB, like the reference) bounds memory: the
+  bytes of one event's data so far plus the line being read may not exceed it,
+  checked while buffering, so a stream without line ends cannot grow memory
+  without bound (``SSELimitExceeded``, a ``LimitExceeded`` that counts events).
+  A ``retry`` longer than 18 digits is ignored.
+* Errors never lose good events: ``feed()`` returns what was complete before the
+  error, which is then raised by the next ``feed()``/``close()`` (at once if
+  nothing precedes it) and is visible as ``pending_error``. A failed reader stays
+  failed. Work is linear in the input: the partial line is appended to, never
+  re-scanned, and line ends are found with C-level searches.
+* orjson, not JavaScript, parses the JSON: numbers that overflow a double
+  (``1e400``) and lone surrogate escapes (``"\\ud800"``) are errors here where
+  the reference yields ``Infinity`` / a lone surrogate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import orjson
+
+from .errors import DecodeError, LimitExceeded, SSEError
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "SSEEventReader",
+    "SSELimitExceeded",
+    "SSEMessage",
+    "SSEParser",
+    "decode_sse_message",
+]
+
+DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
+_BOM: Final = b"\xef\xbb\xbf"
+_MAX_RETRY_DIGITS: Final = 18
+
+Errors = Literal["strict", "replace"]
+
+
+class SSELimitExceeded(LimitExceeded):
+    """``LimitExceeded`` in an SSE stream (its position is an event index)."""
+
+    _unit = "event"
+
+
+class SSEMessage:
+    """One dispatched SSE event (immutable by convention; compares by value)."""
+
+    __slots__ = ("data", "event", "id", "index", "offset", "retry")
+
+    data: str
+    event: str  # the event type; "message" when the block had no (or an empty) event field
+    id: str  # the last event id at dispatch (persists across events)
+    retry: int | None  # a reconnection time this block set, else None
+    index: int  # 0-based among dispatched events
+    offset: int  # stream byte offset of the first line of the event's block
+
+    def __init__(
+        self,
+        data: str,
+        event: str = "message",
+        id: str = "",
+        retry: int | None = None,
+        index: int = 0,
+        offset: int = 0,
+    ) -> None:
+        self.data = data
+        self.event = event
+        self.id = id
+        self.retry = retry
+        self.index = index
+        self.offset = offset
+
+    def _astuple(self) -> tuple[str, str, str, int | None, int, int]:
+        return (self.data, self.event, self.id, self.retry, self.index, self.offset)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SSEMessage):
+            return NotImplemented
+        return self._astuple() == other._astuple()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"SSEMessage(data={self.data!r}, event={self.event!r}, id={self.id!r}, "
+            f"retry={self.retry!r}, index={self.index}, offset={self.offset})"
+        )
+
+
+class SSEParser:
+    """Incremental WHATWG event-stream parser (see the module doc)."""
+
+    __slots__ = (
+        "_block",
+        "_buf",
+        "_buf_start",
+        "_closed",
+        "_data",
+        "_data_len",
+        "_error",
+        "_errors",
+        "_event",
+        "_fed",
+        "_head",
+        "_id",
+        "_index",
+        "_last_id",
+        "_max",
+        "_retry",
+        "_skip_lf",
+        "retry",
+    )
+
+    def __init__(
+        self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, errors: Errors = "strict"
+    ) -> None:
+        if type(max_event_size) is not int or max_event_size < 1:
+            raise ValueError("max_event_size must be a positive int")
+        if errors not in ("strict", "replace"):
+            raise ValueError("errors must be 'strict' or 'replace'")
+        self._max = max_event_size
+        self._errors = errors
+        self._fed = 0  # bytes fed
+        self._head = True  # still looking at the first bytes (BOM)
+        self._buf = bytearray()  # the incomplete line
+        self._buf_start = 0  # stream offset of the incomplete line
+        self._skip_lf = False  # the last chunk ended with CR: ignore one LF
+        self._data: list[str] = []
+        self._data_len = 0  # bytes of data values so far, plus one per joining LF
+        self._event = ""
+        self._id = ""  # the last event id buffer
+        self._last_id = ""  # the last event id string
+        self._retry: int | None = None  # retry set in this block
+        self._block = -1  # stream offset of the block's first line, -1 if none yet
+        self._index = 0
+        self._error: DecodeError | None = None
+        self._closed = False
+        #: The reconnection time (ms) most recently set by a ``retry`` field.
+        self.retry: int | None = None
+
+    @property
+    def last_event_id(self) -> str:
+        """The last event id string (what a reconnect sends as ``Last-Event-ID``)."""
+        return self._last_id
+
+    @property
+    def events_read(self) -> int:
+        """Events dispatched so far: the index of the next one."""
+        return self._index
+
+    @property
+    def bytes_fed(self) -> int:
+        return self._fed
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        """The error this parser has hit (raised by the next call), or ``None``."""
+        return self._error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEMessage]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise RuntimeError("SSEParser.feed() called after close()")
+        data = bytes(chunk)
+        out: list[SSEMessage] = []
+        try:
+            self._feed(data, out)
+        except DecodeError as exc:
+            return self._fail(exc, out)
+        return out
+
+    def close(self) -> list[SSEMessage]:
+        """End of stream: the last line and event, even without a blank line after them."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[SSEMessage] = []
+        try:
+            if self._buf:
+                line = bytes(self._buf)
+                self._buf = bytearray()
+                self._line(line, self._buf_start, out)
+            self._dispatch(out)
+        except DecodeError as exc:
+            return self._fail(exc, out)
+        return out
+
+    def _fail(self, exc: DecodeError, out: list[SSEMessage]) -> list[SSEMessage]:
+        self._error = exc
+        self._buf = bytearray()
+        self._data = []
+        if not out:
+            raise exc
+        return out
+
+    def _feed(self, chunk: bytes, out: list[SSEMessage]) -> None:
+        base = self._fed  # stream offset of chunk[0]
+        self._fed += len(chunk)
+        if self._head:
+            # A BOM may arrive split: hold up to 3 bytes until it can be judged.
+            buf = self._buf
+            buf += chunk
+            if len(buf) < 3 and _BOM.startswith(buf):
+                return
+            self._head = False
+            chunk = bytes(buf)
+            self._buf = bytearray()
+            base = 0
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+                base = 3
+            self._buf_start = base
+        n = len(chunk)
+        pos = 0
+        if self._skip_lf and n:
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                pos = 1
+        # next LF / CR at or after pos; n when there is none
+        lf = chunk.find(b"\n", pos)
+        if lf < 0:
+            lf = n
+        cr = chunk.find(b"\r", pos)
+        if cr < 0:
+            cr = n
+        buf = self._buf
+        while True:
+            end = lf if lf < cr else cr
+            if end >= n:
+                break
+            if buf:
+                buf += chunk[pos:end]
+                line = bytes(buf)
+                start = self._buf_start
+                buf = self._buf = bytearray()
+            else:
+                line = chunk[pos:end]
+                start = base + pos
+            if line:
+                self._line(line, start, out)
+            else:
+                self._dispatch(out)
+            if end == cr:
+                if end + 1 < n:
+                    if chunk[end + 1] == 0x0A:
+                        end += 1
+                else:
+                    self._skip_lf = True
+                pos = end + 1
+                if cr < pos:
+                    cr = chunk.find(b"\r", pos)
+                    if cr < 0:
+                        cr = n
+                if lf < pos:
+                    lf = chunk.find(b"\n", pos)
+                    if lf < 0:
+                        lf = n
+            else:
+                pos = end + 1
+                lf = chunk.find(b"\n", pos)
+                if lf < 0:
+                    lf = n
+        if pos < n:
+            if not buf:
+                self._buf_start = base + pos
+            buf += chunk[pos:]
+            size = self._data_len + len(buf)
+            if size > self._max:
+                raise self._too_big(self._buf_start)
+
+    def _too_big(self, line_start: int) -> LimitExceeded:
+        at = line_start + max(self._max - self._data_len, 0)
+        return SSELimitExceeded(
+            f"SSE event larger than max_event_size {self._max} bytes",
+            index=self._index,
+            offset=at,
+            frame_offset=self._block if self._block >= 0 else line_start,
+        )
+
+    def _line(self, line: bytes, start: int, out: list[SSEMessage]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        if self._data_len + len(line) > self._max:
+            raise self._too_big(start)
+        if self._block < 0:
+            self._block = start
+        # fast path: a data line (field names are ASCII, so bytes compare as text)
+        if line.startswith(b"data: "):
+            skip = 6
+        elif line.startswith(b"data:"):
+            skip = 5
+        else:
+            skip = 0
+        if skip:
+            value = self._decode(line, start, skip)
+            self._data.append(value)
+            self._data_len += len(line) - skip + 1
+            return
+        text = self._decode(line, start, 0)
+        if text[0] == ":":
+            return
+        colon = text.find(":")
+        if colon < 0:
+            name = text
+            value = ""
+        else:
+            name = text[:colon]
+            value = text[colon + 1 :]
+            if value[:1] == " ":
+                value = value[1:]
+        if name == "data":  # "data" without a colon
+            self._data.append(value)
+            self._data_len += 1
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif (
+            name == "retry"
+            and value.isascii()
+            and value.isdigit()
+            and len(value) <= _MAX_RETRY_DIGITS
+        ):
+            self._retry = self.retry = int(value)
+
+    def _decode(self, line: bytes, start: int, skip: int) -> str:
+        try:
+            return (line[skip:] if skip else line).decode("utf-8", self._errors)
+        except UnicodeDecodeError as exc:
+            raise SSEError(
+                f"invalid UTF-8 ({exc.reason})",
+                index=self._index,
+                offset=start + skip + exc.start,
+                frame_offset=self._block,
+            ) from None
+
+    def _dispatch(self, out: list[SSEMessage]) -> None:
+        self._last_id = self._id
+        if self._data:
+            out.append(
+                SSEMessage(
+                    "\n".join(self._data),
+                    self._event or "message",
+                    self._last_id,
+                    self._retry,
+                    self._index,
+                    self._block,
+                )
+            )
+            self._index += 1
+            self._data = []
+            self._data_len = 0
+        self._event = ""
+        self._retry = None
+        self._block = -1
+
+
+def decode_sse_message(message: SSEMessage) -> dict[str, Any]:
+    """The AG-UI event in one SSE message; ``SSEError`` unless its data is a JSON
+    object with a non-empty string ``type``."""
+    try:
+        event = orjson.loads(message.data)
+    except orjson.JSONDecodeError as exc:
+        raise SSEError(
+            f"data is not valid JSON: {exc}",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        ) from None
+    if type(event) is not dict:
+        raise SSEError(
+            f"data is not a JSON object (a JSON {_json_kind(event)})",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        )
+    etype = event.get("type")
+    if type(etype) is not str or not etype:
+        raise SSEError(
+            "the event has no type (a non-empty string 'type' is required)",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        )
+    return event
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+class SSEEventReader:
+    """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
+
+    __slots__ = ("_error", "parser")
+
+    def __init__(
+        self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, errors: Errors = "strict"
+    ) -> None:
+        #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
+        self.parser = SSEParser(max_event_size=max_event_size, errors=errors)
+        self._error: DecodeError | None = None
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        """The error this reader has hit (raised by the next call), or ``None``."""
+        return self._error or self.parser.pending_error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        return self._decode(self.parser.feed(chunk))
+
+    def close(self) -> list[dict[str, Any]]:
+        """End of stream: the events still held, including a last one without a blank line."""
+        if self._error is not None:
+            raise self._error
+        return self._decode(self.parser.close())
+
+    def _decode(self, messages: list[SSEMessage]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            try:
+                out.append(decode_sse_message(message))
+            except SSEError as exc:
+                self._error = exc
+                if not out:
+                    raise
+                break
+        return out
