@@ -1,7 +1,18 @@
-"""agui_wire: AG-UI events on the wire, protobuf and SSE, both directions."""
+"""agui_wire: AG-UI events on the wire, protobuf and SSE, both directions.
+
+Servers: ``EventEncoder(request.headers.get("accept"))`` negotiates the transport;
+``.encode(event)`` gives the bytes to write and ``.content_type`` the header.
+Clients and captures: ``EventDecoder``, ``decode``, ``iter_decode``,
+``aiter_decode``. One-shot: ``encode_proto``/``decode_proto``, ``encode_sse``.
+Message objects: ``event_to_proto``/``event_from_proto``. Events are dicts shaped
+as ``@ag-ui/core`` 1.0.0 JSON (or the official SDK's pydantic objects on encode).
+docs/wire-format.md states the mapping; docs/errors.md the error contract.
+"""
 
 from __future__ import annotations
 
+from .decoder import EventDecoder, aiter_decode, decode, decode_proto, iter_decode, sniff
+from .encoder import EventEncoder, encode_proto, encode_sse
 from .errors import (
     AguiWireError,
     DecodeError,
@@ -13,17 +24,24 @@ from .errors import (
     TruncatedStream,
     UnknownEventError,
     UnknownEventWarning,
+    UnknownPartWarning,
 )
+from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate
+from .normalize import normalize
+from .schema import EVENT_TYPES
+from .upb import event_from_proto, event_to_proto
 
-PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
-SSE_MEDIA_TYPE = "text/event-stream"
+__version__ = "0.1.0"
 
 __all__ = [
+    "EVENT_TYPES",
     "PROTO_MEDIA_TYPE",
     "SSE_MEDIA_TYPE",
     "AguiWireError",
     "DecodeError",
     "EncodeError",
+    "EventDecoder",
+    "EventEncoder",
     "FrameTooLarge",
     "LimitExceeded",
     "NotAcceptable",
@@ -31,4 +49,17 @@ __all__ = [
     "TruncatedStream",
     "UnknownEventError",
     "UnknownEventWarning",
+    "UnknownPartWarning",
+    "__version__",
+    "aiter_decode",
+    "decode",
+    "decode_proto",
+    "encode_proto",
+    "encode_sse",
+    "event_from_proto",
+    "event_to_proto",
+    "iter_decode",
+    "negotiate",
+    "normalize",
+    "sniff",
 ]

@@ -73,6 +73,9 @@ class DecodeError(AguiWireError, ValueError):
         self.offset = offset
         self.frame_offset = frame_offset
         self.event_type = event_type
+        #: The events decoded before the error, when a whole-buffer decoder
+        #: (``decode``, ``decode_proto``) raised it; empty otherwise.
+        self.events: list[dict[str, object]] = []
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -88,15 +91,14 @@ class DecodeError(AguiWireError, ValueError):
 
     _unit = "frame"
 
-    def located(self, *, index: int, base: int) -> DecodeError:
-        """This error placed in a stream: frame ``index`` starting at byte ``base``.
-
-        The payload decoders report offsets relative to the payload; the stream
-        decoders move them to absolute stream offsets with this.
-        """
+    def located(self, *, index: int, frame_offset: int, base: int) -> DecodeError:
+        """This error placed in a stream: frame ``index`` starts at byte
+        ``frame_offset`` and the bytes this error's ``offset`` counts from start at
+        ``base``. Payload decoders report offsets relative to the payload; the
+        stream decoders move them to stream offsets with this."""
         err = copy.copy(self)
         err.index = index
-        err.frame_offset = base
+        err.frame_offset = frame_offset
         err.offset = base + (self.offset or 0)
         err.args = (err._render(),)
         return err
