@@ -188,7 +188,7 @@ class EventDecoder:
                 return []
             self._start(kind)
         if self._sse is not None:
-            return self._limit(self._sse.feed(chunk))
+            return self._deliver(self._sse.feed(chunk))
         assert self._frames is not None
         index, offset = self._frames.frames_read, self._frames.offset
         return self._payloads(self._frames.feed(chunk), index, offset)
@@ -198,13 +198,14 @@ class EventDecoder:
         if self._error is not None:
             raise self._error
         if self._sse is not None:
-            return self._limit(self._sse.close())
+            return self._deliver(self._sse.close())
         if self._frames is not None:
             self._frames.close()
         return []
 
     def _payloads(self, payloads: list[Any], index: int, offset: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        error: DecodeError | None = None
         decode_payload = backend.decode_payload
         for payload in payloads:
             start = offset + 4
@@ -214,14 +215,16 @@ class EventDecoder:
                 located = exc.located(index=index, frame_offset=offset, base=start)
                 event = self._unknown_event(located)
                 if isinstance(event, DecodeError):
-                    return self._fail(event, out)
+                    error = event
+                    break
                 if event is not None:
                     out.append(event)
             except DecodeError as exc:
-                return self._fail(exc.located(index=index, frame_offset=offset, base=start), out)
+                error = exc.located(index=index, frame_offset=offset, base=start)
+                break
             index += 1
             offset = start + len(payload)
-        return self._limit(out)
+        return self._deliver(out, error)
 
     def _unknown_event(self, exc: UnknownEventError) -> dict[str, Any] | DecodeError | None:
         if self._unknown == "raise":
@@ -242,21 +245,21 @@ class EventDecoder:
         )
         return None
 
-    def _fail(self, exc: DecodeError, good: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self._error = exc
-        if not good:
-            raise exc
-        return self._limit(good)
-
-    def _limit(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self._count += len(events)
-        if self._max_events is not None and self._count > self._max_events:
-            over = self._count - self._max_events
-            self._count = self._max_events
-            err = LimitExceeded(
+    def _deliver(
+        self, events: list[dict[str, Any]], error: DecodeError | None = None
+    ) -> list[dict[str, Any]]:
+        """Count ``events`` against ``max_events`` and keep the first error for the
+        next call, raising it now only when no event precedes it."""
+        if self._max_events is not None and self._count + len(events) > self._max_events:
+            events = events[: self._max_events - self._count]
+            error = LimitExceeded(
                 f"more than max_events={self._max_events} events", index=self._max_events
             )
-            return self._fail(err, events[: len(events) - over])
+        self._count += len(events)
+        if error is not None:
+            self._error = error
+            if not events:
+                raise error
         return events
 
 
@@ -281,6 +284,8 @@ def iter_decode(
     decoder = EventDecoder(content_type, **options)
     for chunk in _chunks(source):
         yield from decoder.feed(chunk)
+        if decoder.pending_error is not None:  # raise now, not when the next chunk comes
+            raise decoder.pending_error
     yield from decoder.close()
 
 
@@ -292,6 +297,8 @@ async def aiter_decode(
     async for chunk in source:
         for event in decoder.feed(chunk):
             yield event
+        if decoder.pending_error is not None:
+            raise decoder.pending_error
     for event in decoder.close():
         yield event
 
