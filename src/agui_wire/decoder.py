@@ -213,6 +213,7 @@ class EventDecoder:
                 out.append(decode_payload(payload, invalid_utf8=self._utf8, max_depth=self._depth))
             except UnknownEventError as exc:
                 located = exc.located(index=index, frame_offset=offset, base=start)
+                assert isinstance(located, UnknownEventError)
                 event = self._unknown_event(located)
                 if isinstance(event, DecodeError):
                     error = event
@@ -267,11 +268,11 @@ def _chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         yield source
     elif hasattr(source, "read"):
-        read = source.read  # type: ignore[union-attr]
+        read = source.read
         while chunk := read(READ_SIZE):
             yield chunk
     else:
-        yield from source  # type: ignore[misc]
+        yield from source
 
 
 def iter_decode(

@@ -100,6 +100,7 @@ class _Reader:
             number, wt = tag >> 3, tag & 7
             if number == 0:
                 raise DecodeError("field number 0 is not valid", offset=at)
+            value: Any
             if wt == 0:
                 value, pos = self.varint(pos, end)
             elif wt == 2:

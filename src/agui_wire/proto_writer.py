@@ -76,7 +76,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-_TAGS: Final = {}
+_TAGS: Final[dict[int, bytes]] = {}
 
 
 def _tag(number: int, wire_type: int) -> bytes:
@@ -417,7 +417,7 @@ class _Encoder:
                 self.path.append(i)
                 body: dict[int, bytes] = {}
                 self.fields(MESSAGES[arm[1]], part, body)
-                self.check_extra(part, _PART_KEYS[ptype])
+                self.check_extra(part, _PART_KEYS[str(ptype)])
                 self.path.pop()
                 out += _ld(number, _ld(arm[0], _join(body)))
             return bytes(out)
@@ -436,7 +436,7 @@ class _Encoder:
         body: dict[int, bytes] = {}
         self.fields(MESSAGES[arm[1]], obj, body)
         parts[arm[0]] = _ld(arm[0], _join(body))
-        return _SOURCE_KEYS[stype]
+        return _SOURCE_KEYS[str(stype)]
 
     # -- the event -------------------------------------------------------------------
 

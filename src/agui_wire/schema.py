@@ -271,10 +271,12 @@ def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
     if fd.type == FieldDescriptor.TYPE_BOOL:
         return Kind.BOOL, None
     if fd.type == FieldDescriptor.TYPE_ENUM:
+        assert fd.enum_type is not None
         if fd.enum_type.full_name == "ag_ui.JsonPatchOperationType":
             return Kind.PATCH_OP, None
         raise AssertionError(f"unmapped enum field {fd.full_name}")
     if fd.type == FieldDescriptor.TYPE_MESSAGE:
+        assert fd.message_type is not None
         full = fd.message_type.full_name
         if full == _VALUE:
             return Kind.VALUE, None
@@ -286,7 +288,8 @@ def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
 
 def _spec_name(desc: Descriptor) -> str:
     # ToolCall.Function is nested; every other message is top-level in ag_ui.
-    return desc.full_name.removeprefix("ag_ui.").replace(".", "_")
+    name: str = desc.full_name
+    return name.removeprefix("ag_ui.").replace(".", "_")
 
 
 def _message_spec(desc: Descriptor) -> MessageSpec:
@@ -345,7 +348,7 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
     # The arm message is named after the type: TEXT_MESSAGE_START ->
     # TextMessageStartEvent. Matching by message name, never by number, is what
     # keeps the five arms whose number is not EventType + 1 right.
-    by_message = {fd.message_type.name: fd.number for fd in event.fields}
+    by_message = {fd.message_type.name: fd.number for fd in event.fields if fd.message_type}
     out: dict[str, EventSpec] = {}
     for value in type_enum.values:
         message = "".join(p.capitalize() for p in value.name.split("_")) + "Event"

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from google._upb import _message as _upb_message
 from google.protobuf import struct_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import Message as _Message
 
@@ -95,8 +95,9 @@ _OUTCOME_FIELDS: Final = {
 }
 
 
-def _attr(desc: Descriptor, number: int) -> str:
-    return desc.fields_by_number[number].name
+def _attr(desc: Any, number: int) -> str:
+    name: str = desc.fields_by_number[number].name
+    return name
 
 
 def _pointer(path: list[str | int]) -> str:
@@ -167,7 +168,7 @@ class _Builder:
                 continue
             self.set(msg, desc, f, value)
 
-    def set(self, msg: _Message, desc: Descriptor, f: Field, value: Any) -> None:
+    def set(self, msg: _Message, desc: Any, f: Field, value: Any) -> None:
         attr = _attr(desc, f.number)
         if f.repeated:
             if not isinstance(value, (list, tuple)):
@@ -321,10 +322,10 @@ class _Builder:
             self.fill(
                 msg, MESSAGES[name], obj, OP_REQUIRED.get(op, ()) if isinstance(op, str) else ()
             )
-            known = {f.name for f in MESSAGES[name].fields}
+            known = frozenset(f.name for f in MESSAGES[name].fields)
         else:
             self.fill(msg, MESSAGES[name], obj)
-            known = {f.name for f in MESSAGES[name].fields}
+            known = frozenset(f.name for f in MESSAGES[name].fields)
         self.check_extra(obj, known)
         self.path.pop()
 
@@ -338,11 +339,11 @@ class _Builder:
                     + " (extra_keys='drop' drops them, as @ag-ui/proto does)"
                 )
 
-    def chat_message(self, msg: Any, obj: Mapping[str, Any]) -> set[str]:
+    def chat_message(self, msg: Any, obj: Mapping[str, Any]) -> frozenset[str]:
         role = obj.get("role")
         required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
         self.fill(msg, MESSAGES["Message"], obj, tuple(r for r in required if r != "content"))
-        known = {f.name for f in MESSAGES["Message"].fields} | {"content"}
+        known = frozenset({f.name for f in MESSAGES["Message"].fields} | {"content"})
         content = obj.get("content")
         if content is None:
             if "content" in required:
@@ -386,7 +387,7 @@ class _Builder:
             self.path.pop()
         self.path.pop()
 
-    def source(self, msg: Any, obj: Mapping[str, Any]) -> set[str]:
+    def source(self, msg: Any, obj: Mapping[str, Any]) -> frozenset[str]:
         stype = obj.get("type")
         if not isinstance(stype, str) or stype not in SOURCE_ARMS:
             raise self.error(
@@ -396,7 +397,7 @@ class _Builder:
         arm = getattr(msg, _attr(msg.DESCRIPTOR, number))
         arm.SetInParent()
         self.fill(arm, MESSAGES[name], obj)
-        return {f.name for f in MESSAGES[name].fields} | {"type"}
+        return frozenset({f.name for f in MESSAGES[name].fields} | {"type"})
 
     def outcome(
         self,
@@ -495,7 +496,8 @@ def event_to_proto(
 def encode_payload(event: Mapping[str, Any], **options: Any) -> bytes:
     """``event_to_proto(event).SerializeToString(deterministic=True)``: the same
     message as ``encode_proto``'s payload, with map entries in upb's order."""
-    return event_to_proto(event, **options).SerializeToString(deterministic=True)
+    data: bytes = event_to_proto(event, **options).SerializeToString(deterministic=True)
+    return data
 
 
 # -- message -> dict ---------------------------------------------------------------
@@ -808,7 +810,7 @@ def _guard(buf: bytes, max_depth: int) -> int:
         raise DecodeError("empty frame: no event")
     deepest = 0
     # (descriptor, start, end, json depth)
-    work: list[tuple[Descriptor, int, int, int]] = [(_EVENT_DESC, 0, len(buf), 0)]
+    work: list[tuple[Any, int, int, int]] = [(_EVENT_DESC, 0, len(buf), 0)]
     while work:
         desc, start, end, depth = work.pop()
         if desc.full_name in _JSON_CONTAINERS:

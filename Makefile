@@ -1,0 +1,58 @@
+# The README's two commands: `make demo` (agui-wire cost on the built-in sample run)
+# and `make test` (everything the suite needs, then the suite, on both the Cython
+# and the pure-Python implementation). Both work from a clean clone: they create
+# .venv, install the package with its Cython extension, and install the pinned
+# npm peers from tests/interop/package-lock.json.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+EXTENSION := $(VENV)/.extension
+NODE_PEERS := tests/interop/node_modules/.package-lock.json
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint typecheck generated bench fuzz sanitize clean
+
+$(INSTALLED): pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
+	touch $@
+
+$(EXTENSION): $(INSTALLED) src/agui_wire/_fast.pyx $(wildcard src/agui_wire/*.pxi)
+	$(BIN)/python setup.py --quiet build_ext --inplace
+	touch $@
+
+$(NODE_PEERS): tests/interop/package-lock.json tests/interop/package.json
+	npm ci --prefix tests/interop --no-audit --no-fund
+	touch $@
+
+demo: $(EXTENSION)
+	$(BIN)/agui-wire cost
+
+generated: $(INSTALLED)
+	$(BIN)/python proto/generate.py --check
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(INSTALLED)
+	$(BIN)/mypy src
+
+test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
+	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: $(EXTENSION) $(NODE_PEERS)
+	$(BIN)/python benchmarks/compare.py
+
+fuzz: $(EXTENSION)
+	$(BIN)/python fuzz/run.py --seconds 240
+
+sanitize: $(INSTALLED)
+	bash tests/sanitize.sh
+
+clean:
+	rm -rf $(VENV) build src/agui_wire/_fast.c src/agui_wire/*.so tests/interop/node_modules
