@@ -1,0 +1,130 @@
+"""``agui-wire decode``: a capture (binary, SSE, HAR, gzip) as JSON Lines.
+
+Strategy: ``_read.FrameStream`` per source, one JSON line per event written as it
+is decoded (output is flushed after every input chunk, so a live stream piped
+in shows up live); bad frames and notes go to stderr with their index and byte
+offset. ``--envelope`` wraps each event with its position; a HAR file with
+several AG-UI responses is decoded whole with envelopes naming the entry.
+
+Contract: stdout carries only events (or envelopes); exit 0 when every frame
+decoded, 1 when any did not (also with ``--keep-going``, which only goes on).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import IO, Any
+
+import orjson
+
+from ._args import add_input_options, add_output_options, frames_of, new_progress, open_output
+from ._args import sources as open_args_sources
+from ._common import EXIT_OK, EXIT_PROBLEMS, say
+
+__all__ = ["register", "run"]
+
+HELP = "decode a capture to JSON Lines"
+DESCRIPTION = """\
+Decode a capture of an AG-UI stream to JSON Lines, one event per line.
+
+CAPTURE is a file or - for stdin: a binary stream (application/vnd.ag-ui.event+proto),
+an SSE stream (text/event-stream), a HAR file exported from browser devtools, or
+any of these gzip-compressed. The format is detected; --format overrides it.
+"""
+EPILOG = """\
+examples:
+  agui-wire decode capture.bin
+  curl -sN -H 'Accept: application/vnd.ag-ui.event+proto' $URL | agui-wire decode -
+  agui-wire decode session.har --entry 12 --pretty
+  agui-wire decode broken.bin --keep-going --envelope > events.jsonl
+"""
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "decode",
+        parents=[common],
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    p.add_argument("--pretty", action="store_true", help="indented JSON instead of one line each")
+    p.add_argument(
+        "--envelope",
+        action="store_true",
+        help='wrap each event: {"index": N, "offset": BYTE, "event": {...}} (+ "entry" for HAR)',
+    )
+    add_input_options(p)
+    add_output_options(p, binary=False)
+    p.set_defaults(run=run)
+
+
+def _writer(out: IO[bytes], pretty: bool) -> Any:
+    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0)
+    dumps = orjson.dumps
+    write = out.write
+
+    def emit(value: Any) -> None:
+        write(dumps(value, option=option))
+
+    return emit
+
+
+def run(args: argparse.Namespace) -> int:
+    found = open_args_sources(args, args.capture, allow_many=True)
+    envelope = args.envelope or len(found) > 1
+    failed = False
+    with open_output(args.output, binary=False) as out:
+        emit = _writer(out, args.pretty)
+        for source in found:
+            progress = new_progress(args, "decoding", source)
+
+            def tick(done: int, progress: Any = progress) -> None:
+                progress.update(done)
+                out.flush()
+
+            stream = frames_of(args, source)
+            stream.progress = tick
+            fatal = False
+            try:
+                for frame in stream:
+                    if frame.error is not None:
+                        progress.close()
+                        failed = True
+                        fatal = frame.fatal
+                        skipped = args.keep_going and not frame.fatal
+                        tail = " (skipped)" if skipped else ""
+                        if frame.fatal and args.keep_going:
+                            tail = " (cannot continue past this)"
+                        say(f"{source.label}: {frame.error}{tail}")
+                    elif frame.note is not None:
+                        progress.close()
+                        where = f"frame {frame.index}, byte {frame.offset}"
+                        say(f"{source.label}: {where}: {frame.note}")
+                    elif envelope:
+                        record: dict[str, Any] = {}
+                        if source.entry is not None:
+                            record["entry"] = source.entry
+                        record |= {
+                            "index": frame.index,
+                            "offset": frame.offset,
+                            "event": frame.event,
+                        }
+                        emit(record)
+                    else:
+                        emit(frame.event)
+            finally:
+                progress.close()
+            if stream.errors and not args.keep_going:
+                say(
+                    f"{source.label}: stopped at the first error ({stream.events} events before "
+                    "it; --keep-going continues past bad frames)"
+                )
+            elif stream.errors:
+                say(
+                    f"{source.label}: {stream.events} events decoded, {stream.errors} bad "
+                    "frame(s)/event(s)" + ("; the last one ended the stream" if fatal else "")
+                )
+    return EXIT_PROBLEMS if failed else EXIT_OK

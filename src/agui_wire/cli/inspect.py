@@ -1,0 +1,247 @@
+"""``agui-wire inspect``: a capture frame by frame, down to the bytes.
+
+Strategy: one table line per frame (binary) or event (SSE, JSON Lines): index,
+stream byte offset, length in bytes, event type, the ids that tie events
+together (threadId, runId, messageId, toolCallId, stepName, subagentRunId...)
+and a short preview of any ``delta``. ``--frame N`` shows one frame with its
+event as JSON; ``--hex`` adds, for binary frames, the field-by-field dump of
+``protodump`` (every byte, with offsets, field names and wire types) and, for
+SSE or JSON Lines, a hexdump of the event's bytes. ``--json`` prints the table
+as JSON Lines instead.
+
+Contract: reading goes on past bad frames whenever the framing allows (a bad
+frame is a table row saying what is wrong); exit 1 if any frame was bad, 2 if
+``--frame N`` is past the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from typing import IO, Any, Final
+
+import orjson
+
+from ._args import add_input_options, frames_of, new_progress
+from ._args import sources as open_args_sources
+from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
+from ._inputs import Source
+from ._read import Frame
+from .protodump import dump_frame, hexdump
+
+__all__ = ["ID_KEYS", "frame_ids", "register", "run"]
+
+HELP = "list frames/events with offsets, sizes and ids; dump one field by field"
+DESCRIPTION = """\
+List a capture frame by frame: index, byte offset, length, type and ids
+(threadId, runId, messageId, toolCallId, stepName, subagentRunId, ...).
+--frame N --hex dumps one binary frame field by field (offsets, tags, schema
+field names, wire types, lengths, values), like protoc --decode with bytes.
+"""
+EPILOG = """\
+examples:
+  agui-wire inspect capture.bin
+  agui-wire inspect capture.bin --frame 17 --hex
+  agui-wire inspect session.har --entry 4 --json | jq 'select(.type=="TOOL_CALL_START")'
+"""
+
+#: The keys shown as ids, in this order.
+ID_KEYS: Final = (
+    "threadId",
+    "runId",
+    "parentRunId",
+    "subagentRunId",
+    "parentSubagentRunId",
+    "stepName",
+    "messageId",
+    "parentMessageId",
+    "toolCallId",
+    "parentToolCallId",
+    "entityId",
+    "activityType",
+    "name",
+)
+_ID_TYPES_WITH_NAME: Final = frozenset({"CUSTOM", "SUBAGENT_STARTED"})
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "inspect",
+        parents=[common],
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    p.add_argument("--frame", type=int, metavar="N", help="show only frame/event N (0-based)")
+    p.add_argument(
+        "--hex",
+        action="store_true",
+        help="binary: annotated field-by-field dump; SSE/JSON Lines: hexdump of the bytes",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per frame instead")
+    add_input_options(p, keep_going=False)
+    p.set_defaults(run=run)
+
+
+def frame_ids(event: dict[str, Any]) -> dict[str, Any]:
+    """The id-like keys of an event (``ID_KEYS``), in order."""
+    etype = event.get("type")
+    return {
+        k: event[k]
+        for k in ID_KEYS
+        if k in event
+        and event[k] is not None
+        and (k != "name" or etype in _ID_TYPES_WITH_NAME)
+        and not isinstance(event[k], (dict, list))
+    }
+
+
+def _preview(event: dict[str, Any], limit: int = 28) -> str:
+    for key in ("delta", "content", "encryptedValue"):
+        value = event.get(key)
+        if isinstance(value, str):
+            text = orjson.dumps(value).decode()
+            if len(text) > limit:
+                text = text[: limit - 2] + '…"'
+            return f"{key}={text}"
+        if isinstance(value, list) and key == "delta":
+            return f"{key}=[{len(value)} ops]"
+    return ""
+
+
+class _Window:
+    """The raw bytes of the stream from some offset on (SSE hexdumps)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[int, bytes]] = []
+
+    def tap(self, chunk: bytes, at: int) -> None:
+        self.chunks.append((at, chunk))
+
+    def trim(self, before: int) -> None:
+        while self.chunks and self.chunks[0][0] + len(self.chunks[0][1]) <= before:
+            self.chunks.pop(0)
+
+    def get(self, start: int, length: int) -> bytes:
+        out = bytearray()
+        for at, chunk in self.chunks:
+            lo, hi = max(start, at), min(start + length, at + len(chunk))
+            if lo < hi:
+                out += chunk[lo - at : hi - at]
+        return bytes(out)
+
+
+def _row(frame: Frame) -> str:
+    offset = "?" if frame.offset is None else f"{frame.offset:,}"
+    length = "?" if frame.length is None else f"{frame.length:,}"
+    head = f"{frame.index:>6}  {offset:>11}  {length:>8}  "
+    if frame.error is not None:
+        return head + f"{'!! BAD':<26}  {frame.error.reason}"
+    if frame.note is not None:
+        return head + f"{'(skipped)':<26}  {frame.note}"
+    event = frame.event or {}
+    ids = "  ".join(f"{k}={v}" for k, v in frame_ids(event).items())
+    extra = _preview(event)
+    return head + f"{event.get('type', '?')!s:<26}  " + "  ".join(x for x in (ids, extra) if x)
+
+
+def _record(frame: Frame, source: Source) -> dict[str, Any]:
+    rec: dict[str, Any] = {}
+    if source.entry is not None:
+        rec["entry"] = source.entry
+    rec |= {"index": frame.index, "offset": frame.offset, "length": frame.length}
+    if frame.error is not None:
+        rec |= {"type": None, "error": frame.error.reason, "error_offset": frame.error.offset}
+    elif frame.note is not None:
+        rec |= {"type": None, "note": frame.note}
+    else:
+        event = frame.event or {}
+        rec |= {"type": event.get("type"), "ids": frame_ids(event)}
+    return rec
+
+
+def _detail(frame: Frame, source: Source, window: _Window, hex_: bool, out: IO[str]) -> None:
+    print(_row(frame), file=out)
+    if frame.event is not None:
+        print(orjson.dumps(frame.event, option=orjson.OPT_INDENT_2).decode(), file=out)
+    if frame.error is not None and frame.error.offset is not None:
+        print(f"!! byte {frame.error.offset}: {frame.error.reason}", file=out)
+    if not hex_:
+        return
+    print(file=out)
+    if source.format == "proto" and frame.payload is not None and frame.offset is not None:
+        for line in dump_frame(frame.payload, frame.offset):
+            print(line, file=out)
+    elif frame.offset is not None and frame.length:
+        for line in hexdump(window.get(frame.offset, frame.length), frame.offset):
+            print(line, file=out)
+
+
+def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[int, int, int]:
+    window = _Window()
+    wanted = args.frame
+    detail = wanted is not None or args.hex
+    progress = new_progress(args, "inspecting", source)
+    stream = frames_of(
+        args,
+        source,
+        keep_going=True,
+        progress=progress,
+        keep_payload=detail and source.format == "proto",
+        sse_lengths=True,
+        tap=window.tap if detail and source.format != "proto" else None,
+    )
+    seen = bad = 0
+    if not args.json and wanted is None:
+        print(f"{'index':>6}  {'offset':>11}  {'length':>8}  {'type':<26}  ids", file=out)
+    frames: Iterator[Frame] = iter(stream)
+    try:
+        for frame in frames:
+            seen = frame.index + 1
+            bad += frame.error is not None
+            if wanted is not None and frame.index != wanted:
+                if frame.offset is not None:
+                    window.trim(frame.offset)
+                continue
+            progress.close()
+            if args.json:
+                out.write(orjson.dumps(_record(frame, source)).decode() + "\n")
+            elif detail:
+                _detail(frame, source, window, args.hex, out)
+                if wanted is None:
+                    print(file=out)
+            else:
+                print(_row(frame), file=out)
+            if frame.offset is not None:
+                window.trim(frame.offset)
+            if wanted is not None:
+                return seen, bad, 1
+    finally:
+        progress.close()
+    if wanted is not None:
+        raise UsageError(f"{source.label}: no frame {wanted}: it has {seen} (0..{seen - 1})")
+    if not args.json:
+        kind = {"proto": "binary frames", "sse": "SSE events", "jsonl": "JSON lines"}
+        print(
+            f"{seen:,} {kind[source.format]}, {human_bytes(stream.end_offset)}"
+            f" ({stream.end_offset:,} bytes)" + (f", {bad} bad" if bad else ""),
+            file=out,
+        )
+    return seen, bad, 0
+
+
+def run(args: argparse.Namespace) -> int:
+    found = open_args_sources(args, args.capture, allow_many=True)
+    failed = False
+    out = sys.stdout
+    for n, source in enumerate(found):
+        if len(found) > 1 and not args.json:
+            if n:
+                print(file=out)
+            print(f"== {source.label}: {source.har.describe() if source.har else ''}", file=out)
+        _, bad, _ = _inspect(args, source, out)
+        failed = failed or bad > 0
+    return EXIT_PROBLEMS if failed else EXIT_OK

@@ -1,0 +1,160 @@
+"""``agui-wire validate``: every event against the 1.0 schema, the stream against
+the protocol's sequencing rules, and every state patch against the state.
+
+Strategy: frames are read as ``decode --keep-going`` does (a frame that does not
+decode is a problem and reading goes on when the framing allows), and each
+event goes through ``agui_wire.validate.StreamValidator`` with its index and
+byte offset. Each AG-UI response of a HAR file is its own stream. Problems are
+printed as they are found (``--json``: one JSON document at the end).
+
+Contract: exit 0 only when no error was found (notes, such as keys the loose
+schema does not name, do not count unless ``--strict``); 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO, Any
+
+import orjson
+
+from ..validate import Problem, StreamValidator
+from ._args import add_input_options, frames_of, new_progress
+from ._args import sources as open_args_sources
+from ._common import EXIT_OK, EXIT_PROBLEMS
+from ._inputs import Source
+
+__all__ = ["register", "run"]
+
+HELP = "check events against the 1.0 schema and the stream against the protocol rules"
+DESCRIPTION = """\
+Validate a capture: every event against the AG-UI 1.0 schema (the zod rules of
+@ag-ui/core: required and typed fields, enums, integer ranges, JSON pointers...),
+the stream against the protocol's sequencing rules (@ag-ui/client verifyEvents:
+RUN_STARTED first, nothing after the end of a run, START/CONTENT/END pairing by id
+for text messages, tool calls and reasoning, steps, subagents, attribution), and
+every STATE_DELTA / ACTIVITY_DELTA against the state built so far (RFC 6902).
+
+Each problem is printed with its event index, byte offset, JSON path and rule.
+Keys the schema does not name are notes, not errors (the 1.0 schema is loose).
+"""
+EPILOG = """\
+examples:
+  agui-wire validate capture.bin
+  agui-wire validate session.har --json | jq '.problems[] | select(.severity=="error")'
+"""
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "validate",
+        parents=[common],
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    p.add_argument("--json", action="store_true", help="one JSON document with every problem")
+    p.add_argument("--strict", action="store_true", help="notes count as problems too")
+    p.add_argument("--no-notes", action="store_true", help="do not print notes")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=200,
+        metavar="N",
+        help="print at most N problems per stream (default 200; 0: all); all are counted",
+    )
+    layers = p.add_argument_group("checks")
+    layers.add_argument("--no-schema", action="store_true", help="skip the schema check")
+    layers.add_argument("--no-sequence", action="store_true", help="skip the sequence check")
+    layers.add_argument("--no-state", action="store_true", help="skip applying patches")
+    add_input_options(p, keep_going=False)
+    p.set_defaults(run=run)
+
+
+def _decode_problem(frame: Any) -> Problem:
+    err = frame.error
+    return Problem(
+        "error",
+        "decode",
+        err.reason + (" (reading stopped here)" if frame.fatal else " (skipped)"),
+        frame.index,
+        err.offset if err.offset is not None else frame.offset,
+    )
+
+
+def _validate(
+    args: argparse.Namespace, source: Source, out: IO[str]
+) -> tuple[list[Problem], int, int]:
+    validator = StreamValidator(
+        schema=not args.no_schema, sequence=not args.no_sequence, state=not args.no_state
+    )
+    progress = new_progress(args, "validating", source)
+    stream = frames_of(args, source, keep_going=True, progress=progress)
+    printed = 0
+    found: list[Problem] = []
+    prefix = f"{source.label}: "
+
+    def report(problems: list[Problem]) -> None:
+        nonlocal printed
+        for p in problems:
+            found.append(p)
+            if args.json or (p.severity == "note" and args.no_notes):
+                continue
+            if args.limit and printed >= args.limit:
+                continue
+            progress.close()
+            print(prefix + str(p), file=out)
+            printed += 1
+
+    try:
+        for frame in stream:
+            if frame.error is not None:
+                report([_decode_problem(frame)])
+            elif frame.event is not None:
+                report(validator.feed(frame.event, index=frame.index, offset=frame.offset))
+        report(validator.close(end_offset=stream.end_offset))
+    finally:
+        progress.close()
+    return found, validator.events, printed
+
+
+def _summary(label: str, events: int, problems: list[Problem], printed: int) -> str:
+    errors = sum(p.severity == "error" for p in problems)
+    notes = len(problems) - errors
+    verdict = "valid" if not errors else "INVALID"
+    text = f"{label}: {verdict}: {events:,} events, {errors} error(s), {notes} note(s)"
+    if printed < len(problems):
+        text += f" ({len(problems) - printed} not printed)"
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    found = open_args_sources(args, args.capture, allow_many=True)
+    failed = False
+    out = sys.stdout
+    documents = []
+    for source in found:
+        problems, events, printed = _validate(args, source, out)
+        errors = [p for p in problems if p.severity == "error" or args.strict]
+        failed = failed or bool(errors)
+        if args.json:
+            doc: dict[str, Any] = {"input": source.label}
+            if source.entry is not None:
+                doc["entry"] = source.entry
+            doc |= {
+                "valid": not errors,
+                "events": events,
+                "errors": sum(p.severity == "error" for p in problems),
+                "notes": sum(p.severity == "note" for p in problems),
+                "problems": [p.as_dict() for p in problems],
+            }
+            documents.append(doc)
+        else:
+            print(_summary(source.label, events, problems, printed), file=out)
+    if args.json:
+        payload: Any = documents[0] if len(documents) == 1 else documents
+        out.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return EXIT_PROBLEMS if failed else EXIT_OK
