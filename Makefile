@@ -11,6 +11,7 @@ INSTALLED := $(VENV)/.installed
 EXTENSION := $(VENV)/.extension
 NODE_PEERS := tests/interop/node_modules/.package-lock.json
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: demo test lint typecheck generated bench fuzz sanitize clean
 
@@ -46,7 +47,7 @@ test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
 	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
-	$(BIN)/python benchmarks/compare.py
+	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)
 
 fuzz: $(EXTENSION)
 	$(BIN)/python fuzz/run.py --seconds 240
