@@ -172,7 +172,13 @@ BROKEN_EVENTS: dict[str, tuple[Any, str]] = {
         "schema.required",
     ),
     "result role assistant": (
-        {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "", "role": "x"},
+        {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": "m",
+            "toolCallId": "c",
+            "content": "",
+            "role": "x",
+        },
         "schema.literal",
     ),
     "result without content": (
@@ -200,7 +206,9 @@ BROKEN_EVENTS: dict[str, tuple[Any, str]] = {
         "schema.type",
     ),
     "interrupt responseSchema a string": (
-        finished({"type": "interrupt", "interrupts": [{"id": "i", "reason": "r", "responseSchema": "x"}]}),
+        finished(
+            {"type": "interrupt", "interrupts": [{"id": "i", "reason": "r", "responseSchema": "x"}]}
+        ),
         "schema.type",
     ),
     "negative token count": ({**RF, "usage": [{"inputTokens": -1}]}, "schema.range"),
@@ -267,7 +275,10 @@ VALID_ODDITIES: dict[str, Event] = {
     "custom value null": {"type": "CUSTOM", "name": "n", "value": None},
     "raw event null": {"type": "RAW", "event": None},
     "snapshot null": snap(None),
-    "input state null": {**RS, "input": {"threadId": "t", "runId": "r", "messages": [], "state": None}},
+    "input state null": {
+        **RS,
+        "input": {"threadId": "t", "runId": "r", "messages": [], "state": None},
+    },
     "remove with a leftover value": delta({"op": "remove", "path": "/a", "value": 1}),
     "root pointer": delta({"op": "replace", "path": "", "value": {}}),
     "escaped pointer": delta({"op": "add", "path": "/a~1b/~0c/-", "value": 1}),
@@ -310,9 +321,20 @@ STREAMS: dict[str, tuple[list[Any], str | None, int | None]] = {
     "new run after an error": ([RS, RE, RS, RF], None, None),
     "run error first": ([RE], None, None),
     "run error after finished": ([RS, RF, RE], None, None),
-    "interleaved messages": ([RS, tms("a"), tms("b"), tmc("a"), tmc("b"), tme("b"), tme("a"), RF], None, None),
+    "interleaved messages": (
+        [RS, tms("a"), tms("b"), tmc("a"), tmc("b"), tme("b"), tme("a"), RF],
+        None,
+        None,
+    ),
     "same id for span and message": (
-        [RS, reasoning("START"), reasoning("MESSAGE_START"), reasoning("MESSAGE_END"), reasoning("END"), RF],
+        [
+            RS,
+            reasoning("START"),
+            reasoning("MESSAGE_START"),
+            reasoning("MESSAGE_END"),
+            reasoning("END"),
+            RF,
+        ],
         None,
         None,
     ),
@@ -407,12 +429,21 @@ STREAMS: dict[str, tuple[list[Any], str | None, int | None]] = {
     "step started twice": ([RS, step("STARTED"), step("STARTED"), RF], "step.duplicate", 2),
     "finished with a step open": ([RS, step("STARTED"), RF], "run.finished-open", 2),
     "step finished by the wrong owner": (
-        [RS, sub("STARTED"), step("STARTED", "tools"), step("FINISHED", "tools", subagentRunId="s1")],
+        [
+            RS,
+            sub("STARTED"),
+            step("STARTED", "tools"),
+            step("FINISHED", "tools", subagentRunId="s1"),
+        ],
         "step.owner",
         3,
     ),
     # -- reasoning ----------------------------------------------------------------------------
-    "reasoning content without start": ([RS, reasoning("MESSAGE_CONTENT"), RF], "reasoning.not-started", 1),
+    "reasoning content without start": (
+        [RS, reasoning("MESSAGE_CONTENT"), RF],
+        "reasoning.not-started",
+        1,
+    ),
     "reasoning end without start": ([RS, reasoning("END"), RF], "reasoning.not-started", 1),
     "reasoning span opened twice": (
         [RS, reasoning("START"), reasoning("START"), RF],
@@ -462,7 +493,9 @@ STREAMS: dict[str, tuple[list[Any], str | None, int | None]] = {
             RS,
             {
                 "type": "MESSAGES_SNAPSHOT",
-                "messages": [{"id": "m1", "role": "assistant", "content": "x", "subagentRunId": "s1"}],
+                "messages": [
+                    {"id": "m1", "role": "assistant", "content": "x", "subagentRunId": "s1"}
+                ],
             },
             tms(subagentRunId="s2"),
         ],

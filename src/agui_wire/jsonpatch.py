@@ -232,7 +232,7 @@ def _required(op: dict[str, Any], key: str) -> Any:
     return op[key]
 
 
-def apply_patch(doc: Any, patch: Sequence[Any]) -> Any:
+def apply_patch(doc: Any, patch: Sequence[Any] | Any) -> Any:
     """``doc`` with ``patch`` applied (see the module doc); ``doc`` is not modified."""
     if not isinstance(patch, (list, tuple)):
         raise PatchError(f"a JSON Patch is an array of operations, not a {_kind(patch)}")

@@ -623,19 +623,18 @@ def _event(etype: str, /, attributable: bool = True, **fields: _F) -> _Loose:
     return _shape(name, ("type", etype), **own)
 
 
-_MID = {"messageId": _F(STR)}
 #: The 31 event schemas of AG-UI 1.0, by ``type``.
 EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
     s.fields["type"].schema.value: s  # type: ignore[attr-defined]
     for s in (
         _event(
             "TEXT_MESSAGE_START",
-            **_MID,
+            messageId=_F(STR),
             role=_opt(_Enum(TEXT_ROLES, "text message role")),
             name=_opt(STR),
         ),
-        _event("TEXT_MESSAGE_CONTENT", **_MID, delta=_F(STR)),
-        _event("TEXT_MESSAGE_END", **_MID),
+        _event("TEXT_MESSAGE_CONTENT", messageId=_F(STR), delta=_F(STR)),
+        _event("TEXT_MESSAGE_END", messageId=_F(STR)),
         _event(
             "TEXT_MESSAGE_CHUNK",
             messageId=_opt(STR),
@@ -657,7 +656,7 @@ EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
         ),
         _event(
             "TOOL_CALL_RESULT",
-            **_MID,
+            messageId=_F(STR),
             toolCallId=_F(STR),
             content=_F(_CONTENT),
             role=_opt(_Literal("tool")),
@@ -667,12 +666,12 @@ EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
         _event("MESSAGES_SNAPSHOT", attributable=False, messages=_F(_Array(_MESSAGE))),
         _event(
             "ACTIVITY_SNAPSHOT",
-            **_MID,
+            messageId=_F(STR),
             activityType=_F(STR),
             content=_F(OBJECT),
             replace=_opt(BOOL),
         ),
-        _event("ACTIVITY_DELTA", **_MID, activityType=_F(STR), patch=_F(_PATCH)),
+        _event("ACTIVITY_DELTA", messageId=_F(STR), activityType=_F(STR), patch=_F(_PATCH)),
         _event("RAW", event=_F(ANY), source=_opt(STR)),
         _event("CUSTOM", name=_F(STR), value=_F(ANY)),
         _event(
@@ -698,12 +697,12 @@ EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
         ),
         _event("STEP_STARTED", stepName=_F(STR)),
         _event("STEP_FINISHED", stepName=_F(STR)),
-        _event("REASONING_START", **_MID),
-        _event("REASONING_MESSAGE_START", **_MID, role=_F(_Literal("reasoning"))),
-        _event("REASONING_MESSAGE_CONTENT", **_MID, delta=_F(STR)),
-        _event("REASONING_MESSAGE_END", **_MID),
+        _event("REASONING_START", messageId=_F(STR)),
+        _event("REASONING_MESSAGE_START", messageId=_F(STR), role=_F(_Literal("reasoning"))),
+        _event("REASONING_MESSAGE_CONTENT", messageId=_F(STR), delta=_F(STR)),
+        _event("REASONING_MESSAGE_END", messageId=_F(STR)),
         _event("REASONING_MESSAGE_CHUNK", messageId=_opt(STR), delta=_opt(STR)),
-        _event("REASONING_END", **_MID),
+        _event("REASONING_END", messageId=_F(STR)),
         _event(
             "REASONING_ENCRYPTED_VALUE",
             subtype=_F(_Enum(("tool-call", "message"), "encrypted value subtype")),

@@ -13,7 +13,7 @@ import gzip
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..framing import DEFAULT_MAX_FRAME_SIZE
 from ._common import InputError, UsageError, say
@@ -178,8 +178,9 @@ def open_output(path: str | None, *, binary: bool, force: bool = False) -> Itera
                 out.flush()
         return
     try:
-        fh: IO[bytes] = (
-            gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb")  # noqa: SIM115
+        fh = cast(
+            "IO[bytes]",
+            gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb"),  # noqa: SIM115
         )
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -190,6 +190,10 @@ def _header(headers: Any, name: str) -> str | None:
     return None
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _har_entries(data: bytes, label: str) -> tuple[list[HarEntry], int]:
     try:
         har = orjson.loads(data)
@@ -202,14 +206,14 @@ def _har_entries(data: bytes, label: str) -> tuple[list[HarEntry], int]:
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
-        response = entry.get("response") if isinstance(entry.get("response"), dict) else {}
-        content = response.get("content") if isinstance(response.get("content"), dict) else {}
+        response = _obj(entry.get("response"))
+        content = _obj(response.get("content"))
         ctype = content.get("mimeType") if isinstance(content.get("mimeType"), str) else None
         header_ctype = _header(response.get("headers"), "content-type")
         kind = _classify(ctype) or _classify(header_ctype)
         if kind is None:
             continue
-        request = entry.get("request") if isinstance(entry.get("request"), dict) else {}
+        request = _obj(entry.get("request"))
         text = content.get("text")
         encoded = content.get("encoding") == "base64"
         body: bytes | None = None
@@ -285,7 +289,7 @@ def open_sources(
     reader = outer
     try:
         if outer.peek(2) == _GZIP_MAGIC:
-            reader = _Peekable(gzip.GzipFile(fileobj=outer, mode="rb"), counter=outer)  # type: ignore[arg-type]
+            reader = _Peekable(gzip.GzipFile(fileobj=outer, mode="rb"), counter=outer)  # type: ignore[call-overload]
             label += " (gzip)"
         kind = format if format != "auto" else _detect(reader, path)
     except (OSError, EOFError, zlib.error) as exc:

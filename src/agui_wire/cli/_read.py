@@ -162,9 +162,11 @@ class FrameStream:
                 yield frame
                 index += 1
                 offset = start + size
-            if reader.pending_error is not None:
-                exc = reader.pending_error
-                yield Frame(_at(exc.index, index), exc.frame_offset, error=exc, fatal=True)
+            pending = reader.pending_error
+            if pending is not None:
+                yield Frame(
+                    _at(pending.index, index), pending.frame_offset, error=pending, fatal=True
+                )
                 return
         try:
             reader.close()

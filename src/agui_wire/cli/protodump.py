@@ -140,6 +140,7 @@ class _Dump:
         kind = fd.type
         if kind == FieldDescriptor.TYPE_ENUM:
             enum = fd.enum_type
+            assert enum is not None
             label = enum.values_by_number.get(value)
             shown = label.name if label is not None else "? (not in the enum)"
             return f"{enum.name} VARINT = {value} ({shown})"
@@ -179,7 +180,7 @@ class _Dump:
         length = end - body
         kind = fd.type if fd is not None else None
         if kind == FieldDescriptor.TYPE_MESSAGE:
-            assert fd is not None
+            assert fd is not None and fd.message_type is not None
             self.emit(at, self.buf[at:body], depth, f"{name}  {fd.message_type.name} LEN {length}")
             self.message(fd.message_type, body, end, depth + 1)
             return

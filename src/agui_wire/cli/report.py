@@ -133,9 +133,10 @@ def _type_order(report: CostReport, limit: int = 7) -> list[str]:
 
 
 def _stacked_chart(report: CostReport, types: list[str]) -> str:
+    """Each transport's bytes split by event type, every bar 100% (the composition;
+    the absolute sizes are the chart above)."""
     width, left, right, row = 980, 150, 110, 44
     plot = width - left - right
-    scale_max = max(t.bytes for t in report.transports)
     parts = []
     for i, t in enumerate(report.transports):
         y = 8 + i * row
@@ -151,14 +152,14 @@ def _stacked_chart(report: CostReport, types: list[str]) -> str:
         for name, value, color in segments:
             if value <= 0:
                 continue
-            w = plot * value / scale_max
             share = value / t.bytes
+            w = plot * share
             parts.append(
                 f'<rect x="{x:.1f}" y="{y + 4}" width="{w:.1f}" height="26" fill="{color}">'
                 f"<title>{escape(name)}: {_num(value)} B ({share:.0%} of {escape(t.label)})</title>"
                 "</rect>"
             )
-            if w > 46:
+            if w > 40:
                 parts.append(
                     f'<text x="{x + w / 2:.1f}" y="{y + 21}" text-anchor="middle" '
                     f'style="fill:#fff;font-size:12px">{share:.0%}</text>'
@@ -273,7 +274,7 @@ def render_html(report: CostReport) -> str:
 <h2>Bytes on the wire</h2>
 <div class="card">{_bytes_chart(report)}</div>
 
-<h2>Where the bytes go, by event type</h2>
+<h2>Where the bytes go: share of each event type</h2>
 <div class="card">{_stacked_chart(report, types)}</div>
 
 <h2>CPU per event on this machine</h2>
