@@ -326,10 +326,14 @@ def encode_sse(event: Mapping[str, Any], *, id: str | None = None) -> bytes:
 
 def encode_sse_many(events: Iterable[Mapping[str, Any]]) -> bytes:
     """Several events, concatenated SSE messages (no ids)."""
-    parts: list[bytes] = []
+    # Appending as we go: orjson's output objects are over-allocated, so holding
+    # them all for one join costs a page per event.
+    out = bytearray()
     for event in events:
-        parts += (b"data: ", _encode(event), b"\n\n")
-    return b"".join(parts)
+        out += b"data: "
+        out += _encode(event)
+        out += b"\n\n"
+    return bytes(out)
 
 
 # -- error location (only on the failure path) ------------------------------------------
