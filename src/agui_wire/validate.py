@@ -795,6 +795,14 @@ REFERENCE_SEQUENCE_RULES: Final = frozenset(
     }
 )
 
+# Rules reported once per entity (the key naming it): a missing start would
+# otherwise repeat for every delta of the message.
+_REPEATING: Final = {
+    "text.not-started": "messageId",
+    "tool.not-started": "toolCallId",
+    "reasoning.not-started": "messageId",
+}
+
 _ABSENT: Final = object()
 _UNKNOWN: Final = object()  # state not known (no snapshot yet)
 
@@ -879,6 +887,7 @@ class StreamValidator:
         self._errored = False  # runError
         self._run = _Run()
         self._after_end = 0  # events after the end of a run, past the one reported
+        self._repeats: dict[tuple[str, Any], int] = {}  # (rule, entity) -> unreported repeats
         self._end_reported = False
         self._last: tuple[int, int | None] = (-1, None)
         # state layer
@@ -941,6 +950,18 @@ class StreamValidator:
                         end_offset,
                     )
                 )
+            for (rule, entity), count in self._repeats.items():
+                if count:
+                    found.append(
+                        Problem(
+                            "note",
+                            f"{rule}-repeats",
+                            f"{count} more event(s) continued '{_label(entity)}' without a start"
+                            " (reported once above)",
+                            None,
+                            end_offset,
+                        )
+                    )
             if self._after_end:
                 found.append(
                     Problem(
@@ -958,10 +979,18 @@ class StreamValidator:
     # -- sequence (verify.ts) -------------------------------------------------------------
 
     def _sequence(self, event: dict[str, Any], et: str | None) -> list[tuple[str, str]]:
-        """The sequence errors of one event: at most one (verify.ts throws once)."""
+        """The sequence errors of one event: at most one (verify.ts throws once).
+        A continuation of an entity that was never started is reported once per
+        entity; the repeats are counted and summed up by ``close()``."""
         try:
             self._verify(event, et)
         except _SeqError as err:
+            if err.rule in _REPEATING:
+                key = (err.rule, _key(event.get(_REPEATING[err.rule])))
+                if key in self._repeats:
+                    self._repeats[key] += 1
+                    return []
+                self._repeats[key] = 0
             return [(err.rule, err.message)]
         return []
 

@@ -335,15 +335,13 @@ def _pct(x: float) -> str:
     return f"{abs(x) * 100:.0f}%"
 
 
-def _ratio(a: float, b: float) -> str:
-    """'2.1x less' / '1.4x more' of a relative to b."""
-    if a <= 0 or b <= 0:
-        return "about the same"
-    if a < b:
-        return f"{b / a:.1f}x less"
-    if a > b:
-        return f"{a / b:.1f}x more"
-    return "the same"
+def _speed(ours: float, theirs: float) -> str:
+    """'2.1x faster than SSE', '1.4x slower than SSE' or 'about as fast as SSE'."""
+    if ours <= 0 or theirs <= 0 or max(ours, theirs) / min(ours, theirs) < 1.1:
+        return "about as fast as SSE"
+    if ours < theirs:
+        return f"{theirs / ours:.1f}x faster than SSE"
+    return f"{ours / theirs:.1f}x slower than SSE"
 
 
 def _per_million(bytes_: int, events: int) -> str:
@@ -412,10 +410,10 @@ def verdict(report: CostReport) -> dict[str, Any]:
     enc_sse, enc_proto = sse_gz.encode_us, proto_gz.encode_us
     dec_sse, dec_proto = sse_gz.decode_us, proto_gz.decode_us
     cpu = (
-        f"CPU on this machine, per event with gzip: protobuf takes {_ratio(enc_proto, enc_sse)} "
-        f"to encode ({enc_proto:.2f} vs {enc_sse:.2f} µs) and {_ratio(dec_proto, dec_sse)} to "
-        f"decode ({dec_proto:.2f} vs {dec_sse:.2f} µs) than SSE; uncompressed "
-        f"{proto.encode_us:.2f} vs {sse.encode_us:.2f} µs to encode, {proto.decode_us:.2f} vs "
+        f"CPU on this machine, per event with gzip: protobuf encodes {_speed(enc_proto, enc_sse)}"
+        f" ({enc_proto:.2f} vs {enc_sse:.2f} µs) and decodes "
+        f"{_speed(dec_proto, dec_sse)} ({dec_proto:.2f} vs {dec_sse:.2f} µs); uncompressed, "
+        f"{proto.encode_us:.2f} vs {sse.encode_us:.2f} µs to encode and {proto.decode_us:.2f} vs "
         f"{sse.decode_us:.2f} µs to decode."
     )
     if report.implementation.get("decode_payload") == "python":
@@ -482,7 +480,24 @@ def table(report: CostReport) -> str:
     lines += [f"  - {r}" for r in report.verdict["reasons"]]
     if report.skipped:
         lines.append(f"  ({report.skipped} event(s) left out: not encodable in every transport)")
+    spread = timing_spread(report)
+    if spread > 0.3:
+        lines.append(
+            f"  (timings varied by up to {spread:.0%} between passes: the machine is busy; "
+            "the medians are still comparable, more --repeats steadies them)"
+        )
     return "\n".join(lines)
+
+
+def timing_spread(report: CostReport) -> float:
+    """The largest interquartile range of a measurement's passes, relative to its median."""
+    worst = 0.0
+    for t in report.transports:
+        for runs, median in ((t.encode_runs_us, t.encode_us), (t.decode_runs_us, t.decode_us)):
+            if len(runs) >= 4 and median > 0:
+                q = statistics.quantiles(runs, n=4)
+                worst = max(worst, (q[2] - q[0]) / median)
+    return worst
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

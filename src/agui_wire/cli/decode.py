@@ -117,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
                         emit(frame.event)
             finally:
                 progress.close()
-            if stream.errors and not args.keep_going:
+            if stream.errors and fatal and not args.keep_going:
+                pass  # the error line says it all: nothing after it can be read
+            elif stream.errors and not args.keep_going:
                 say(
                     f"{source.label}: stopped at the first error ({stream.events} events before "
                     "it; --keep-going continues past bad frames)"
