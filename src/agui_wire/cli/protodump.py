@@ -180,7 +180,8 @@ class _Dump:
         length = end - body
         kind = fd.type if fd is not None else None
         if kind == FieldDescriptor.TYPE_MESSAGE:
-            assert fd is not None and fd.message_type is not None
+            assert fd is not None
+            assert fd.message_type is not None
             self.emit(at, self.buf[at:body], depth, f"{name}  {fd.message_type.name} LEN {length}")
             self.message(fd.message_type, body, end, depth + 1)
             return
