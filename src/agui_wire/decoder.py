@@ -41,7 +41,7 @@ from .errors import DecodeError, LimitExceeded, UnknownEventError, UnknownEventW
 from .framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
 from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
-from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
+from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader, SSELimitExceeded
 
 __all__ = [
     "DEFAULT_MAX_BATCH_EVENTS",
@@ -158,7 +158,9 @@ class EventDecoder:
             self._frames = backend.FrameReader(self._max_frame_size)
         else:
             errors: Literal["strict", "replace"] = "strict" if self._utf8 == "error" else "replace"
-            self._sse = SSEEventReader(max_event_size=self._max_event_size, errors=errors)
+            self._sse = SSEEventReader(
+                max_event_size=self._max_event_size, errors=errors, max_depth=self._depth
+            )
 
     @property
     def pending_error(self) -> DecodeError | None:
@@ -253,9 +255,8 @@ class EventDecoder:
         next call, raising it now only when no event precedes it."""
         if self._max_events is not None and self._count + len(events) > self._max_events:
             events = events[: self._max_events - self._count]
-            error = LimitExceeded(
-                f"more than max_events={self._max_events} events", index=self._max_events
-            )
+            cls = LimitExceeded if self._sse is None else SSELimitExceeded
+            error = cls(f"more than max_events={self._max_events} events", index=self._max_events)
         self._count += len(events)
         if error is not None:
             self._error = error

@@ -113,7 +113,9 @@ class FrameTooLarge(DecodeError):
 
 
 class LimitExceeded(DecodeError):
-    """A configured resource limit (nesting depth, string length, events, SSE event size)."""
+    """A configured resource limit: JSON nesting (``max_depth``), events per decoder
+    (``max_events``), SSE event size (``max_event_size``). Only raised for input
+    that would decode with a higher limit; input with another fault raises that."""
 
 
 class UnknownEventError(DecodeError):

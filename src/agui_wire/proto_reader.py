@@ -8,6 +8,14 @@ message merge, a field with the wrong wire type is an unknown field). JSON value
 are rebuilt top-down with an explicit stack, so nesting depth is limited by
 ``max_depth`` and not by Python's recursion limit.
 
+A message body is a tuple of spans of the one payload buffer: one span normally,
+one per occurrence when a singular message field occurs several times. Merging is
+scanning those spans in order into one field table, as upb parses each occurrence
+into the same message: nothing is copied (a copy per level would make a chain of
+merged JSON values cost depth x size in time and memory), every occurrence must be
+a well-formed message on its own (a field may not straddle two occurrences), and
+error offsets stay offsets into the payload.
+
 Contract: the reference behaviour of the Cython decoder in ``_decoder.pxi`` (same
 dicts, same errors); the mapping rules are the reference's (see docs/wire-format.md)
 except where it is lenient about broken bytes: invalid UTF-8 is an error unless
@@ -41,7 +49,7 @@ from .schema import (
     number_from_double,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "decode_payload"]
+__all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_LIMIT", "decode_payload"]
 
 DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
 MAX_DEPTH_LIMIT: Final = 10_000
@@ -58,15 +66,18 @@ _BASE: Final = MessageSpec("BaseEvent", BASE_FIELDS)
 # varints, (start, end) into the buffer for length-delimited fields, and the raw
 # bytes for fixed64/fixed32.
 _Occ = tuple[int, Any, int]
+# A message body: the spans of its occurrences, in wire order.
+_Spans = tuple[tuple[int, int], ...]
 
 
 class _Reader:
-    __slots__ = ("buf", "max_depth", "utf8_errors")
+    __slots__ = ("buf", "max_depth", "quiet", "utf8_errors")
 
-    def __init__(self, buf: bytes, utf8_errors: str, max_depth: int) -> None:
+    def __init__(self, buf: bytes, utf8_errors: str, max_depth: int, quiet: bool = False) -> None:
         self.buf = buf
         self.utf8_errors = utf8_errors
         self.max_depth = max_depth
+        self.quiet = quiet  # no warnings: a second pass over a frame already warned about
 
     # -- wire level ----------------------------------------------------------------
 
@@ -88,9 +99,16 @@ class _Reader:
             if shift > 63:
                 raise DecodeError("varint longer than 10 bytes", offset=start)
 
-    def scan(self, start: int, end: int) -> dict[int, list[_Occ]]:
-        """Every field of the message in ``buf[start:end]``, by field number."""
+    def scan(self, spans: _Spans) -> dict[int, list[_Occ]]:
+        """Every field of the message whose occurrences are ``spans``, by field
+        number (occurrences of several spans merge, in order)."""
         fields: dict[int, list[_Occ]] = {}
+        for start, end in spans:
+            self.scan_span(start, end, fields)
+        return fields
+
+    def scan_span(self, start: int, end: int, fields: dict[int, list[_Occ]]) -> None:
+        """Add the fields of the message bytes ``buf[start:end]`` to ``fields``."""
         pos = start
         while pos < end:
             at = pos
@@ -131,7 +149,6 @@ class _Reader:
                 fields[number] = [(wt, value, at)]
             else:
                 occ.append((wt, value, at))
-        return fields
 
     def skip_group(self, number: int, pos: int, end: int, at: int) -> int:
         """Skip a (legacy) group up to its matching end-group tag."""
@@ -176,14 +193,10 @@ class _Reader:
                 offset=start + exc.start,
             ) from None
 
-    def merged(self, occs: list[_Occ]) -> tuple[_Reader, int, int, int]:
-        """A singular message field that occurs more than once is the merge of its
-        occurrences, which in protobuf is the parse of their concatenation."""
-        if len(occs) == 1:
-            start, end = occs[0][1]
-            return self, start, end, occs[0][2]
-        joined = b"".join(self.buf[s:e] for _, (s, e), _ in occs)
-        return _Reader(joined, self.utf8_errors, self.max_depth), 0, len(joined), occs[0][2]
+    @staticmethod
+    def spans(occs: list[_Occ]) -> _Spans:
+        """The body of a singular message field: all its occurrences, merged."""
+        return tuple(o[1] for o in occs)
 
     # -- field values ----------------------------------------------------------------
 
@@ -226,38 +239,35 @@ class _Reader:
             v = v - (1 << 32) if v >= 1 << 31 else v
             return PATCH_OPS[v] if 0 <= v < len(PATCH_OPS) else str(v)
         if kind == Kind.VALUE:
-            reader, start, end, at = self.merged(occs)
-            return reader.value(start, end, at)
+            return self.value(self.spans(occs), occs[0][2])
         if kind == Kind.STRUCT:
-            reader, start, end, at = self.merged(occs)
-            return reader.struct(start, end, at)
+            return self.struct(self.spans(occs), occs[0][2])
         assert f.message is not None
         return self.message(f.message, occs)
 
     def message(self, name: str, occs: list[_Occ]) -> Any:
         """A nested message as JSON, or ``_ABSENT`` when the JSON drops it
         (a content part or source of a kind this version does not know)."""
-        reader, start, end, _ = self.merged(occs)
-        fields = reader.scan(start, end)
+        fields = self.scan(self.spans(occs))
         if name == "Message":
-            return reader.chat_message(fields)
+            return self.chat_message(fields)
         if name == "InputContent":
-            return reader.content_part(fields)
+            return self.content_part(fields)
         if name == "InputContentSource":
-            return reader.source(fields)
+            return self.source(fields)
         out: dict[str, Any] = {}
-        reader.put_fields(MESSAGES[name], fields, out)
+        self.put_fields(MESSAGES[name], fields, out)
         return out
 
     # -- JSON values -------------------------------------------------------------------
 
-    def value_head(self, start: int, end: int, depth: int = 0) -> tuple[int, Any]:
+    def value_head(self, spans: _Spans, depth: int = 0) -> tuple[int, Any]:
         """The kind a ``Value`` holds after protobuf merging, and its payload:
-        (0, _ABSENT) no kind; (1, scalar); (5, (reader, start, end)) a Struct body;
-        (6, ...) a ListValue body. A later kind replaces an earlier one; repeated
-        struct/list occurrences of the same kind merge. What is replaced is still
-        checked (UTF-8, structure, depth at ``depth``), as upb parses it too."""
-        fields = self.scan(start, end)
+        (0, _ABSENT) no kind; (1, scalar); (5, spans) a Struct body; (6, spans) a
+        ListValue body. A later kind replaces an earlier one; repeated struct/list
+        occurrences of the same kind merge. What is replaced is still checked
+        (UTF-8, structure, depth at ``depth``), as upb parses it too."""
+        fields = self.scan(spans)
         order = sorted(
             (at, number, value)
             for number, occs in fields.items()
@@ -276,10 +286,9 @@ class _Reader:
             if number == 3:
                 self.text(value, at)
             elif number in (5, 6):
-                self.container(number, (self, value[0], value[1]), at, depth)
+                self.container(number, (value,), at, depth)
         if kind in (5, 6):
-            reader, s, e, _ = self.merged([(2, v, at) for at, _, v in order[run:]])
-            return kind, (reader, s, e)
+            return kind, tuple(v for _, _, v in order[run:])
         at, _, value = order[-1]
         if kind == 1:
             return 1, None
@@ -289,20 +298,18 @@ class _Reader:
             return 1, self.text(value, at)
         return 1, value != 0
 
-    def value(self, start: int, end: int, at: int) -> Any:
-        kind, payload = self.value_head(start, end)
+    def value(self, spans: _Spans, at: int) -> Any:
+        kind, payload = self.value_head(spans)
         if kind <= 1:
             return payload
         return self.container(kind, payload, at)
 
-    def struct(self, start: int, end: int, at: int) -> dict[str, Any]:
-        result = self.container(5, (self, start, end), at)
+    def struct(self, spans: _Spans, at: int) -> dict[str, Any]:
+        result = self.container(5, spans, at)
         assert isinstance(result, dict)
         return result
 
-    def container(
-        self, kind: int, payload: tuple[_Reader, int, int], at: int, depth: int = 0
-    ) -> Any:
+    def container(self, kind: int, spans: _Spans, at: int, depth: int = 0) -> Any:
         """Rebuild a JSON object/array top-down with an explicit stack; ``depth``
         is the nesting of the value this container sits in."""
         if depth + 1 > self.max_depth:
@@ -310,19 +317,19 @@ class _Reader:
                 f"JSON value nested deeper than max_depth={self.max_depth}", offset=at
             )
         root: Any = {} if kind == 5 else []
-        stack = [(root, kind, payload[0], payload[0].scan(payload[1], payload[2]).get(1, []), 0)]
+        stack = [(root, kind, self.scan(spans).get(1, []), 0)]
         while stack:
-            target, ckind, reader, items, i = stack[-1]
+            target, ckind, items, i = stack[-1]
             if i >= len(items):
                 stack.pop()
                 continue
-            stack[-1] = (target, ckind, reader, items, i + 1)
+            stack[-1] = (target, ckind, items, i + 1)
             wt, span, item_at = items[i]
             if wt != 2:
                 continue  # wrong wire type: an unknown field, skipped
             level = depth + len(stack)  # nesting of the values in this container
             if ckind == 5:
-                key, head = reader.entry(span, item_at, level)
+                key, head = self.entry(span, item_at, level)
                 if head[0] == 0:
                     target.pop(key, None)  # a Value with no kind is undefined in JSON
                     continue
@@ -332,7 +339,7 @@ class _Reader:
                 child: Any = {} if head[0] == 5 else []
                 target[key] = child
             else:
-                head = reader.value_head(span[0], span[1], level)
+                head = self.value_head((span,), level)
                 if head[0] <= 1:
                     target.append(None if head[0] == 0 else head[1])
                     continue
@@ -342,20 +349,18 @@ class _Reader:
                 raise LimitExceeded(
                     f"JSON value nested deeper than max_depth={self.max_depth}", offset=item_at
                 )
-            creader, cs, ce = head[1]
-            stack.append((child, head[0], creader, creader.scan(cs, ce).get(1, []), 0))
+            stack.append((child, head[0], self.scan(head[1]).get(1, []), 0))
         return root
 
     def entry(self, span: tuple[int, int], at: int, depth: int) -> tuple[str, tuple[int, Any]]:
         """A ``Struct`` map entry: its key and the head of its value."""
-        fields = self.scan(*span)
+        fields = self.scan((span,))
         keys = [o for o in fields.get(1, ()) if o[0] == 2]
         key = self.last_text(keys) if keys else ""
         values = [o for o in fields.get(2, ()) if o[0] == 2]
         if not values:
             return key, (0, _ABSENT)
-        reader, s, e, _ = self.merged(values)
-        return key, reader.value_head(s, e, depth)
+        return key, self.value_head(self.spans(values), depth)
 
     # -- the special shapes ----------------------------------------------------------
 
@@ -376,33 +381,33 @@ class _Reader:
         if arm is None:
             return _ABSENT
         stype, name = _SOURCE_BY_ARM[arm[0]]
-        reader, start, end, _ = self.merged(arm[1])
         out: dict[str, Any] = {"type": stype}
-        reader.put_fields(MESSAGES[name], reader.scan(start, end), out)
+        self.put_fields(MESSAGES[name], self.scan(self.spans(arm[1])), out)
         return out
 
     def content_part(self, fields: dict[int, list[_Occ]]) -> Any:
         arm = self.oneof(fields, _PART_BY_ARM, "a content part")
         if arm is None:
-            warnings.warn(
-                "dropped a content part of a kind this AG-UI version does not know",
-                UnknownPartWarning,
-                stacklevel=2,
-            )
+            if not self.quiet:
+                warnings.warn(
+                    "dropped a content part of a kind this AG-UI version does not know",
+                    UnknownPartWarning,
+                    stacklevel=2,
+                )
             return _ABSENT
         ptype, name = _PART_BY_ARM[arm[0]]
-        reader, start, end, _ = self.merged(arm[1])
         out: dict[str, Any] = {"type": ptype}
-        body = reader.scan(start, end)
-        reader.put_fields(MESSAGES[name], body, out)
+        body = self.scan(self.spans(arm[1]))
+        self.put_fields(MESSAGES[name], body, out)
         if ptype != "text" and "source" not in out and any(o[0] == 2 for o in body.get(1, ())):
             # the source names no kind this version knows: the part cannot be
             # represented, and the reference drops it too
-            warnings.warn(
-                f"dropped a {ptype} content part whose source is of an unknown kind",
-                UnknownPartWarning,
-                stacklevel=2,
-            )
+            if not self.quiet:
+                warnings.warn(
+                    f"dropped a {ptype} content part whose source is of an unknown kind",
+                    UnknownPartWarning,
+                    stacklevel=2,
+                )
             return _ABSENT
         return out
 
@@ -452,8 +457,7 @@ class _Reader:
         elif uses_parts:
             out["content"] = self.parts(parts)
         elif uses_map and activity:
-            reader, start, end, at = self.merged(activity)
-            out["content"] = reader.struct(start, end, at)
+            out["content"] = self.struct(self.spans(activity), activity[0][2])
         return out
 
     # -- the event -------------------------------------------------------------------
@@ -462,18 +466,17 @@ class _Reader:
         end = len(self.buf)
         if end == 0:
             raise DecodeError("empty frame: no event")
-        fields = self.scan(0, end)
+        fields = self.scan(((0, end),))
         arm = self.oneof(fields, EVENT_BY_ARM, "the event envelope")
         if arm is None:
             raise self.no_known_arm(fields)
         spec = EVENT_BY_ARM[arm[0]]
-        reader, start, stop, at = self.merged(arm[1])
-        body = reader.scan(start, stop)
+        at = arm[1][0][2]
+        body = self.scan(self.spans(arm[1]))
         base_occs = [o for o in body.get(1, ()) if o[0] == 2]
         if not base_occs:
             raise DecodeError(f"{spec.type} has no base_event", offset=at)
-        base_reader, bs, be, _ = reader.merged(base_occs)
-        base = base_reader.scan(bs, be)
+        base = self.scan(self.spans(base_occs))
         type_occs = [o for o in base.get(1, ()) if o[0] == 0]
         declared = type_occs[-1][1] & 0xFFFFFFFF if type_occs else 0
         if declared >= 1 << 31:
@@ -485,14 +488,14 @@ class _Reader:
                 offset=(type_occs[-1][2] if type_occs else base_occs[0][2]),
             )
         out: dict[str, Any] = {"type": spec.type}
-        reader.put_fields(spec.message, body, out)
+        self.put_fields(spec.message, body, out)
         if spec.type == "RUN_FINISHED":
-            reader.run_outcome(body, out)
+            self.run_outcome(body, out)
         elif spec.type == "SUBAGENT_FINISHED":
-            reader.subagent_outcome(body, out)
+            self.subagent_outcome(body, out)
         elif spec.type == "TOOL_CALL_RESULT":
-            reader.tool_result_content(body, out)
-        base_reader.put_fields(_BASE, base, out)
+            self.tool_result_content(body, out)
+        self.put_fields(_BASE, base, out)
         return out
 
     def no_known_arm(self, fields: dict[int, list[_Occ]]) -> DecodeError:
@@ -518,7 +521,7 @@ class _Reader:
 
     def walks(self, start: int, end: int) -> bool:
         try:
-            self.scan(start, end)
+            self.scan(((start, end),))
         except DecodeError:
             return False
         return True
@@ -620,4 +623,23 @@ def decode_payload(
         raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
     buf = data if isinstance(data, bytes) else bytes(data)
     errors = "strict" if invalid_utf8 == "error" else "replace"
-    return _Reader(buf, errors, max_depth).event()
+    try:
+        return _Reader(buf, errors, max_depth).event()
+    except LimitExceeded:
+        if max_depth < MAX_DEPTH_LIMIT:
+            raise_other_fault(lambda: _Reader(buf, errors, MAX_DEPTH_LIMIT, quiet=True).event())
+        raise
+
+
+def raise_other_fault(decode_at_max_depth: Any) -> None:
+    """``LimitExceeded`` is for a frame that would decode with a higher limit; if
+    the frame has another fault too, that one is raised instead, whichever a
+    decoder happened to meet first. ``decode_at_max_depth`` decodes the frame again
+    at ``MAX_DEPTH_LIMIT`` (the upb path does the same, so every decoder gives the
+    same class); only an error path pays for it, and it is linear too."""
+    try:
+        decode_at_max_depth()
+    except LimitExceeded:
+        return
+    except DecodeError as other:
+        raise other from None

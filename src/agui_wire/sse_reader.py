@@ -43,6 +43,13 @@ Decisions:
 * orjson, not JavaScript, parses the JSON: numbers that overflow a double
   (``1e400``) and lone surrogate escapes (``"\\ud800"``) are errors here where
   the reference yields ``Infinity`` / a lone surrogate.
+* ``max_depth`` (default 1024, as for the binary decoders) bounds the nesting
+  below the event object (``{"type": "X", "v": [[1]]}`` is 2 deep):
+  ``SSELimitExceeded`` past it. orjson itself refuses documents nested deeper
+  than 1024 levels counting the event object, so an SSE event can be at most
+  1023 deep whatever ``max_depth`` says; that too is ``SSELimitExceeded``, never
+  a JSON syntax error. The check costs two ``str.count`` calls unless the data
+  has more brackets than ``max_depth``, when the parsed event is walked.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from typing import Any, Final, Literal
 import orjson
 
 from .errors import DecodeError, LimitExceeded, SSEError
+from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
@@ -65,6 +73,8 @@ __all__ = [
 DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
 _MAX_RETRY_DIGITS: Final = 18
+# orjson refuses documents nested deeper than this, the event object included
+ORJSON_MAX_DEPTH: Final = 1024
 
 Errors = Literal["strict", "replace"]
 
@@ -394,12 +404,21 @@ class SSEParser:
         self._block = -1
 
 
-def decode_sse_message(message: SSEMessage) -> dict[str, Any]:
+def decode_sse_message(
+    message: SSEMessage, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> dict[str, Any]:
     """The AG-UI event in one SSE message; ``SSEError`` unless its data is a JSON
-    object with a non-empty string ``type``."""
+    object with a non-empty string ``type``, ``SSELimitExceeded`` when it nests
+    deeper than ``max_depth`` below the event object."""
+    data = message.data
     try:
-        event = orjson.loads(message.data)
+        event = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):  # orjson's own cap, not a syntax error
+            cap = ORJSON_MAX_DEPTH - 1
+            if max_depth <= cap:
+                raise _too_deep(message, f"max_depth={max_depth}") from None
+            raise _too_deep(message, f"{cap} levels, orjson's limit for SSE events") from None
         raise SSEError(
             f"data is not valid JSON: {exc}",
             index=message.index,
@@ -421,7 +440,37 @@ def decode_sse_message(message: SSEMessage) -> dict[str, Any]:
             offset=message.offset,
             frame_offset=message.offset,
         )
+    # a document with at most max_depth + 1 brackets cannot nest deeper
+    if data.count("{") + data.count("[") > max_depth + 1 and _depth(event) > max_depth:
+        raise _too_deep(message, f"max_depth={max_depth}")
     return event
+
+
+def _depth(event: dict[str, Any]) -> int:
+    """How deep containers nest below the event object (iterative)."""
+    deepest = 0
+    work: list[tuple[Any, int]] = [(event, 0)]
+    while work:
+        container, depth = work.pop()
+        if depth > deepest:
+            deepest = depth
+        items = container.values() if type(container) is dict else container
+        for item in items:
+            if type(item) is dict or type(item) is list:
+                if item:
+                    work.append((item, depth + 1))
+                elif depth + 1 > deepest:
+                    deepest = depth + 1
+    return deepest
+
+
+def _too_deep(message: SSEMessage, limit: str) -> SSELimitExceeded:
+    return SSELimitExceeded(
+        f"JSON value nested deeper than {limit}",
+        index=message.index,
+        offset=message.offset,
+        frame_offset=message.offset,
+    )
 
 
 def _json_kind(value: object) -> str:
@@ -439,13 +488,20 @@ def _json_kind(value: object) -> str:
 class SSEEventReader:
     """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
 
-    __slots__ = ("_error", "parser")
+    __slots__ = ("_error", "_max_depth", "parser")
 
     def __init__(
-        self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, errors: Errors = "strict"
+        self,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        errors: Errors = "strict",
+        max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
+        if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+            raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
         #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
         self.parser = SSEParser(max_event_size=max_event_size, errors=errors)
+        self._max_depth = max_depth
         self._error: DecodeError | None = None
 
     @property
@@ -469,8 +525,8 @@ class SSEEventReader:
         out: list[dict[str, Any]] = []
         for message in messages:
             try:
-                out.append(decode_sse_message(message))
-            except SSEError as exc:
+                out.append(decode_sse_message(message, max_depth=self._max_depth))
+            except DecodeError as exc:
                 self._error = exc
                 if not out:
                     raise

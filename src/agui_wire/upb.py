@@ -20,10 +20,16 @@ Two things upb cannot do on its own, and what this module does about them:
   bytes first and rejects two different arms of ``Event``, ``InputContent`` or
   ``InputContentSource``.
 * Its parse depth is capped at 100 message levels (about 32 levels of JSON
-  objects) unless ``SetAllowOversizeProtos`` lifts the cap to 65535, where the C
-  stack is the limit. The guard measures the JSON nesting first; past
-  ``max_depth`` the frame is refused (``LimitExceeded``), below it the parse runs
-  with the cap lifted for the duration of the call.
+  objects; nested groups count too) unless ``SetAllowOversizeProtos`` lifts the
+  cap to 65535, where the C stack is the limit. The guard measures the JSON
+  nesting first; past ``max_depth`` the frame is refused (``LimitExceeded``),
+  below it the parse runs with the cap lifted for the duration of the call, as it
+  does for a frame with (unknown, skipped) groups. Groups nested some 65,000
+  deep remain beyond upb, which refuses them where the direct decoders skip them
+  (docs/errors.md lists this exception).
+
+A frame that is too deep and has another fault raises the other fault, as in
+``proto_reader`` (``raise_other_fault``), so all decoders give the same class.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from google.protobuf.message import Message as _Message
 
 from ._pb import events_pb2
 from .errors import DecodeError, EncodeError, LimitExceeded, UnknownEventError
+from .proto_reader import raise_other_fault
 from .schema import (
     ANY_CONTENT,
     BASE_FIELDS,
@@ -763,8 +770,11 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, int]]:
-    """(number, wire type, payload start, payload end) of each field; groups skipped."""
+def _fields(
+    buf: bytes, start: int, end: int, nesting: list[int] | None = None
+) -> Iterator[tuple[int, int, int, int]]:
+    """(number, wire type, payload start, payload end) of each field; groups
+    skipped (the deepest group nesting seen is kept in ``nesting[0]``)."""
     pos = start
     groups: list[int] = []
     while pos < end:
@@ -788,6 +798,8 @@ def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, i
             payload = (pos - 4, pos)
         elif wt == 3:
             groups.append(number)
+            if nesting is not None and len(groups) > nesting[0]:
+                nesting[0] = len(groups)
             continue
         elif wt == 4:
             if not groups or groups.pop() != number:
@@ -803,12 +815,13 @@ def _fields(buf: bytes, start: int, end: int) -> Iterator[tuple[int, int, int, i
         raise DecodeError("unclosed group", offset=end)
 
 
-def _guard(buf: bytes, max_depth: int) -> int:
-    """Reject what upb would accept silently (two arms of an AG-UI oneof), measure
-    the JSON nesting (returned), classify a frame with no known arm."""
+def _guard(buf: bytes, max_depth: int) -> tuple[int, int]:
+    """Reject what upb would accept silently (two arms of an AG-UI oneof); return
+    the JSON nesting and the deepest nesting of (unknown, skipped) groups."""
     if not buf:
         raise DecodeError("empty frame: no event")
     deepest = 0
+    groups = [0]
     # (descriptor, start, end, json depth)
     work: list[tuple[Any, int, int, int]] = [(_EVENT_DESC, 0, len(buf), 0)]
     while work:
@@ -821,7 +834,7 @@ def _guard(buf: bytes, max_depth: int) -> int:
                 )
             deepest = max(deepest, depth)
         arms: dict[str, int] = {}
-        for number, wt, s, e in _fields(buf, start, end):
+        for number, wt, s, e in _fields(buf, start, end, groups):
             fd = desc.fields_by_number.get(number)
             if fd is None or fd.type != FieldDescriptor.TYPE_MESSAGE or wt != 2:
                 continue
@@ -834,7 +847,7 @@ def _guard(buf: bytes, max_depth: int) -> int:
                         offset=s,
                     )
             work.append((fd.message_type, s, e, depth))
-    return deepest
+    return deepest, groups[0]
 
 
 def _classify_no_arm(buf: bytes) -> DecodeError:
@@ -863,10 +876,24 @@ def decode_payload(
     data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> dict[str, Any]:
     """Decode one ``ag_ui.Event`` payload through upb (the reference decoder)."""
+    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+        raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
     buf = bytes(data)
-    deepest = _guard(buf, max_depth)
     try:
-        if deepest <= _UPB_SAFE_JSON_DEPTH:
+        return _decode(buf, max_depth)
+    except LimitExceeded:
+        if max_depth < MAX_DEPTH_LIMIT:
+            # the same rule as proto_reader: another fault wins over the limit
+            raise_other_fault(lambda: _decode(buf, MAX_DEPTH_LIMIT))
+        raise
+
+
+def _decode(buf: bytes, max_depth: int) -> dict[str, Any]:
+    deepest, groups = _guard(buf, max_depth)
+    try:
+        # upb counts groups against its 100-level cap too; the direct decoders skip
+        # unknown groups at any nesting, so the cap is lifted when there are any
+        if deepest <= _UPB_SAFE_JSON_DEPTH and not groups:
             msg = events_pb2.Event.FromString(buf)
         else:
             with _oversize_lock:
