@@ -23,6 +23,8 @@
 #     objects are invisible to it anyway.
 #   * Child processes (node for the interop tests, python subprocesses) inherit
 #     LD_PRELOAD; node runs fine with the runtime loaded and not used.
+#   * tests/e2e/test_load.py is left out: it checks a server's RSS against a
+#     budget, which ASan's shadow memory alone exceeds.
 #
 # Usage: bash tests/sanitize.sh [scratch-dir]   (default: a fresh mktemp dir,
 # removed afterwards unless KEEP_SCRATCH=1). Needs gcc, python3; node/npm for
@@ -89,7 +91,9 @@ export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 
 echo "sanitize: the test suite under ASan+UBSan"
 .venv/bin/python -c 'import agui_wire._fast as f, sys; assert hasattr(f, "FrameReader"); print("sanitize: loaded", f.__file__)'
-.venv/bin/python -m pytest -q -p no:cacheprovider -x
+# tests/e2e/test_load.py holds a server's RSS to a budget; ASan's shadow memory and
+# quarantine inflate RSS by hundreds of MiB, so it cannot pass here (nor say anything)
+.venv/bin/python -m pytest -q -p no:cacheprovider -x --ignore=tests/e2e/test_load.py ${SANITIZE_PYTEST_ARGS:-}
 suite_done=$SECONDS
 
 echo "sanitize: fuzz targets under ASan+UBSan, ${SECONDS_PER_TARGET} s each"

@@ -337,3 +337,29 @@ def test_warnings_are_recorded_not_raised_by_default() -> None:
         warnings.simplefilter("error")
         with pytest.raises(UnknownEventWarning):
             decode_proto(frame(ld(32, base(40))))
+
+
+def test_payload_errors_count_from_the_payload() -> None:
+    payload = ld(2, base(1), string(2, "m"), ld(3, b"\xff"))
+    with pytest.raises(DecodeError) as info:
+        decode_payload(payload)
+    assert info.value.index is None
+    assert info.value.offset == payload.index(b"\xff")
+
+
+def test_sse_encoding_depth_is_orjsons() -> None:
+    def deep(levels: int) -> Any:
+        value: Any = 1
+        for _ in range(levels):
+            value = [value]
+        return {"type": "STATE_SNAPSHOT", "snapshot": value}
+
+    assert encode_sse(deep(200))
+    with pytest.raises(EncodeError):
+        encode_sse(deep(260))
+    assert encode_proto(deep(1000))  # the binary encoder takes up to max_depth
+
+
+def test_one_long_string_is_fine() -> None:
+    payload = ld(2, base(1), string(2, "m"), ld(3, b"x" * (1 << 20)))
+    assert len(decode_proto(frame(payload))[0]["delta"]) == 1 << 20

@@ -5,9 +5,9 @@ when the shape is the point) and run through the same check the fuzz target
 makes: ``fuzz_differential.compare`` for the payload decoders, the target's
 ``test_one_input`` for the others. The deliberate exceptions docs/errors.md
 lists are pinned here too, so a change to either side is noticed; a bug in code
-being written by someone else is a strict xfail, which fails as soon as the bug
-is fixed (then drop the mark). Finally every target replays its seed corpus, so
-the targets themselves cannot rot between fuzz runs.
+being written by someone else is a strict xfail until it is fixed. Finally every
+target replays its seed corpus, so the targets themselves cannot rot between
+fuzz runs.
 """
 
 from __future__ import annotations
@@ -30,24 +30,18 @@ from agui_wire import DecodeError, LimitExceeded, proto_reader, upb
 
 DECODERS = payload_decoders()
 FAST = fast_module()
-_fast_xfail = pytest.mark.xfail(
-    strict=True,
-    reason="_decoder.pxi merges repeated singular messages by parsing their concatenation",
-)
 
 
 def ids(decoders: list[tuple[str, Any]]) -> list[Any]:
-    return [
-        pytest.param(fn, id=name, marks=_fast_xfail if name == "fast" else ())
-        for name, fn in decoders
-    ]
+    return [pytest.param(fn, id=name) for name, fn in decoders]
 
 
 # -- a field straddling two occurrences of a merged message -------------------------
 # Found by fuzz_differential (seeded from the malformed cases). Protobuf merges
 # repeated occurrences of a singular message field as if each were parsed into the
-# same message in turn: each must be well formed on its own. proto_reader used to
-# parse the concatenation (accepting b"\x08" + b"\x01" as `type: 1`), upb refuses.
+# same message in turn: each must be well formed on its own. proto_reader and the
+# Cython decoder parsed the concatenation (accepting b"\x08" + b"\x01" as
+# `type: 1`); upb and @ag-ui/proto refuse it (tests/interop/test_fuzz_findings.py).
 
 STRADDLE_BASE_EVENT = b"\x12\t\n\x01\x08\n\x01\x01\x12\x01m"
 STRADDLE_ARM = b"\x12\x05\n\x02\x08\x01\x12\x12\x02\x01m"

@@ -55,17 +55,10 @@ PROTO = "application/vnd.ag-ui.event+proto"
 DECODERS = payload_decoders()
 FRAMERS = framer_modules()
 FAST = fast_module()
-_fast_copies = pytest.mark.xfail(
-    strict=True,
-    reason="_decoder.pxi copies merged occurrences per nesting level (memory depth x size)",
-)
 
 
-def decoder_params(xfail_fast: pytest.MarkDecorator | None = None) -> list[Any]:
-    return [
-        pytest.param(fn, id=name, marks=xfail_fast if (xfail_fast and name == "fast") else ())
-        for name, fn in DECODERS
-    ]
+def decoder_params() -> list[Any]:
+    return [pytest.param(fn, id=name) for name, fn in DECODERS]
 
 
 def tmc(delta: bytes = b"hi") -> bytes:
@@ -299,7 +292,7 @@ def merged_chain(levels: int, blob: int) -> bytes:
     return snapshot(value)
 
 
-@pytest.mark.parametrize("decode_payload", decoder_params(_fast_copies))
+@pytest.mark.parametrize("decode_payload", decoder_params())
 def test_merging_does_not_copy_per_level(decode_payload: Any) -> None:
     payload = merged_chain(200, 200_000)
     used = peak(lambda: decode_payload(payload, max_depth=1024))
@@ -388,9 +381,7 @@ SIZES = {"deep-nesting": 1000, "merged-chain": 1000, "nested-groups": 4000}
 
 @pytest.mark.parametrize("shape", list(PAYLOAD_SHAPES))
 @pytest.mark.parametrize("decode_payload", decoder_params())
-def test_payload_decoding_is_linear(decode_payload: Any, shape: str, request: Any) -> None:
-    if shape == "merged-chain" and request.node.callspec.id.startswith("fast-"):
-        request.applymarker(_fast_copies)
+def test_payload_decoding_is_linear(decode_payload: Any, shape: str) -> None:
     make = PAYLOAD_SHAPES[shape]
     n = SIZES.get(shape, 2000)
     if shape == "deep-nesting" or shape == "merged-chain":

@@ -1,0 +1,53 @@
+"""What the fuzzers found, checked against the reference decoder (``@ag-ui/proto`` 1.0.0).
+
+Strategy: the inputs of tests/test_fuzz_regressions.py where our decoders had
+to choose between upb's behaviour and another, decoded by the pinned package
+through the node harness: the choice docs/errors.md states must be the
+reference's. A field straddling two occurrences of a merged message is refused
+(as by upb and proto_reader); a ``Struct`` map entry with a field besides key and
+value is kept (as by proto_reader and Cython; upb drops it: a documented
+exception of the upb path).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from wire import base, ld, string, v_null, v_struct, vi
+
+from agui_wire import DecodeError, proto_reader
+
+pytestmark = pytest.mark.interop
+
+
+def test_straddling_field_is_refused_by_the_reference(node_harness: Any) -> None:
+    cases = [
+        ld(2, ld(1, b"\x08"), ld(1, b"\x01"), string(2, "m")),
+        ld(2, base(1), b"\x12") + ld(2, b"\x01m"),
+    ]
+    results = node_harness.decode_proto(b"".join(len(c).to_bytes(4, "big") + c for c in cases))
+    for payload, result in zip(cases, results, strict=True):
+        assert result.event is None
+        assert result.error is not None
+        with pytest.raises(DecodeError):
+            proto_reader.decode_payload(payload)
+
+
+def test_map_entries_with_foreign_fields_are_kept_by_the_reference(node_harness: Any) -> None:
+    values = [
+        v_struct(ld(1, string(1, "a"), ld(2, v_null()), string(6, "z"))),
+        v_struct(ld(1, vi(6, 1), string(1, "a"), ld(2, v_null()))),
+        v_struct(ld(1, vi(1, 1), ld(2, v_null()))),
+    ]
+    payloads = [ld(7, base(6), ld(2, v)) for v in values]
+    stream = b"".join(len(p).to_bytes(4, "big") + p for p in payloads)
+    results = node_harness.decode_proto(stream)
+    for payload, result in zip(payloads, results, strict=True):
+        assert result.error is None
+        assert result.event["snapshot"] == proto_reader.decode_payload(payload)["snapshot"]
