@@ -27,8 +27,10 @@
 #     budget, which ASan's shadow memory alone exceeds.
 #
 # Usage: bash tests/sanitize.sh [scratch-dir]   (default: a fresh mktemp dir,
-# removed afterwards unless KEEP_SCRATCH=1). Needs gcc, python3; node/npm for
-# the interop tests (tests/interop/node_modules is linked, or installed).
+# removed afterwards unless KEEP_SCRATCH=1; a named one is kept and its venv
+# reused). SANITIZE_PYTEST_ARGS narrows the suite (e.g. "tests/test_fast_codec.py"),
+# SANITIZE_FUZZ_SECONDS sets the fuzzing time per target. Needs gcc, python3;
+# node/npm for the interop tests (tests/interop/node_modules is linked, or installed).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
