@@ -1,6 +1,9 @@
 # Type stubs of the Cython extension agui_wire._fast. Each section mirrors one
 # include file of _fast.pyx and the pure-Python twin that documents its contract.
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from agui_wire.errors import DecodeError
 
 # ---------------------------------------------------------------------------
@@ -32,9 +35,50 @@ class FrameReader:
     def close(self) -> None: ...
 
 # ---------------------------------------------------------------------------
-# _encoder.pxi (twin: agui_wire.proto_writer) -- added with the encoder
+# _encoder.pxi (twin: agui_wire.proto_writer)
 # ---------------------------------------------------------------------------
 
+def encode_payload(
+    event: Mapping[str, Any],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = 1024,
+) -> bytes:
+    """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
+
+def encode_frame(
+    event: Mapping[str, Any],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = 1024,
+) -> bytes:
+    """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes."""
+
+def encode_frames(
+    events: Iterable[Mapping[str, Any]],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = 1024,
+) -> bytes:
+    """Frames for several events, concatenated: a binary stream body."""
+
+def _encoder_fallbacks() -> int:
+    """Events handed to proto_writer since import (errors, exotic input)."""
+
 # ---------------------------------------------------------------------------
-# _decoder.pxi (twin: agui_wire.proto_reader) -- added with the decoder
+# _decoder.pxi (twin: agui_wire.proto_reader)
 # ---------------------------------------------------------------------------
+
+def decode_payload(
+    data: bytes | bytearray | memoryview,
+    *,
+    invalid_utf8: str = "error",
+    max_depth: int = 1024,
+) -> dict[str, Any]:
+    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict."""
+
+def _decoder_fallbacks() -> int:
+    """Payloads handed to proto_reader since import (errors, odd input)."""
