@@ -77,7 +77,7 @@ if ! AGUI_WIRE_SANITIZE=1 .venv/bin/python setup.py --quiet build_ext --inplace 
     exit 1
 fi
 so=(src/agui_wire/_fast*.so)
-if ! ldd "${so[0]}" | grep -q libasan; then
+if ! ldd "${so[0]}" | grep libasan >/dev/null; then  # not -q: SIGPIPE + pipefail
     echo "sanitize: ${so[0]} is not linked against libasan" >&2
     exit 1
 fi
