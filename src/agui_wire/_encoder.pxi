@@ -1303,6 +1303,59 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
         free(out)
 
 
+cdef class FrameEncoder:
+    """FrameEncoder(*, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None)
+
+    ``encode_frame`` with its options bound, for a caller that encodes event
+    after event (``EventEncoder``): ``.encode(event)`` is one C call with no
+    keyword parsing. An event that is not a ``dict`` goes through ``convert``
+    first (the official SDK's pydantic events); ``convert=None`` leaves it as is.
+    """
+
+    cdef int flags
+    cdef Py_ssize_t depth
+    cdef object convert
+    cdef object lossy_numbers, extra_keys, max_depth
+
+    def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
+        _en_py._check_options(extra_keys, max_depth)
+        self.flags = _en_options(
+            <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
+        )
+        self.lossy_numbers = lossy_numbers
+        self.extra_keys = extra_keys
+        self.max_depth = max_depth
+        self.convert = convert
+
+    def encode(self, event):
+        """encode(event) -> bytes: one frame."""
+        cdef object out
+        if type(event) is not dict and self.convert is not None:
+            event = self.convert(event)
+        if self.flags >= 0:
+            out = _en_one(event, self.flags, self.depth, True)
+            if out is not None:
+                return out
+        return _en_py.encode_frame(
+            event,
+            lossy_numbers=self.lossy_numbers,
+            extra_keys=self.extra_keys,
+            max_depth=self.max_depth,
+        )
+
+    def encode_many(self, events):
+        """encode_many(events) -> bytes: the frames of several events, concatenated."""
+        if self.convert is not None:
+            convert = self.convert
+            events = [e if type(e) is dict else convert(e) for e in events]
+        return encode_frames(
+            events,
+            lossy_numbers=self.lossy_numbers,
+            extra_keys=self.extra_keys,
+            max_depth=self.max_depth,
+        )
+
+
 # -- tables from agui_wire.schema ----------------------------------------------------
 
 cdef uint32_t _en_wire_type(int kind):

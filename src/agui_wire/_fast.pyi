@@ -1,7 +1,7 @@
 # Type stubs of the Cython extension agui_wire._fast. Each section mirrors one
 # include file of _fast.pyx and the pure-Python twin that documents its contract.
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agui_wire.errors import DecodeError
@@ -64,6 +64,20 @@ def encode_frames(
     max_depth: int = 1024,
 ) -> bytes:
     """Frames for several events, concatenated: a binary stream body."""
+
+class FrameEncoder:
+    """``encode_frame`` with its options bound; ``.encode`` is one C call."""
+
+    def __init__(
+        self,
+        *,
+        lossy_numbers: bool = False,
+        extra_keys: str = "drop",
+        max_depth: int = 1024,
+        convert: Callable[[Any], Any] | None = None,
+    ) -> None: ...
+    def encode(self, event: Any) -> bytes: ...
+    def encode_many(self, events: Iterable[Any]) -> bytes: ...
 
 def _encoder_fallbacks() -> int:
     """Events handed to proto_writer since import (errors, exotic input)."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final
 __all__ = [
     "IMPLEMENTATIONS",
     "NAME",
+    "FrameEncoder",
     "FrameReader",
     "decode_payload",
     "encode_frame",
@@ -33,6 +34,7 @@ __all__ = [
 _NAMES: Final = {
     "FrameReader": "framing",
     "frame": "framing",
+    "FrameEncoder": "proto_writer",
     "encode_frame": "proto_writer",
     "encode_frames": "proto_writer",
     "decode_payload": "proto_reader",
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from .framing import FrameReader as FrameReader
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload
+    from .proto_writer import FrameEncoder as FrameEncoder
     from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
 else:

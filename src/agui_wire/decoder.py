@@ -32,8 +32,9 @@ Contract, for both transports:
 from __future__ import annotations
 
 import base64
+import functools
 import warnings
-from collections.abc import AsyncIterable, Iterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from typing import IO, Any, Final, Literal
 
 from . import backend
@@ -104,6 +105,7 @@ class EventDecoder:
 
     __slots__ = (
         "_count",
+        "_decode_payload",
         "_depth",
         "_error",
         "_frames",
@@ -146,6 +148,14 @@ class EventDecoder:
         self._count = 0
         self._error: DecodeError | None = None
         self._frames: FrameReader | None = None
+        # bound once: the per-frame call is the hot loop of a binary stream
+        self._decode_payload: Callable[[Any], dict[str, Any]] = (
+            backend.decode_payload
+            if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH
+            else functools.partial(
+                backend.decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth
+            )
+        )
         self._sse: SSEEventReader | None = None
         if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
             raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
@@ -208,11 +218,12 @@ class EventDecoder:
     def _payloads(self, payloads: list[Any], index: int, offset: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         error: DecodeError | None = None
-        decode_payload = backend.decode_payload
+        decode_payload = self._decode_payload
+        append = out.append
         for payload in payloads:
             start = offset + 4
             try:
-                out.append(decode_payload(payload, invalid_utf8=self._utf8, max_depth=self._depth))
+                append(decode_payload(payload))
             except UnknownEventError as exc:
                 located = exc.located(index=index, frame_offset=offset, base=start)
                 assert isinstance(located, UnknownEventError)
@@ -315,10 +326,14 @@ def decode(
     """Every event of a whole capture (bytes, a binary file, or chunks), the format
     sniffed unless ``content_type`` is given. On a bad frame or event the
     ``DecodeError`` raised carries the events before it in ``.events``."""
+    decoder = EventDecoder(content_type, max_events=max_events, **options)
     events: list[dict[str, Any]] = []
     try:
-        for event in iter_decode(source, content_type, max_events=max_events, **options):
-            events.append(event)
+        for chunk in _chunks(source):
+            events += decoder.feed(chunk)
+            if decoder.pending_error is not None:
+                raise decoder.pending_error
+        events += decoder.close()
     except DecodeError as exc:
         exc.events = events
         raise

@@ -13,7 +13,7 @@ the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import backend
@@ -73,7 +73,12 @@ class EventEncoder:
     options are those of ``encode_proto``; SSE ignores them.
     """
 
-    __slots__ = ("_extra_keys", "_lossy_numbers", "_max_depth", "_proto", "content_type")
+    # ``encode`` and ``encode_many`` are bound per instance to the transport's
+    # encoder (for protobuf a C method with the options bound), so encoding an
+    # event is one call: no Python frame, no keyword parsing, no branch on the
+    # transport. The methods below document them and serve subclasses.
+    encode: Callable[[Mapping[str, Any] | Any], bytes]
+    encode_many: Callable[[Iterable[Mapping[str, Any] | Any]], bytes]
 
     def __init__(
         self,
@@ -85,12 +90,18 @@ class EventEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
         self.content_type: str = negotiate(accept, strict=strict)
-        self._proto = self.content_type == PROTO_MEDIA_TYPE
-        self._lossy_numbers = lossy_numbers
-        self._extra_keys = extra_keys
-        self._max_depth = max_depth
-        if extra_keys not in ("drop", "error"):
-            raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
+        frames = backend.FrameEncoder(
+            lossy_numbers=lossy_numbers,
+            extra_keys=extra_keys,
+            max_depth=max_depth,
+            convert=as_event_dict,
+        )
+        if self.content_type == PROTO_MEDIA_TYPE:
+            self.encode = frames.encode
+            self.encode_many = frames.encode_many
+        else:
+            self.encode = encode_sse
+            self.encode_many = _encode_sse_many_events
 
     def get_content_type(self) -> str:
         """The negotiated content type (the name ``ag_ui.encoder`` uses)."""
@@ -99,30 +110,11 @@ class EventEncoder:
     @property
     def is_binary(self) -> bool:
         """Whether protobuf frames were negotiated."""
-        return self._proto
-
-    def encode(self, event: Mapping[str, Any] | Any) -> bytes:
-        """One event in the negotiated transport."""
-        if self._proto:
-            return backend.encode_frame(
-                as_event_dict(event),
-                lossy_numbers=self._lossy_numbers,
-                extra_keys=self._extra_keys,
-                max_depth=self._max_depth,
-            )
-        return _encode_sse_dict(as_event_dict(event))
-
-    def encode_many(self, events: Iterable[Mapping[str, Any] | Any]) -> bytes:
-        """Several events in the negotiated transport, in one ``bytes``."""
-        dicts = (as_event_dict(e) for e in events)
-        if self._proto:
-            return backend.encode_frames(
-                dicts,
-                lossy_numbers=self._lossy_numbers,
-                extra_keys=self._extra_keys,
-                max_depth=self._max_depth,
-            )
-        return _encode_sse_many(dicts)
+        return self.content_type == PROTO_MEDIA_TYPE
 
     def __repr__(self) -> str:
         return f"EventEncoder(content_type={self.content_type!r})"
+
+
+def _encode_sse_many_events(events: Iterable[Mapping[str, Any] | Any]) -> bytes:
+    return _encode_sse_many(as_event_dict(e) for e in events)

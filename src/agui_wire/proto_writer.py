@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from .errors import EncodeError
@@ -47,7 +47,13 @@ from .schema import (
     MessageSpec,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "encode_frame", "encode_frames", "encode_payload"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "FrameEncoder",
+    "encode_frame",
+    "encode_frames",
+    "encode_payload",
+]
 
 DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
 MAX_FRAME_PAYLOAD: Final = 0xFFFFFFFF
@@ -634,3 +640,42 @@ def encode_frames(
         out += _prefix(payload)
         out += payload
     return bytes(out)
+
+
+class FrameEncoder:
+    """``encode_frame`` with its options bound, for a caller that encodes event after
+    event (``EventEncoder``). An event that is not a ``dict`` goes through
+    ``convert`` first (the official SDK's pydantic events). The Cython twin makes
+    ``.encode`` a single C call."""
+
+    __slots__ = ("_convert", "_extra", "_lossy", "_max_depth")
+
+    def __init__(
+        self,
+        *,
+        lossy_numbers: bool = False,
+        extra_keys: str = "drop",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        convert: Callable[[Any], Any] | None = None,
+    ) -> None:
+        _check_options(extra_keys, max_depth)
+        self._lossy = lossy_numbers
+        self._extra = extra_keys
+        self._max_depth = max_depth
+        self._convert = convert
+
+    def encode(self, event: Any) -> bytes:
+        """One frame."""
+        if type(event) is not dict and self._convert is not None:
+            event = self._convert(event)
+        payload = _encode(event, self._lossy, self._extra, self._max_depth)
+        return _prefix(payload) + payload
+
+    def encode_many(self, events: Iterable[Any]) -> bytes:
+        """The frames of several events, concatenated."""
+        convert = self._convert
+        if convert is not None:
+            events = [e if type(e) is dict else convert(e) for e in events]
+        return encode_frames(
+            events, lossy_numbers=self._lossy, extra_keys=self._extra, max_depth=self._max_depth
+        )

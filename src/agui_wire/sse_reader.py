@@ -25,6 +25,13 @@ ignores ``event:`` too). ``data:`` with an empty value is data, and not JSON: an
 error (as in the reference). Blocks without data (comments, keep-alives, a lone
 ``event:``/``id:``/``retry:``) never reach this layer.
 
+Fast path: what AG-UI servers write is blocks of one ``data: <json>`` line and a
+blank line. From a block start, with no CR in the chunk, ``SSEEventReader`` parses
+such blocks straight from the bytes with orjson and accounts for them in the
+parser; anything else stops the fast path and the general parser takes over at
+that byte, so events, errors, indices and offsets are the general parser's
+(tests/test_sse_fast_path.py holds the two to each other).
+
 Decisions:
 
 * Invalid UTF-8 raises ``SSEError`` at the exact byte offset by default
@@ -231,6 +238,41 @@ class SSEParser:
         except DecodeError as exc:
             return self._fail(exc, out)
         return out
+
+    def _at_block_start(self) -> bool:
+        """Whether the next byte starts a block with nothing pending (no partial
+        line, field or BOM check): where ``SSEEventReader``'s fast path may run."""
+        return (
+            not self._head
+            and not self._buf
+            and not self._skip_lf
+            and self._block < 0
+            and not self._data
+            and not self._event
+            and self._retry is None
+            and self._error is None
+            and not self._closed
+        )
+
+    def _at_line_start(self) -> bool:
+        """Whether the last line ended exactly at the end of the last chunk."""
+        return not self._head and not self._buf and not self._skip_lf
+
+    def _may_skip_bom(self, chunk: bytes) -> bool:
+        """Settle the leading-BOM question from ``chunk`` if it can be settled
+        without the general parser: False when the parser must look itself."""
+        if not self._head:
+            return True
+        if len(chunk) < 3 or chunk.startswith(_BOM[: min(len(chunk), 3)]) or self._buf:
+            return False
+        self._head = False
+        self._buf_start = self._fed
+        return True
+
+    def _skip_blocks(self, nbytes: int, nevents: int) -> None:
+        """Account for ``nevents`` plain blocks (``nbytes``) handled by the fast path."""
+        self._fed += nbytes
+        self._index += nevents
 
     def _fail(self, exc: DecodeError, out: list[SSEMessage]) -> list[SSEMessage]:
         self._error = exc
@@ -513,7 +555,74 @@ class SSEEventReader:
         """Add ``chunk`` to the stream; return the events it completes."""
         if self._error is not None:
             raise self._error
-        return self._decode(self.parser.feed(chunk))
+        parser = self.parser
+        if type(chunk) is not bytes or b"\r" in chunk or not parser._may_skip_bom(chunk):
+            return self._decode(parser.feed(chunk))
+        # The general parser finishes what an earlier chunk left open (up to the
+        # first blank line); from a block start the fast path takes plain blocks;
+        # the general parser does the rest (and raises if there is cause).
+        out: list[dict[str, Any]] = []
+        pos = 0
+        if not parser._at_block_start():
+            if parser._at_line_start() and chunk[:1] == b"\n":
+                pos = 1
+            else:
+                pos = chunk.find(b"\n\n") + 2
+                if pos < 2:
+                    return self._decode(parser.feed(chunk))
+            out = self._decode(parser.feed(chunk[:pos]))
+            if self.pending_error is not None or not parser._at_block_start():
+                return self._rest(out, chunk, pos)
+        events, end = self._plain_blocks(chunk, pos)
+        if events:
+            parser._skip_blocks(end - pos, len(events))
+            out += events
+        return self._rest(out, chunk, end)
+
+    def _rest(self, out: list[dict[str, Any]], chunk: bytes, pos: int) -> list[dict[str, Any]]:
+        if pos >= len(chunk) or self.pending_error is not None:
+            return out
+        try:
+            return out + self._decode(self.parser.feed(chunk[pos:]))
+        except DecodeError as exc:
+            if not out:
+                raise
+            self._error = exc  # raised by the next call: the events before it come first
+            return out
+
+    def _plain_blocks(self, chunk: bytes, pos: int) -> tuple[list[dict[str, Any]], int]:
+        """The fast path, for what AG-UI servers write: from the start of ``chunk``,
+        every block that is one ``data: <json>`` line and a blank line (LF only)
+        whose JSON is an event within the limits, parsed straight from the bytes.
+        Anything else stops it, and the general parser takes over there (and
+        raises, if there is something to raise)."""
+        events: list[dict[str, Any]] = []
+        view = memoryview(chunk)
+        limit = self.parser._max
+        depth = self._max_depth + 1
+        loads = orjson.loads
+        n = len(chunk)
+        while chunk.startswith(b"data: ", pos):
+            nl = chunk.find(b"\n", pos + 6)
+            if nl < 0 or nl + 1 >= n or chunk[nl + 1] != 0x0A or nl - pos > limit:
+                break
+            try:
+                event = loads(view[pos + 6 : nl])
+            except orjson.JSONDecodeError:
+                break
+            if type(event) is not dict:
+                break
+            etype = event.get("type")
+            if type(etype) is not str or not etype:
+                break
+            if (
+                nl - pos - 6 > depth
+                and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > depth
+            ):
+                break  # possibly too deep: the general path measures it
+            events.append(event)
+            pos = nl + 2
+        return events, pos
 
     def close(self) -> list[dict[str, Any]]:
         """End of stream: the events still held, including a last one without a blank line."""
