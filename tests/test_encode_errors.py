@@ -401,3 +401,16 @@ def test_str_and_int_subclasses_are_accepted(codec) -> None:
     event = {"type": Kind.TMC, "messageId": "m", "delta": "d", "rawEvent": {"level": Level.HIGH}}
     decoded = codec.decode_payload(codec.encode_payload(event))
     assert decoded == {**TMC, "rawEvent": {"level": 3}}
+
+
+def test_option_types_are_checked(codec) -> None:
+    for bad in (True, 5.0, "5"):
+        with pytest.raises(ValueError, match="max_depth"):
+            codec.encode_payload(TMC, max_depth=bad)
+        with pytest.raises(ValueError, match="max_depth"):
+            codec.decode_payload(b"", max_depth=bad)
+    with pytest.raises(ValueError, match="lossy_numbers"):
+        codec.encode_payload(TMC, lossy_numbers=1)
+    for not_bytes in (7, "abc", None, [1]):
+        with pytest.raises(TypeError, match="expected bytes"):
+            codec.decode_payload(not_bytes)

@@ -1318,7 +1318,7 @@ cdef class FrameEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _en_py._check_options(extra_keys, max_depth)
+        _en_py._check_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )

@@ -619,8 +619,10 @@ def decode_payload(
     """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict."""
     if invalid_utf8 not in ("error", "replace"):
         raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
-    if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")
     buf = data if isinstance(data, bytes) else bytes(data)
     errors = "strict" if invalid_utf8 == "error" else "replace"
     try:

@@ -574,11 +574,13 @@ def _prefix(payload: bytes) -> bytes:
     return _pack_len(len(payload))
 
 
-def _check_options(extra_keys: str, max_depth: int) -> None:
+def _check_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False) -> None:
     if extra_keys not in ("drop", "error"):
         raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
-    if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    if type(lossy_numbers) is not bool:
+        raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
 
 
 MAX_DEPTH_LIMIT: Final = 10_000
@@ -592,7 +594,7 @@ def encode_payload(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
-    _check_options(extra_keys, max_depth)
+    _check_options(extra_keys, max_depth, lossy_numbers)
     return _encode(event, lossy_numbers, extra_keys, max_depth)
 
 
@@ -620,7 +622,7 @@ def encode_frame(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes."""
-    _check_options(extra_keys, max_depth)
+    _check_options(extra_keys, max_depth, lossy_numbers)
     payload = _encode(event, lossy_numbers, extra_keys, max_depth)
     return _prefix(payload) + payload
 
@@ -633,7 +635,7 @@ def encode_frames(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """Frames for several events, concatenated: a binary stream body."""
-    _check_options(extra_keys, max_depth)
+    _check_options(extra_keys, max_depth, lossy_numbers)
     out = bytearray()
     for event in events:
         payload = _encode(event, lossy_numbers, extra_keys, max_depth)
@@ -658,7 +660,7 @@ class FrameEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         convert: Callable[[Any], Any] | None = None,
     ) -> None:
-        _check_options(extra_keys, max_depth)
+        _check_options(extra_keys, max_depth, lossy_numbers)
         self._lossy = lossy_numbers
         self._extra = extra_keys
         self._max_depth = max_depth
