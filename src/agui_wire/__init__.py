@@ -4,7 +4,8 @@ Servers: ``EventEncoder(request.headers.get("accept"))`` negotiates the transpor
 ``.encode(event)`` gives the bytes to write and ``.content_type`` the header.
 Clients and captures: ``EventDecoder``, ``decode``, ``iter_decode``,
 ``aiter_decode``. One-shot: ``encode_proto``/``decode_proto``, ``encode_sse``.
-Message objects: ``event_to_proto``/``event_from_proto``. Events are dicts shaped
+Message objects: ``event_to_proto``/``event_from_proto``. Protocol rules:
+``validate_event``/``validate_stream``. Events are dicts shaped
 as ``@ag-ui/core`` 1.0.0 JSON (or the official SDK's pydantic objects on encode).
 docs/wire-format.md states the mapping; docs/errors.md the error contract.
 """
@@ -30,6 +31,7 @@ from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate
 from .normalize import normalize
 from .schema import EVENT_TYPES
 from .upb import event_from_proto, event_to_proto
+from .validate import Problem, StreamValidator, validate_event, validate_stream
 
 __version__ = "0.1.0"
 
@@ -45,7 +47,9 @@ __all__ = [
     "FrameTooLarge",
     "LimitExceeded",
     "NotAcceptable",
+    "Problem",
     "SSEError",
+    "StreamValidator",
     "TruncatedStream",
     "UnknownEventError",
     "UnknownEventWarning",
@@ -62,4 +66,6 @@ __all__ = [
     "negotiate",
     "normalize",
     "sniff",
+    "validate_event",
+    "validate_stream",
 ]
