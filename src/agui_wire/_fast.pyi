@@ -96,3 +96,17 @@ def decode_payload(
 
 def _decoder_fallbacks() -> int:
     """Payloads handed to proto_reader since import (errors, odd input)."""
+
+# ---------------------------------------------------------------------------
+# _sse.pxi (twin: agui_wire.sse_writer.SSEEncoder)
+# ---------------------------------------------------------------------------
+
+class SSEEncoder:
+    """``encode_sse`` without ids, one C call per event in the common case."""
+
+    def __init__(self, *, convert: Callable[[Any], Any] | None = None) -> None: ...
+    def encode(self, event: Any) -> bytes: ...
+    def encode_many(self, events: Iterable[Any]) -> bytes: ...
+
+def _sse_fallbacks() -> int:
+    """Events handed to sse_writer since import (a value to omit, errors, exotic input)."""

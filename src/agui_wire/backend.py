@@ -24,6 +24,7 @@ __all__ = [
     "NAME",
     "FrameEncoder",
     "FrameReader",
+    "SSEEncoder",
     "decode_payload",
     "encode_frame",
     "encode_frames",
@@ -38,6 +39,7 @@ _NAMES: Final = {
     "encode_frame": "proto_writer",
     "encode_frames": "proto_writer",
     "decode_payload": "proto_reader",
+    "SSEEncoder": "sse_writer",
 }
 
 
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from .proto_writer import FrameEncoder as FrameEncoder
     from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
+    from .sse_writer import SSEEncoder as SSEEncoder
 else:
     for _name, _module in _NAMES.items():
         if IMPLEMENTATIONS[_name] == "cython":

@@ -2,8 +2,9 @@
 
 Strategy: negotiate once (``negotiation.negotiate`` on the request's ``Accept``),
 then every ``encode`` call goes straight to the transport's encoder: the Cython
-frame encoder for protobuf (the pure-Python twin without the extension), orjson
-for SSE. What a server writes to the socket always matches ``content_type``.
+frame encoder for protobuf, orjson behind the Cython SSE writer for SSE (the
+pure-Python twins without the extension). What a server writes to the socket
+always matches ``content_type``.
 
 Events are dicts shaped as ``@ag-ui/core`` JSON, or the pydantic event objects of
 the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
@@ -14,13 +15,12 @@ the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from . import backend
 from .negotiation import PROTO_MEDIA_TYPE, negotiate
 from .proto_writer import DEFAULT_MAX_DEPTH
 from .sse_writer import encode_sse as _encode_sse_dict
-from .sse_writer import encode_sse_many as _encode_sse_many
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 
@@ -58,8 +58,13 @@ def encode_proto(
     )
 
 
+_SSE: Final = backend.SSEEncoder(convert=as_event_dict)
+
+
 def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> bytes:
     """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given)."""
+    if id is None:
+        return _SSE.encode(event)
     return _encode_sse_dict(as_event_dict(event), id=id)
 
 
@@ -100,8 +105,9 @@ class EventEncoder:
             self.encode = frames.encode
             self.encode_many = frames.encode_many
         else:
-            self.encode = encode_sse
-            self.encode_many = _encode_sse_many_events
+            sse = backend.SSEEncoder(convert=as_event_dict)
+            self.encode = sse.encode
+            self.encode_many = sse.encode_many
 
     def get_content_type(self) -> str:
         """The negotiated content type (the name ``ag_ui.encoder`` uses)."""
@@ -114,7 +120,3 @@ class EventEncoder:
 
     def __repr__(self) -> str:
         return f"EventEncoder(content_type={self.content_type!r})"
-
-
-def _encode_sse_many_events(events: Iterable[Mapping[str, Any] | Any]) -> bytes:
-    return _encode_sse_many(as_event_dict(e) for e in events)

@@ -42,7 +42,7 @@ from . import schema
 from ._pb import events_pb2
 from .errors import EncodeError
 
-__all__ = ["encode_sse", "encode_sse_many"]
+__all__ = ["SSEEncoder", "encode_sse", "encode_sse_many"]
 
 _Walk = Callable[[Any], Any]  # returns its argument when nothing changes
 
@@ -334,6 +334,30 @@ def encode_sse_many(events: Iterable[Mapping[str, Any]]) -> bytes:
         out += _encode(event)
         out += b"\n\n"
     return bytes(out)
+
+
+class SSEEncoder:
+    """``encode_sse`` (without ids) for a caller that encodes event after event
+    (``EventEncoder``). An event that is not a ``dict`` goes through ``convert``
+    first (the official SDK's pydantic events); ``convert=None`` leaves it as is.
+    The Cython twin (``_fast.SSEEncoder``) writes the common event (no ``None``
+    to omit, nothing orjson refuses) itself and hands every other one to this."""
+
+    def __init__(self, *, convert: Callable[[Any], Any] | None = None) -> None:
+        self._convert = convert
+
+    def encode(self, event: Any) -> bytes:
+        """encode(event) -> bytes: one SSE message."""
+        if type(event) is not dict and self._convert is not None:
+            event = self._convert(event)
+        return b"data: " + _encode(event) + b"\n\n"
+
+    def encode_many(self, events: Iterable[Any]) -> bytes:
+        """encode_many(events) -> bytes: several SSE messages, concatenated."""
+        convert = self._convert
+        if convert is not None:
+            events = (e if type(e) is dict else convert(e) for e in events)
+        return encode_sse_many(events)
 
 
 # -- error location (only on the failure path) ------------------------------------------
