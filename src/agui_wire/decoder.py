@@ -201,9 +201,25 @@ class EventDecoder:
             self._start(kind)
         if self._sse is not None:
             return self._deliver(self._sse.feed(chunk))
-        assert self._frames is not None
-        index, offset = self._frames.frames_read, self._frames.offset
-        return self._payloads(self._frames.feed(chunk), index, offset)
+        frames = self._frames
+        assert frames is not None
+        payloads = frames.feed(chunk)
+        if self._max_events is None:
+            # The hot path of a binary stream: every frame decodes. Anything else
+            # is decoded again by _payloads, which locates the error and applies
+            # the unknown-event policy (decoding has no side effects).
+            decode_payload = self._decode_payload
+            try:
+                out = [decode_payload(p) for p in payloads]
+            except DecodeError:
+                pass
+            else:
+                self._count += len(out)
+                return out
+        # where this chunk's first complete frame starts
+        index = frames.frames_read - len(payloads)
+        offset = frames.offset - sum(4 + len(p) for p in payloads)
+        return self._payloads(payloads, index, offset)
 
     def close(self) -> list[dict[str, Any]]:
         """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
