@@ -8,6 +8,9 @@ from types import MappingProxyType
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from strategies import json_values
+from test_fast_codec import same
 
 from agui_wire import schema, sse_writer
 from agui_wire.errors import EncodeError
@@ -360,13 +363,77 @@ def test_orjson_refusals_become_encode_errors(event, path, match):
     assert info.value.path == path
 
 
-def test_too_deep():
-    value: object = 1
-    for _ in range(300):
-        value = [value]
-    with pytest.raises(EncodeError) as info:
-        encode_sse({"type": "CUSTOM", "name": "n", "value": value})
-    assert info.value.event_type == "CUSTOM"
+def nested(levels: int, leaf: object = 1) -> object:
+    value = leaf
+    for i in range(levels):
+        value = [value] if i % 2 else {"k": value, "n": None}
+    return value
+
+
+@pytest.mark.parametrize("levels", [254, 255, 300, 1000, sse_writer.SSE_MAX_NESTING - 1])
+def test_deeper_than_orjson_writes(levels):
+    # orjson.dumps stops at 255 levels; the event's JSON is written anyway, up to
+    # what the SSE readers (orjson.loads, ours) read back
+    ev = {"type": "STATE_SNAPSHOT", "snapshot": nested(levels), "timestamp": None}
+    out = encode_sse(ev)
+    text = b"1"
+    for i in range(levels):
+        text = b"[" + text + b"]" if i % 2 else b'{"k":' + text + b',"n":null}'
+    assert out == b'data: {"type":"STATE_SNAPSHOT","snapshot":' + text + b"}\n\n"
+    want = {"type": "STATE_SNAPSHOT", "snapshot": nested(levels)}
+    (got,) = SSEEventReader().feed(out)
+    assert same(got, want)
+
+
+def test_too_deep_for_the_readers():
+    levels = sse_writer.SSE_MAX_NESTING  # with the event object: one more than readers take
+    with pytest.raises(EncodeError, match="deeper than 1023 levels") as info:
+        encode_sse({"type": "STATE_SNAPSHOT", "snapshot": nested(levels)})
+    assert info.value.event_type == "STATE_SNAPSHOT"
+    assert info.value.path.startswith("/snapshot/0/k/0/k/")
+    assert info.value.path.count("/") == levels
+
+
+@pytest.mark.parametrize(
+    ("leaf", "path_end", "match"),
+    [
+        ("\ud800", "/k", "lone surrogate at index 0"),
+        (2**64, "/k", "64 bits"),
+        ({1, 2}, "/k", "set is not JSON serializable"),
+        ({3: 1}, "/k/3", "key 3 is not a string"),
+        ({"\udcff": 1}, "/k/\udcff", "key holds a lone surrogate"),
+    ],
+)
+def test_refusals_deep_down_are_located(leaf, path_end, match):
+    with pytest.raises(EncodeError, match=match) as info:
+        encode_sse({"type": "STATE_SNAPSHOT", "snapshot": nested(400, leaf)})
+    assert info.value.path.startswith("/snapshot/0/k/0/k/")
+    assert info.value.path.endswith(path_end)
+    assert info.value.path.count("/") == 401 + path_end.count("/") - 1
+
+
+@settings(max_examples=300)
+@given(json_values)
+def test_the_deep_writer_writes_what_orjson_writes(value):
+    # _write only runs where orjson.dumps refuses; on anything orjson takes it must
+    # give the same bytes, so that depth changes nothing but whether it works
+    assert sse_writer._write(value, "RAW") == orjson.dumps(value)
+
+
+def test_the_deep_writer_takes_what_orjson_takes():
+    from collections import OrderedDict
+
+    value = {
+        "t": (1, 2.5, None, True),
+        "m": MappingProxyType({"a": [float("nan"), float("inf"), -0.0, 1e16]}),
+        "o": OrderedDict(b=1, a=2),
+        "s": '\u2028\x00"\\é🎉',
+        "e": {},
+        "l": [],
+        "big": -(2**63),
+        "u64": 2**64 - 1,
+    }
+    assert sse_writer._write(value, "RAW") == orjson.dumps(value, sse_writer._default)
 
 
 @pytest.mark.parametrize(

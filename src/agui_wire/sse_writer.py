@@ -25,9 +25,11 @@ without ``None`` thus costs one orjson call and a scan.
 
 Also: the event must be a mapping with a non-empty string ``type`` (anything else
 could not be read back, by us or by the reference client); an unknown ``type`` is
-written as given. orjson refusals (non-string keys, lone surrogates, integers
-beyond 64 bits, unsupported types, nesting deeper than 255) become ``EncodeError``
-naming the event type and the JSON pointer of the offending value. Mappings that
+written as given. Where orjson.dumps refuses an event, ``_write`` takes over:
+nesting deeper than orjson's 255 levels is written there (up to what our SSE
+reader reads back, ``SSE_MAX_NESTING``), and what JSON cannot hold (non-string
+keys, lone surrogates, integers beyond 64 bits, unsupported types) becomes
+``EncodeError`` naming the event type and the JSON pointer of the offending value. Mappings that
 are not dicts are written as objects, tuples as arrays.
 """
 
@@ -297,9 +299,9 @@ def _encode(event: Mapping[str, Any]) -> bytes:
             walked = walk(event)
             if walked is not event:
                 data = _dumps(walked, _default)
-    except orjson.JSONEncodeError as exc:
-        path, reason = _locate(event)
-        raise EncodeError(reason or str(exc), event_type=etype, path=path) from exc
+    except orjson.JSONEncodeError:
+        # too deep for orjson.dumps, or not JSON: written or located by _write
+        return _write(event if shape is None else shape[0](event), etype)
     return data
 
 
@@ -360,50 +362,108 @@ class SSEEncoder:
         return encode_sse_many(events)
 
 
-# -- error location (only on the failure path) ------------------------------------------
+# -- what orjson refuses: too deep for it, or not JSON (only on that path) ------------
+
+# Containers the JSON of an SSE event may nest, the event object included: what
+# orjson.loads (our SSE reader) reads back. orjson.dumps itself stops at 255.
+SSE_MAX_NESTING: Final = 1024
+
+
+class _Close:
+    """A container's closing bracket on the writer's stack."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, token: bytes) -> None:
+        self.token = token
+
+
+_CLOSE_OBJECT: Final = _Close(b"}")
+_CLOSE_ARRAY: Final = _Close(b"]")
 
 
 def _pointer(parent: str, key: str | int) -> str:
     return parent + "/" + str(key).replace("~", "~0").replace("/", "~1")
 
 
-def _locate(value: Any, path: str = "", depth: int = 0) -> tuple[str, str | None]:
-    """Where and why orjson refuses ``value``: (JSON pointer, reason)."""
-    if depth > 254:
-        return path, "nested deeper than 255 levels"
+def _refusal(value: Any) -> str:
+    """Why orjson refuses the scalar ``value``."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return path, f"string holds a lone surrogate at index {exc.start}"
-        return path, None
-    if isinstance(value, bool) or value is None or isinstance(value, float):
-        return path, None
-    if isinstance(value, int):
-        if not -(2**63) <= value < 2**64:
-            return path, "integer does not fit 64 bits"
-        return path, None
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                return _pointer(path, repr(k)), f"object key {k!r} is not a string"
-            sub = _pointer(path, k)
-            try:
-                k.encode("utf-8")
-            except UnicodeEncodeError:
-                return sub, "object key holds a lone surrogate"
-            found = _locate(v, sub, depth + 1)
-            if found[1] is not None:
-                return found
-        return path, None
-    if isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            found = _locate(v, _pointer(path, i), depth + 1)
-            if found[1] is not None:
-                return found
-        return path, None
-    try:
-        _dumps(value)
-    except orjson.JSONEncodeError:
-        return path, f"{type(value).__name__} is not JSON serializable"
-    return path, None
+            return f"string holds a lone surrogate at index {exc.start}"
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        return "integer does not fit 64 bits"
+    return f"{type(value).__name__} is not JSON serializable"
+
+
+def _write(value: Any, event_type: str) -> bytes:
+    """``value`` as orjson would write it, for what orjson.dumps refuses: nesting
+    deeper than its 255 levels is written here, up to ``SSE_MAX_NESTING``; what JSON
+    cannot hold raises ``EncodeError`` with its JSON pointer.
+
+    Containers are written here, iteratively (no recursion, whatever the depth),
+    and every scalar and key by orjson itself, so the bytes are orjson's: compact,
+    the same escapes, the same numbers. Containers are what orjson takes natively
+    (dict and list and their subclasses, exact tuples) plus any other Mapping,
+    which its ``default`` would turn into a dict."""
+    out = bytearray()
+    # (value, its pointer, its nesting level), or a closing bracket
+    stack: list[Any] = [(value, "", 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        if type(item) is _Close:
+            out += item.token
+            continue
+        if type(item) is bytes:  # a separator or an object key
+            out += item
+            continue
+        v, path, level = item
+        is_object = isinstance(v, Mapping)
+        if is_object or isinstance(v, list) or type(v) is tuple:
+            if level > SSE_MAX_NESTING:
+                raise EncodeError(
+                    f"nested deeper than {SSE_MAX_NESTING - 1} levels below the event object"
+                    " (SSE readers refuse it)",
+                    event_type=event_type,
+                    path=path,
+                )
+            if is_object:
+                out += b"{"
+                push(_CLOSE_OBJECT)
+                entries: list[Any] = []
+                for k, sub in v.items():
+                    if not isinstance(k, str):
+                        raise EncodeError(
+                            f"object key {k!r} is not a string",
+                            event_type=event_type,
+                            path=_pointer(path, repr(k)),
+                        )
+                    where = _pointer(path, k)
+                    try:
+                        key = _dumps(k)
+                    except orjson.JSONEncodeError:
+                        raise EncodeError(
+                            "object key holds a lone surrogate", event_type=event_type, path=where
+                        ) from None
+                    entries.append((key, (sub, where, level + 1)))
+                for n, (key, child) in enumerate(reversed(entries)):
+                    push(child)
+                    push(key + b":")
+                    if n < len(entries) - 1:
+                        push(b",")
+            else:
+                out += b"["
+                push(_CLOSE_ARRAY)
+                for n in range(len(v) - 1, -1, -1):
+                    push((v[n], _pointer(path, n), level + 1))
+                    if n:
+                        push(b",")
+            continue
+        try:
+            out += _dumps(v, _default)
+        except orjson.JSONEncodeError:
+            raise EncodeError(_refusal(v), event_type=event_type, path=path) from None
+    return bytes(out)
