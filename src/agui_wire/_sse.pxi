@@ -105,19 +105,14 @@ cdef class SSEEncoder:
 
     def encode_many(self, events):
         """encode_many(events) -> bytes: several SSE messages, concatenated."""
-        # A bytearray grown in place: orjson's outputs are over-allocated, so
-        # holding them all for one join would cost a page per event.
-        cdef bytearray out = bytearray()
+        # Each message is an exact-size bytes object (orjson's own output, which
+        # is over-allocated, is dropped at once), joined at the end.
+        cdef list out = []
         convert = self.convert
         slow = self.slow
         for event in events:
             if type(event) is not dict and convert is not None:
                 event = convert(event)
             data = _sse_json(event)
-            if data is None:
-                out += _sse_slow(slow, event)
-            else:
-                out += b"data: "
-                out += data
-                out += b"\n\n"
-        return bytes(out)
+            out.append(_sse_slow(slow, event) if data is None else _sse_message(data))
+        return b"".join(out)

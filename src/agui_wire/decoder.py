@@ -204,7 +204,8 @@ class EventDecoder:
         frames = self._frames
         assert frames is not None
         payloads = frames.feed(chunk)
-        if self._max_events is None:
+        limit = self._max_events
+        if limit is None or self._count + len(payloads) <= limit:
             # The hot path of a binary stream: every frame decodes. Anything else
             # is decoded again by _payloads, which locates the error and applies
             # the unknown-event policy (decoding has no side effects).
