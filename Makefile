@@ -46,8 +46,8 @@ typecheck: $(INSTALLED)
 test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 	# the pure-Python fallback behind every public entry point; test_fast_codec.py
-	# and test_fast_sse_writer.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/test_fast_codec.py --ignore=tests/test_fast_sse_writer.py $(PYTEST_ARGS)
+	# and test_fast_sse.py compare both implementations directly and ran above
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/test_fast_codec.py --ignore=tests/test_fast_sse.py $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
 	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)

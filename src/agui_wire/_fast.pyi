@@ -98,7 +98,7 @@ def _decoder_fallbacks() -> int:
     """Payloads handed to proto_reader since import (errors, odd input)."""
 
 # ---------------------------------------------------------------------------
-# _sse.pxi (twin: agui_wire.sse_writer.SSEEncoder)
+# _sse.pxi (twins: agui_wire.sse_writer.SSEEncoder, agui_wire.sse_reader.plain_sse_blocks)
 # ---------------------------------------------------------------------------
 
 class SSEEncoder:
@@ -110,3 +110,8 @@ class SSEEncoder:
 
 def _sse_fallbacks() -> int:
     """Events handed to sse_writer since import (a value to omit, errors, exotic input)."""
+
+def plain_sse_blocks(
+    chunk: bytes, pos: int, max_size: int, max_brackets: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The SSE reader's fast path: the plain ``data: <json>`` blocks from ``pos``."""

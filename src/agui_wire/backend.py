@@ -29,6 +29,7 @@ __all__ = [
     "encode_frame",
     "encode_frames",
     "frame",
+    "plain_sse_blocks",
 ]
 
 # public name -> module (inside agui_wire) holding its pure-Python twin
@@ -40,6 +41,7 @@ _NAMES: Final = {
     "encode_frames": "proto_writer",
     "decode_payload": "proto_reader",
     "SSEEncoder": "sse_writer",
+    "plain_sse_blocks": "sse_reader",
 }
 
 
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from .proto_writer import FrameEncoder as FrameEncoder
     from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
+    from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
 else:
     for _name, _module in _NAMES.items():

@@ -30,7 +30,8 @@ blank line. From a block start, with no CR in the chunk, ``SSEEventReader`` pars
 such blocks straight from the bytes with orjson and accounts for them in the
 parser; anything else stops the fast path and the general parser takes over at
 that byte, so events, errors, indices and offsets are the general parser's
-(tests/test_sse_fast_path.py holds the two to each other).
+(tests/test_sse_fast_path.py holds the two to each other). The scan itself is
+``plain_sse_blocks``, with a Cython twin (``backend`` picks it).
 
 Decisions:
 
@@ -65,6 +66,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
+from . import backend
 from .errors import DecodeError, LimitExceeded, SSEError
 from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
 
@@ -75,6 +77,7 @@ __all__ = [
     "SSEMessage",
     "SSEParser",
     "decode_sse_message",
+    "plain_sse_blocks",
 ]
 
 DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
@@ -527,6 +530,47 @@ def _json_kind(value: object) -> str:
     return "number"
 
 
+def plain_sse_blocks(
+    chunk: bytes, pos: int, max_size: int, max_brackets: int
+) -> tuple[list[dict[str, Any]], int]:
+    """SSEEventReader's fast path, for what AG-UI servers write: from ``pos`` (a
+    block start), every block that is one ``data: <json>`` line and a blank line
+    (LF only) whose data is at most ``max_size`` bytes and whose JSON is an event
+    (an object with a non-empty str ``type``), parsed straight from the bytes.
+    Returns the events and where the first other block starts: anything else
+    stops it there, and the general parser takes over (and raises, if there is
+    something to raise). A data line with more than ``max_brackets`` of ``{``
+    and ``[`` stops it too: possibly too deep, which the general path measures.
+    The Cython twin is ``_fast.plain_sse_blocks``."""
+    if pos < 0:
+        raise ValueError("pos must be >= 0")
+    events: list[dict[str, Any]] = []
+    view = memoryview(chunk)
+    loads = orjson.loads
+    n = len(chunk)
+    while chunk.startswith(b"data: ", pos):
+        nl = chunk.find(b"\n", pos + 6)
+        if nl < 0 or nl + 1 >= n or chunk[nl + 1] != 0x0A or nl - pos > max_size:
+            break
+        try:
+            event = loads(view[pos + 6 : nl])
+        except orjson.JSONDecodeError:
+            break
+        if type(event) is not dict:
+            break
+        etype = event.get("type")
+        if type(etype) is not str or not etype:
+            break
+        if (
+            nl - pos - 6 > max_brackets
+            and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > max_brackets
+        ):
+            break
+        events.append(event)
+        pos = nl + 2
+    return events, pos
+
+
 class SSEEventReader:
     """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
 
@@ -573,7 +617,7 @@ class SSEEventReader:
             out = self._decode(parser.feed(chunk[:pos]))
             if self.pending_error is not None or not parser._at_block_start():
                 return self._rest(out, chunk, pos)
-        events, end = self._plain_blocks(chunk, pos)
+        events, end = backend.plain_sse_blocks(chunk, pos, parser._max, self._max_depth + 1)
         if events:
             parser._skip_blocks(end - pos, len(events))
             out += events
@@ -589,40 +633,6 @@ class SSEEventReader:
                 raise
             self._error = exc  # raised by the next call: the events before it come first
             return out
-
-    def _plain_blocks(self, chunk: bytes, pos: int) -> tuple[list[dict[str, Any]], int]:
-        """The fast path, for what AG-UI servers write: from the start of ``chunk``,
-        every block that is one ``data: <json>`` line and a blank line (LF only)
-        whose JSON is an event within the limits, parsed straight from the bytes.
-        Anything else stops it, and the general parser takes over there (and
-        raises, if there is something to raise)."""
-        events: list[dict[str, Any]] = []
-        view = memoryview(chunk)
-        limit = self.parser._max
-        depth = self._max_depth + 1
-        loads = orjson.loads
-        n = len(chunk)
-        while chunk.startswith(b"data: ", pos):
-            nl = chunk.find(b"\n", pos + 6)
-            if nl < 0 or nl + 1 >= n or chunk[nl + 1] != 0x0A or nl - pos > limit:
-                break
-            try:
-                event = loads(view[pos + 6 : nl])
-            except orjson.JSONDecodeError:
-                break
-            if type(event) is not dict:
-                break
-            etype = event.get("type")
-            if type(etype) is not str or not etype:
-                break
-            if (
-                nl - pos - 6 > depth
-                and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > depth
-            ):
-                break  # possibly too deep: the general path measures it
-            events.append(event)
-            pos = nl + 2
-        return events, pos
 
     def close(self) -> list[dict[str, Any]]:
         """End of stream: the events still held, including a last one without a blank line."""

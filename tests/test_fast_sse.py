@@ -1,10 +1,12 @@
-"""The Cython SSE writer (_fast.SSEEncoder) against its pure twin (sse_writer.SSEEncoder).
+"""The Cython SSE code (_sse.pxi) against its pure twins: the writer
+(_fast.SSEEncoder vs sse_writer.SSEEncoder) and the reader's fast path
+(_fast.plain_sse_blocks vs sse_reader.plain_sse_blocks).
 
 Differential, like test_fast_codec.py: for the same input both give the same
-bytes or raise the same exception (class, args, event_type, path). The C code
-writes only the common case itself; these tests also hold it to covering that
-case (``_sse_fallbacks`` stays put) and to handing over every event with a
-``None`` the reference would omit.
+bytes or events (and stopping offset), or raise the same exception (class,
+args, event_type, path). The C writer writes only the common case itself; these
+tests also hold it to covering that case (``_sse_fallbacks`` stays put) and to
+handing over every event with a ``None`` the reference would omit.
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import EVENT_STRATEGIES, events
-from test_fast_codec import assert_same_outcome
+from test_fast_codec import assert_same_outcome, outcome, same
 
-from agui_wire import sse_writer
+from agui_wire import sse_reader, sse_writer
 from agui_wire.encoder import as_event_dict
 from agui_wire.schema import EVENT_TYPES
 
 fast = pytest.importorskip("agui_wire._fast")
-if not hasattr(fast, "SSEEncoder"):
-    pytest.skip("agui_wire._fast is built without the SSE writer", allow_module_level=True)
+if not hasattr(fast, "SSEEncoder") or not hasattr(fast, "plain_sse_blocks"):
+    pytest.skip("agui_wire._fast is built without the SSE code", allow_module_level=True)
 
 from corpus import CASES, CORPUS  # noqa: E402  (after the skip: corpus imports agui_wire.sample)
 
@@ -147,3 +149,87 @@ def test_input_is_not_modified() -> None:
     event = {**NESTED, "messages": [dict(NESTED["messages"][0])]}
     FAST.encode(event)
     assert event["messages"][0] == {"id": "1", "role": "user", "content": "hi", "name": None}
+
+
+# -- the reader's fast path: plain_sse_blocks ---------------------------------------------
+
+BLOCKS = [
+    b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"d"}\n\n',
+    b'data: {"type":"STATE_SNAPSHOT","snapshot":[[{"a":[1]}]]}\n\n',
+    b'data: {"type":"RAW","event":"{[{[{["}\n\n',
+    b'data: {"type":"X"}\n\n',
+    b'data: {"type":""}\n\n',
+    b'data: {"type":5}\n\n',
+    b'data: {"messageId":"m"}\n\n',
+    b"data: [1,2]\n\n",
+    b"data: {broken\n\n",
+    b'data:{"type":"X"}\n\n',
+    b'data: {"type":"X"}\n',
+    b'data: {"type":"X"}\r\n\r\n',
+    b'data: {"type":"X"}\ndata: {}\n\n',
+    b": comment\n\n",
+    b'id: 7\ndata: {"type":"X"}\n\n',
+    b'data: {"type":"\xff"}\n\n',
+    b'data: {"type":"X","n":1e400}\n\n',
+    b"\n",
+    b"data: ",
+]
+
+
+def assert_scans_same(chunk: bytes, pos: int, max_size: int, max_brackets: int) -> None:
+    got = outcome(fast.plain_sse_blocks, chunk, pos, max_size, max_brackets)
+    want = outcome(sse_reader.plain_sse_blocks, chunk, pos, max_size, max_brackets)
+    assert got[0][0] == want[0][0], (got, want)
+    if got[0][0] == "returned":
+        (g_events, g_end), (w_events, w_end) = got[0][1], want[0][1]
+        assert g_end == w_end
+        assert same(g_events, w_events)
+    else:
+        assert got[0][1:3] == want[0][1:3]
+
+
+@settings(max_examples=500)
+@given(
+    blocks=st.lists(st.sampled_from(BLOCKS), max_size=8),
+    tail=st.binary(max_size=12),
+    pos=st.integers(0, 12),
+    max_size=st.integers(0, 80),
+    max_brackets=st.integers(0, 8),
+)
+def test_plain_blocks_scan_the_same(
+    blocks: list[bytes], tail: bytes, pos: int, max_size: int, max_brackets: int
+) -> None:
+    assert_scans_same(b"".join(blocks) + tail, pos, max_size, max_brackets)
+
+
+@given(st.binary(max_size=64), st.integers(0, 70))
+def test_plain_blocks_on_random_bytes(chunk: bytes, pos: int) -> None:
+    assert_scans_same(b"data: " + chunk, pos, 1 << 20, 1025)
+    assert_scans_same(chunk, pos, 1 << 20, 1025)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_plain_blocks_of_the_corpus(name: str) -> None:
+    chunk = PURE.encode(CASES[name]) * 2
+    assert_scans_same(chunk, 0, 1 << 20, 1025)
+    events, end = fast.plain_sse_blocks(chunk, 0, 1 << 20, 1025)
+    assert (len(events), end) == (2, len(chunk))
+
+
+def test_plain_blocks_limits_at_the_bound() -> None:
+    block = b'data: {"type":"X","v":[[1]]}\n\n'
+    size = len(block) - 2  # the line "data: <json>" without its LF
+    for max_size in (size - 1, size):
+        assert_scans_same(block, 0, max_size, 1025)
+    assert fast.plain_sse_blocks(block, 0, size, 1025)[1] == len(block)
+    assert fast.plain_sse_blocks(block, 0, size - 1, 1025)[1] == 0
+    for max_brackets in (2, 3):
+        assert_scans_same(block, 0, 1 << 20, max_brackets)
+    assert fast.plain_sse_blocks(block, 0, 1 << 20, 3)[1] == len(block)
+    assert fast.plain_sse_blocks(block, 0, 1 << 20, 2)[1] == 0
+
+
+def test_plain_blocks_bad_arguments() -> None:
+    assert_scans_same(b"data: ", -1, 10, 10)
+    with pytest.raises(TypeError):
+        fast.plain_sse_blocks(None, 0, 10, 10)
