@@ -197,6 +197,37 @@ def test_found_in_the_cython_decoder(payload: bytes, snapshot: Any) -> None:
         assert decode(payload)["snapshot"] == snapshot
 
 
+# -- a 10-byte varint with bits past 64 --------------------------------------------
+# Found by fuzz_differential in a CI run: STEP_STARTED whose timestamp varint has
+# 0x07 as its 10th byte. upb (like @ag-ui/proto's reader, see
+# tests/interop/test_fuzz_findings.py) drops the bits past 64; the direct decoders
+# refuse the varint, and so does the upb path's wire guard now (docs/errors.md).
+
+OVERLONG_TIMESTAMP = b"z\x12\n\r\x08\x0e\x10\x81\x80\x80\x80\x80\x80\x80\xf0\xbf\x07\x12\x01s"
+
+
+def test_overlong_input_is_what_it_claims() -> None:
+    timestamp = b"\x10\x81\x80\x80\x80\x80\x80\x80\xf0\xbf\x07"
+    assert ld(15, ld(1, vi(1, 14), timestamp), string(2, "s")) == OVERLONG_TIMESTAMP
+
+
+@pytest.mark.parametrize("decode", ids(DECODERS))
+@pytest.mark.parametrize("last", [0x02, 0x07, 0x7F])
+def test_varint_bits_past_64_are_refused(decode: Any, last: int) -> None:
+    payload = OVERLONG_TIMESTAMP.replace(b"\xbf\x07", b"\xbf" + bytes([last]))
+    fuzz_differential.compare(payload, {})
+    with pytest.raises(DecodeError, match="overflows 64 bits") as info:
+        decode(payload)
+    assert info.value.offset == 7
+
+
+@pytest.mark.parametrize("decode", ids(DECODERS))
+def test_a_full_64_bit_varint_is_read(decode: Any) -> None:
+    payload = OVERLONG_TIMESTAMP.replace(b"\xbf\x07", b"\xbf\x01")
+    fuzz_differential.compare(payload, {})
+    assert decode(payload)["timestamp"] == -4620693217682128895
+
+
 # -- the targets replay their seeds --------------------------------------------------
 
 TARGETS = ["fuzz_framer", "fuzz_payload", "fuzz_differential", "fuzz_sse", "fuzz_decode"]

@@ -759,6 +759,7 @@ _oversize_lock = threading.Lock()
 
 def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     result = shift = 0
+    start = pos
     while True:
         if pos >= end or shift > 63:
             raise DecodeError("malformed varint", offset=pos)
@@ -766,6 +767,9 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
+            # upb drops bits past 64 of a 10-byte varint; the direct decoders refuse it
+            if shift == 63 and b > 1:
+                raise DecodeError("varint overflows 64 bits", offset=start)
             return result, pos
         shift += 7
 

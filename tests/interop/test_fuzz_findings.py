@@ -51,3 +51,16 @@ def test_map_entries_with_foreign_fields_are_kept_by_the_reference(node_harness:
     for payload, result in zip(payloads, results, strict=True):
         assert result.error is None
         assert result.event["snapshot"] == proto_reader.decode_payload(payload)["snapshot"]
+
+
+def test_varint_bits_past_64_are_dropped_by_the_reference(node_harness: Any) -> None:
+    # STEP_STARTED with timestamp 1000 written as a 10-byte varint whose last byte
+    # carries bits past 64: the reference's reader drops them and decodes 1000; our
+    # decoders refuse the frame (docs/errors.md, "Where the reference is lenient")
+    timestamp = b"\x10\xe8\x87\x80\x80\x80\x80\x80\x80\x80\x7e"
+    payload = ld(15, ld(1, vi(1, 14), timestamp), string(2, "s"))
+    (result,) = node_harness.decode_proto(len(payload).to_bytes(4, "big") + payload)
+    assert result.error is None
+    assert result.event == {"type": "STEP_STARTED", "timestamp": 1000, "stepName": "s"}
+    with pytest.raises(DecodeError, match="overflows 64 bits"):
+        proto_reader.decode_payload(payload)
