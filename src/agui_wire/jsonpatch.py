@@ -34,6 +34,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
+from .jsonnames import json_type
+
 __all__ = [
     "PatchError",
     "PointerError",
@@ -83,25 +85,9 @@ def parse_pointer(pointer: str) -> list[str]:
     return [t.replace("~1", "/").replace("~0", "~") if "~" in t else t for t in tokens]
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def json_equal(a: Any, b: Any) -> bool:
     """JSON equality (RFC 6902 §4.6): by value, booleans never equal numbers."""
-    ka, kb = _kind(a), _kind(b)
+    ka, kb = json_type(a), json_type(b)
     if ka != kb:
         return False
     if ka == "array":
@@ -133,7 +119,7 @@ def resolve(doc: Any, pointer: str) -> Any:
         elif isinstance(value, list):
             value = value[_array_index(token, len(value), end_ok=False, pointer=pointer)]
         else:
-            raise PatchError(f"{pointer!r}: cannot descend into a {_kind(value)}")
+            raise PatchError(f"{pointer!r}: cannot descend into a {json_type(value)}")
     return value
 
 
@@ -166,10 +152,10 @@ class _Doc:
             elif isinstance(node, list):
                 key = _array_index(token, len(node), end_ok=False, pointer=pointer)
             else:
-                raise PatchError(f"{pointer!r}: cannot descend into a {_kind(node)}")
+                raise PatchError(f"{pointer!r}: cannot descend into a {json_type(node)}")
             child = node[key]
             if not isinstance(child, (dict, list)):
-                raise PatchError(f"{pointer!r}: cannot descend into a {_kind(child)}")
+                raise PatchError(f"{pointer!r}: cannot descend into a {json_type(child)}")
             child = self._own(child)
             node[key] = child
             node = child
@@ -181,7 +167,7 @@ class _Doc:
             self.root = value
             return
         if not isinstance(self.root, (dict, list)):
-            raise PatchError(f"{pointer!r}: cannot descend into a {_kind(self.root)}")
+            raise PatchError(f"{pointer!r}: cannot descend into a {json_type(self.root)}")
         node = self.parent(tokens, pointer)
         last = tokens[-1]
         if isinstance(node, dict):
@@ -189,14 +175,14 @@ class _Doc:
         elif isinstance(node, list):
             node.insert(_array_index(last, len(node), end_ok=True, pointer=pointer), value)
         else:
-            raise PatchError(f"{pointer!r}: cannot add into a {_kind(node)}")
+            raise PatchError(f"{pointer!r}: cannot add into a {json_type(node)}")
 
     def remove(self, pointer: str) -> Any:
         tokens = parse_pointer(pointer)
         if not tokens:
             raise PatchError("cannot remove the whole document")
         if not isinstance(self.root, (dict, list)):
-            raise PatchError(f"{pointer!r}: cannot descend into a {_kind(self.root)}")
+            raise PatchError(f"{pointer!r}: cannot descend into a {json_type(self.root)}")
         node = self.parent(tokens, pointer)
         last = tokens[-1]
         if isinstance(node, dict):
@@ -205,7 +191,7 @@ class _Doc:
             return node.pop(last)
         if isinstance(node, list):
             return node.pop(_array_index(last, len(node), end_ok=False, pointer=pointer))
-        raise PatchError(f"{pointer!r}: cannot remove from a {_kind(node)}")
+        raise PatchError(f"{pointer!r}: cannot remove from a {json_type(node)}")
 
     def replace(self, pointer: str, value: Any) -> None:
         tokens = parse_pointer(pointer)
@@ -213,7 +199,7 @@ class _Doc:
             self.root = value
             return
         if not isinstance(self.root, (dict, list)):
-            raise PatchError(f"{pointer!r}: cannot descend into a {_kind(self.root)}")
+            raise PatchError(f"{pointer!r}: cannot descend into a {json_type(self.root)}")
         node = self.parent(tokens, pointer)
         last = tokens[-1]
         if isinstance(node, dict):
@@ -223,7 +209,7 @@ class _Doc:
         elif isinstance(node, list):
             node[_array_index(last, len(node), end_ok=False, pointer=pointer)] = value
         else:
-            raise PatchError(f"{pointer!r}: cannot replace inside a {_kind(node)}")
+            raise PatchError(f"{pointer!r}: cannot replace inside a {json_type(node)}")
 
 
 def _required(op: dict[str, Any], key: str) -> Any:
@@ -235,12 +221,12 @@ def _required(op: dict[str, Any], key: str) -> Any:
 def apply_patch(doc: Any, patch: Sequence[Any] | Any) -> Any:
     """``doc`` with ``patch`` applied (see the module doc); ``doc`` is not modified."""
     if not isinstance(patch, (list, tuple)):
-        raise PatchError(f"a JSON Patch is an array of operations, not a {_kind(patch)}")
+        raise PatchError(f"a JSON Patch is an array of operations, not a {json_type(patch)}")
     target = _Doc(doc)
     for i, op in enumerate(patch):
         try:
             if not isinstance(op, dict):
-                raise PatchError(f"an operation is an object, not a {_kind(op)}")
+                raise PatchError(f"an operation is an object, not a {json_type(op)}")
             name = op.get("op")
             path = op.get("path")
             if not isinstance(path, str):

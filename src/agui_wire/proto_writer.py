@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from .errors import EncodeError
+from .jsonnames import json_pointer, json_type
 from .schema import (
     ANY_CONTENT,
     BASE_FIELDS,
@@ -98,26 +99,6 @@ def _ld(number: int, body: bytes) -> bytes:
     return _tag(number, 2) + _varint(len(body)) + body
 
 
-def _pointer(path: Iterable[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__qualname__
-
-
 def _is_array_index(key: str) -> bool:
     """JavaScript's canonical array index: "0".."4294967294", no sign or leading 0."""
     if not key or len(key) > 10 or not key.isascii() or not key.isdigit():
@@ -148,14 +129,14 @@ class _Encoder:
 
     def error(self, reason: str, *extra_path: str | int) -> EncodeError:
         return EncodeError(
-            reason, event_type=self.event_type, path=_pointer([*self.path, *extra_path])
+            reason, event_type=self.event_type, path=json_pointer([*self.path, *extra_path])
         )
 
     # -- scalars -----------------------------------------------------------------
 
     def utf8(self, value: object, key: str | int) -> bytes:
         if not isinstance(value, str):
-            raise self.error(f"expected a string, got {_type_name(value)}", key)
+            raise self.error(f"expected a string, got {json_type(value)}", key)
         try:
             return value.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -165,7 +146,7 @@ class _Encoder:
 
     def int64(self, value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"expected an integer, got {_type_name(value)}", key)
+            raise self.error(f"expected an integer, got {json_type(value)}", key)
         if isinstance(value, float):
             if not value.is_integer():
                 raise self.error(f"expected an integer, got {value!r}", key)
@@ -203,7 +184,7 @@ class _Encoder:
     def struct(self, obj: object, key: str | int) -> bytes:
         """The body of a ``google.protobuf.Struct`` holding the object ``obj``."""
         if not isinstance(obj, dict):
-            raise self.error(f"expected an object, got {_type_name(obj)}", key)
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
         return self._json(obj, key, as_struct=True)
 
     def _scalar(self, obj: object, key: str | int) -> bytes | None:
@@ -220,7 +201,7 @@ class _Encoder:
             return b"\x11" + self.double(obj, key)
         if isinstance(obj, (dict, list, tuple)):
             return None
-        raise self.error(f"{_type_name(obj)} is not a JSON value", key)
+        raise self.error(f"{json_type(obj)} is not a JSON value", key)
 
     def _json(self, root: object, root_key: str | int, *, as_struct: bool) -> bytes:
         # Depth-first with an explicit stack of open containers; each frame
@@ -299,7 +280,7 @@ class _Encoder:
         kind = f.kind
         if f.repeated:
             if not isinstance(value, (list, tuple)):
-                raise self.error(f"expected an array, got {_type_name(value)}", f.name)
+                raise self.error(f"expected an array, got {json_type(value)}", f.name)
             self.path.append(f.name)
             try:
                 if kind == Kind.STRING:
@@ -326,7 +307,7 @@ class _Encoder:
             return _tag(f.number, 0) + _varint(self.int64(value, f.name))
         if kind == Kind.BOOL:
             if not isinstance(value, bool):
-                raise self.error(f"expected a boolean, got {_type_name(value)}", f.name)
+                raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
             return _tag(f.number, 0) + (b"\x01" if value else b"\x00")
         assert kind == Kind.PATCH_OP
         op = _PATCH_OP_VALUE.get(value) if isinstance(value, str) else None
@@ -339,7 +320,7 @@ class _Encoder:
     def message(self, name: str, obj: Any, key: str | int) -> bytes:
         """The body of the nested message ``name`` holding the JSON object ``obj``."""
         if not isinstance(obj, dict):
-            raise self.error(f"expected an object, got {_type_name(obj)}", key)
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
         self.path.append(key)
         try:
             parts: dict[int, bytes] = {}
@@ -398,7 +379,7 @@ class _Encoder:
         else:
             expected = " or ".join(_CONTENT_NAMES[a] for a in allowed)
             raise self.error(
-                f"content of a {role!r} message must be {expected}, got {_type_name(content)}",
+                f"content of a {role!r} message must be {expected}, got {json_type(content)}",
                 "content",
             )
         return _MESSAGE_KEYS
@@ -410,7 +391,7 @@ class _Encoder:
             out = bytearray()
             for i, part in enumerate(parts):
                 if not isinstance(part, dict):
-                    raise self.error(f"expected a content part object, got {_type_name(part)}", i)
+                    raise self.error(f"expected a content part object, got {json_type(part)}", i)
                 ptype = part.get("type")
                 arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
                 if arm is None:
@@ -482,11 +463,11 @@ class _Encoder:
         if outcome is None:
             return
         if not isinstance(outcome, dict):
-            raise self.error(f"expected an object, got {_type_name(outcome)}", "outcome")
+            raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
         otype = outcome.get("type")
         if not isinstance(otype, str) or not otype:
             raise self.error(
-                f"expected a non-empty string, got {_type_name(otype)}", "outcome", "type"
+                f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
             )
         parts[number] = _ld(number, self.utf8(otype, "outcome"))
         payload = payloads.get(otype)
@@ -520,7 +501,7 @@ class _Encoder:
             parts[7] = self.content_parts(content, 7)
         else:
             raise self.error(
-                f"expected a string or an array of content parts, got {_type_name(content)}",
+                f"expected a string or an array of content parts, got {json_type(content)}",
                 "content",
             )
 
@@ -600,7 +581,7 @@ def encode_payload(
 
 def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
     if not isinstance(event, dict):
-        raise EncodeError(f"an event must be a JSON object (dict), got {_type_name(event)}")
+        raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     etype = event.get("type")
     if not isinstance(etype, str) or etype not in EVENTS:
         if "type" not in event:
@@ -608,7 +589,7 @@ def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
         raise EncodeError(
             f"unknown event type {etype!r}"
             if isinstance(etype, str)
-            else f"expected a string, got {_type_name(etype)}",
+            else f"expected a string, got {json_type(etype)}",
             path="/type",
         )
     return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth).event(event)

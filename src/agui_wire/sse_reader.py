@@ -68,6 +68,7 @@ import orjson
 
 from . import backend
 from .errors import DecodeError, LimitExceeded, SSEError
+from .jsonnames import json_type
 from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
 
 __all__ = [
@@ -472,7 +473,7 @@ def decode_sse_message(
         ) from None
     if type(event) is not dict:
         raise SSEError(
-            f"data is not a JSON object (a JSON {_json_kind(event)})",
+            f"data is not a JSON object (a JSON {json_type(event)})",
             index=message.index,
             offset=message.offset,
             frame_offset=message.offset,
@@ -516,18 +517,6 @@ def _too_deep(message: SSEMessage, limit: str) -> SSELimitExceeded:
         offset=message.offset,
         frame_offset=message.offset,
     )
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    return "number"
 
 
 def plain_sse_blocks(

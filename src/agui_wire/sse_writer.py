@@ -43,6 +43,7 @@ import orjson
 from . import schema
 from ._pb import events_pb2
 from .errors import EncodeError
+from .jsonnames import pointer_join
 
 __all__ = ["SSEEncoder", "encode_sse", "encode_sse_many"]
 
@@ -382,10 +383,6 @@ _CLOSE_OBJECT: Final = _Close(b"}")
 _CLOSE_ARRAY: Final = _Close(b"]")
 
 
-def _pointer(parent: str, key: str | int) -> str:
-    return parent + "/" + str(key).replace("~", "~0").replace("/", "~1")
-
-
 def _refusal(value: Any) -> str:
     """Why orjson refuses the scalar ``value``."""
     if isinstance(value, str):
@@ -439,9 +436,9 @@ def _write(value: Any, event_type: str) -> bytes:
                         raise EncodeError(
                             f"object key {k!r} is not a string",
                             event_type=event_type,
-                            path=_pointer(path, repr(k)),
+                            path=pointer_join(path, repr(k)),
                         )
-                    where = _pointer(path, k)
+                    where = pointer_join(path, k)
                     try:
                         key = _dumps(k)
                     except orjson.JSONEncodeError:
@@ -458,7 +455,7 @@ def _write(value: Any, event_type: str) -> bytes:
                 out += b"["
                 push(_CLOSE_ARRAY)
                 for n in range(len(v) - 1, -1, -1):
-                    push((v[n], _pointer(path, n), level + 1))
+                    push((v[n], pointer_join(path, n), level + 1))
                     if n:
                         push(b",")
             continue

@@ -47,6 +47,7 @@ from google.protobuf.message import Message as _Message
 
 from ._pb import events_pb2
 from .errors import DecodeError, EncodeError, LimitExceeded, UnknownEventError
+from .jsonnames import json_pointer, json_type
 from .proto_reader import raise_other_fault
 from .schema import (
     ANY_CONTENT,
@@ -107,26 +108,6 @@ def _attr(desc: Any, number: int) -> str:
     return name
 
 
-def _pointer(path: list[str | int]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__qualname__
-
-
 # -- dict -> message ---------------------------------------------------------------
 
 
@@ -141,11 +122,13 @@ class _Builder:
         self.path: list[str | int] = []
 
     def error(self, reason: str, *more: str | int) -> EncodeError:
-        return EncodeError(reason, event_type=self.event_type, path=_pointer([*self.path, *more]))
+        return EncodeError(
+            reason, event_type=self.event_type, path=json_pointer([*self.path, *more])
+        )
 
     def string(self, value: object, *key: str | int) -> str:
         if not isinstance(value, str):
-            raise self.error(f"expected a string, got {_type_name(value)}", *key)
+            raise self.error(f"expected a string, got {json_type(value)}", *key)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -179,7 +162,7 @@ class _Builder:
         attr = _attr(desc, f.number)
         if f.repeated:
             if not isinstance(value, (list, tuple)):
-                raise self.error(f"expected an array, got {_type_name(value)}", f.name)
+                raise self.error(f"expected an array, got {json_type(value)}", f.name)
             container = getattr(msg, attr)
             self.path.append(f.name)
             for i, item in enumerate(value):
@@ -197,7 +180,7 @@ class _Builder:
             setattr(msg, attr, self.int64(value, f.name))
         elif kind == Kind.BOOL:
             if not isinstance(value, bool):
-                raise self.error(f"expected a boolean, got {_type_name(value)}", f.name)
+                raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
             setattr(msg, attr, value)
         elif kind == Kind.PATCH_OP:
             if not isinstance(value, str) or value not in PATCH_OPS:
@@ -209,7 +192,7 @@ class _Builder:
             self.value(getattr(msg, attr), value, f.name)
         elif kind == Kind.STRUCT:
             if not isinstance(value, dict):
-                raise self.error(f"expected an object, got {_type_name(value)}", f.name)
+                raise self.error(f"expected an object, got {json_type(value)}", f.name)
             target = getattr(msg, attr)
             target.SetInParent()
             self.json_into(target, value, f.name, struct_root=True)
@@ -221,7 +204,7 @@ class _Builder:
 
     def int64(self, value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"expected an integer, got {_type_name(value)}", key)
+            raise self.error(f"expected an integer, got {json_type(value)}", key)
         if isinstance(value, float):
             if not value.is_integer():
                 raise self.error(f"expected an integer, got {value!r}", key)
@@ -290,7 +273,7 @@ class _Builder:
                     work.append((lst.values.add(), child, [*path, i], depth + 1, False))
                 continue
             else:
-                raise self._at(path, f"{_type_name(item)} is not a JSON value")
+                raise self._at(path, f"{json_type(item)} is not a JSON value")
             if depth + 1 > self.max_depth:
                 raise self._at(path, f"JSON value nested deeper than max_depth={self.max_depth}")
             for k, child in item.items():
@@ -300,7 +283,7 @@ class _Builder:
                 work.append((container.fields[k], child, [*path, k], depth + 1, False))
 
     def _at(self, path: list[str | int], reason: str) -> EncodeError:
-        return EncodeError(reason, event_type=self.event_type, path=_pointer(path))
+        return EncodeError(reason, event_type=self.event_type, path=json_pointer(path))
 
     def _string_at(self, value: str, path: list[str | int]) -> str:
         saved, self.path = self.path, path[:-1]
@@ -318,7 +301,7 @@ class _Builder:
 
     def message(self, msg: _Message, name: str, obj: Any, key: str | int) -> None:
         if not isinstance(obj, dict):
-            raise self.error(f"expected an object, got {_type_name(obj)}", key)
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
         self.path.append(key)
         if name == "Message":
             known = self.chat_message(msg, obj)
@@ -367,7 +350,7 @@ class _Builder:
         else:
             expected = " or ".join(_CONTENT_NAMES[a] for a in allowed)
             raise self.error(
-                f"content of a {role!r} message must be {expected}, got {_type_name(content)}",
+                f"content of a {role!r} message must be {expected}, got {json_type(content)}",
                 "content",
             )
         return known
@@ -376,7 +359,7 @@ class _Builder:
         self.path.append("content")
         for i, part in enumerate(parts):
             if not isinstance(part, dict):
-                raise self.error(f"expected a content part object, got {_type_name(part)}", i)
+                raise self.error(f"expected a content part object, got {json_type(part)}", i)
             ptype = part.get("type")
             if not isinstance(ptype, str) or ptype not in PART_ARMS:
                 raise self.error(
@@ -417,11 +400,11 @@ class _Builder:
         if outcome is None:
             return
         if not isinstance(outcome, dict):
-            raise self.error(f"expected an object, got {_type_name(outcome)}", "outcome")
+            raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
         otype = outcome.get("type")
         if not isinstance(otype, str) or not otype:
             raise self.error(
-                f"expected a non-empty string, got {_type_name(otype)}", "outcome", "type"
+                f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
             )
         body.outcome = self.string(otype, "outcome")
         payload = payloads.get(otype)
@@ -463,7 +446,7 @@ class _Builder:
                 self.parts(body.content_parts, content)
             else:
                 raise self.error(
-                    f"expected a string or an array of content parts, got {_type_name(content)}",
+                    f"expected a string or an array of content parts, got {json_type(content)}",
                     "content",
                 )
         self.check_extra(event, known)
@@ -486,7 +469,7 @@ def event_to_proto(
     if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
         raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
     if not isinstance(event, dict):
-        raise EncodeError(f"an event must be a JSON object (dict), got {_type_name(event)}")
+        raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     etype = event.get("type")
     if not isinstance(etype, str) or etype not in EVENTS:
         if "type" not in event:
@@ -494,7 +477,7 @@ def event_to_proto(
         raise EncodeError(
             f"unknown event type {etype!r}"
             if isinstance(etype, str)
-            else f"expected a string, got {_type_name(etype)}",
+            else f"expected a string, got {json_type(etype)}",
             path="/type",
         )
     return _Builder(etype, lossy_numbers, extra_keys, max_depth).event(event)

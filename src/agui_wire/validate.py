@@ -64,6 +64,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from .jsonnames import json_type, pointer_join
 from .jsonpatch import PatchError, apply_patch
 
 __all__ = [
@@ -128,26 +129,6 @@ class Problem:
 # =============================================================================
 
 
-def _ptr(path: str, key: str | int) -> str:
-    return f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _short(value: Any, limit: int = 40) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
@@ -190,7 +171,7 @@ class _Str(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, str):
-            out.error(path, f"expected a string, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected a string, got {json_type(value)}", "schema.type")
 
 
 class _Bool(_Schema):
@@ -198,7 +179,7 @@ class _Bool(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, bool):
-            out.error(path, f"expected a boolean, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected a boolean, got {json_type(value)}", "schema.type")
 
 
 class _Int(_Schema):
@@ -210,7 +191,7 @@ class _Int(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            out.error(path, f"expected an integer, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected an integer, got {json_type(value)}", "schema.type")
             return
         if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
             out.error(path, f"expected an integer, got {value!r}", "schema.type")
@@ -247,7 +228,9 @@ class _Pointer(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, str):
-            out.error(path, f"expected a JSON pointer string, got {_kind(value)}", "schema.type")
+            out.error(
+                path, f"expected a JSON pointer string, got {json_type(value)}", "schema.type"
+            )
         elif not _POINTER.fullmatch(value):
             out.error(
                 path,
@@ -283,7 +266,7 @@ class _Object(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, dict):
-            out.error(path, f"expected an object, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected an object, got {json_type(value)}", "schema.type")
 
 
 class _Array(_Schema):
@@ -294,14 +277,14 @@ class _Array(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, list):
-            out.error(path, f"expected an array, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected an array, got {json_type(value)}", "schema.type")
             return
         if len(value) < self.min_items:
             out.error(
                 path, f"needs at least {self.min_items} item(s), has {len(value)}", "schema.min"
             )
         for i, item in enumerate(value):
-            self.item.check(item, _ptr(path, i), out)
+            self.item.check(item, pointer_join(path, i), out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,21 +309,23 @@ class _Loose(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, dict):
-            out.error(path, f"expected {self.name} (an object), got {_kind(value)}", "schema.type")
+            out.error(
+                path, f"expected {self.name} (an object), got {json_type(value)}", "schema.type"
+            )
             return
         for key, f in self.fields.items():
             if key in value:
-                f.schema.check(value[key], _ptr(path, key), out)
+                f.schema.check(value[key], pointer_join(path, key), out)
             elif f.required:
                 out.error(
-                    _ptr(path, key),
+                    pointer_join(path, key),
                     f"required key {key!r} ({f.schema.describe}) is missing",
                     "schema.required",
                 )
         for key in value:
             if key not in self.fields:
                 out.note(
-                    _ptr(path, key),
+                    pointer_join(path, key),
                     f"key {key!r} is not in the 1.0 schema of {self.name} "
                     "(allowed: the schema is loose)",
                     "schema.unknown-key",
@@ -367,7 +352,7 @@ class _Union(_Schema):
         if best is not None:
             out.problems.extend(best.problems)
         else:
-            out.error(path, f"expected {self.describe}, got {_kind(value)}", "schema.type")
+            out.error(path, f"expected {self.describe}, got {json_type(value)}", "schema.type")
 
 
 class _Tagged(_Schema):
@@ -381,7 +366,9 @@ class _Tagged(_Schema):
 
     def check(self, value: Any, path: str, out: _Out) -> None:
         if not isinstance(value, dict):
-            out.error(path, f"expected {self.name} (an object), got {_kind(value)}", "schema.type")
+            out.error(
+                path, f"expected {self.name} (an object), got {json_type(value)}", "schema.type"
+            )
             return
         tag = value.get(self.key)
         option = self.options.get(tag) if isinstance(tag, str) else None
@@ -389,7 +376,7 @@ class _Tagged(_Schema):
             allowed = ", ".join(json.dumps(k) for k in self.options)
             got = "missing" if self.key not in value else _short(tag)
             out.error(
-                _ptr(path, self.key),
+                pointer_join(path, self.key),
                 f"{self.name} {self.key} is {got}; expected one of {allowed}",
                 "schema.enum",
             )
@@ -746,7 +733,7 @@ def validate_event(event: Any) -> list[Problem]:
     """
     out = _Out()
     if not isinstance(event, dict):
-        out.error("", f"an event is a JSON object, not {_kind(event)}", "schema.type")
+        out.error("", f"an event is a JSON object, not {json_type(event)}", "schema.type")
         return out.problems
     etype = event.get("type")
     shape = EVENT_SHAPES.get(etype) if isinstance(etype, str) else None
