@@ -70,6 +70,27 @@ _Occ = tuple[int, Any, int]
 _Spans = tuple[tuple[int, int], ...]
 
 
+def read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``pos`` (before ``end``) and the position after it. At most
+    10 bytes, and no bits past 64: upb and the reference drop those silently, but
+    no encoder writes them, so here they are corrupt bytes (docs/errors.md)."""
+    result = shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise DecodeError("truncated varint", offset=start)
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            if shift == 63 and b > 1:
+                raise DecodeError("varint overflows 64 bits", offset=start)
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise DecodeError("varint longer than 10 bytes", offset=start)
+
+
 class _Reader:
     __slots__ = ("buf", "max_depth", "quiet", "utf8_errors")
 
@@ -80,24 +101,6 @@ class _Reader:
         self.quiet = quiet  # no warnings: a second pass over a frame already warned about
 
     # -- wire level ----------------------------------------------------------------
-
-    def varint(self, pos: int, end: int) -> tuple[int, int]:
-        buf = self.buf
-        result = shift = 0
-        start = pos
-        while True:
-            if pos >= end:
-                raise DecodeError("truncated varint", offset=start)
-            b = buf[pos]
-            pos += 1
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                if shift == 63 and b > 1:
-                    raise DecodeError("varint overflows 64 bits", offset=start)
-                return result, pos
-            shift += 7
-            if shift > 63:
-                raise DecodeError("varint longer than 10 bytes", offset=start)
 
     def scan(self, spans: _Spans) -> dict[int, list[_Occ]]:
         """Every field of the message whose occurrences are ``spans``, by field
@@ -112,7 +115,7 @@ class _Reader:
         pos = start
         while pos < end:
             at = pos
-            tag, pos = self.varint(pos, end)
+            tag, pos = read_varint(self.buf, pos, end)
             if tag > 0xFFFFFFFF:
                 raise DecodeError("field tag overflows 32 bits", offset=at)
             number, wt = tag >> 3, tag & 7
@@ -120,9 +123,9 @@ class _Reader:
                 raise DecodeError("field number 0 is not valid", offset=at)
             value: Any
             if wt == 0:
-                value, pos = self.varint(pos, end)
+                value, pos = read_varint(self.buf, pos, end)
             elif wt == 2:
-                length, pos = self.varint(pos, end)
+                length, pos = read_varint(self.buf, pos, end)
                 if length > end - pos:
                     raise DecodeError(
                         f"field {number} declares {length} bytes, {end - pos} remain", offset=at
@@ -157,18 +160,18 @@ class _Reader:
             if pos >= end:
                 raise DecodeError(f"group {number} is not closed", offset=at)
             tag_at = pos
-            tag, pos = self.varint(pos, end)
+            tag, pos = read_varint(self.buf, pos, end)
             if tag > 0xFFFFFFFF:
                 raise DecodeError("field tag overflows 32 bits", offset=tag_at)
             n, wt = tag >> 3, tag & 7
             if n == 0:
                 raise DecodeError("field number 0 is not valid", offset=tag_at)
             if wt == 0:
-                _, pos = self.varint(pos, end)
+                _, pos = read_varint(self.buf, pos, end)
             elif wt == 1:
                 pos += 8
             elif wt == 2:
-                length, pos = self.varint(pos, end)
+                length, pos = read_varint(self.buf, pos, end)
                 pos += length
             elif wt == 5:
                 pos += 4

@@ -48,7 +48,7 @@ from google.protobuf.message import Message as _Message
 from ._pb import events_pb2
 from .errors import DecodeError, EncodeError, LimitExceeded, UnknownEventError
 from .jsonnames import json_pointer, json_type
-from .proto_reader import raise_other_fault
+from .proto_reader import raise_other_fault, read_varint
 from .schema import (
     ANY_CONTENT,
     BASE_FIELDS,
@@ -740,23 +740,6 @@ _JSON_CONTAINERS: Final = frozenset({"google.protobuf.Struct", "google.protobuf.
 _oversize_lock = threading.Lock()
 
 
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    result = shift = 0
-    start = pos
-    while True:
-        if pos >= end or shift > 63:
-            raise DecodeError("malformed varint", offset=pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            # upb drops bits past 64 of a 10-byte varint; the direct decoders refuse it
-            if shift == 63 and b > 1:
-                raise DecodeError("varint overflows 64 bits", offset=start)
-            return result, pos
-        shift += 7
-
-
 def _fields(
     buf: bytes, start: int, end: int, nesting: list[int] | None = None
 ) -> Iterator[tuple[int, int, int, int]]:
@@ -766,18 +749,18 @@ def _fields(
     groups: list[int] = []
     while pos < end:
         at = pos
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = read_varint(buf, pos, end)
         number, wt = tag >> 3, tag & 7
         if number == 0 or tag > 0xFFFFFFFF:
             raise DecodeError("invalid field tag", offset=at)
         if wt == 0:
-            _, pos = _varint(buf, pos, end)
+            _, pos = read_varint(buf, pos, end)
             payload = (pos, pos)
         elif wt == 1:
             pos += 8
             payload = (pos - 8, pos)
         elif wt == 2:
-            length, pos = _varint(buf, pos, end)
+            length, pos = read_varint(buf, pos, end)
             pos += length
             payload = (pos - length, pos)
         elif wt == 5:
