@@ -28,6 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import EVENT_STRATEGIES, deep_events, events, json_values
+from wire import tag, varint
 
 from agui_wire import proto_reader, proto_writer
 from agui_wire.errors import UnknownPartWarning
@@ -608,20 +609,6 @@ def test_deep_nesting_in_a_small_thread_stack() -> None:
 
 
 # -- decoding malformed bytes ------------------------------------------------------------
-
-
-def varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def tag(number: int, wt: int) -> bytes:
-    return varint(number << 3 | wt)
 
 
 def ld(number: int, body: bytes) -> bytes:
