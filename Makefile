@@ -22,7 +22,7 @@ $(INSTALLED): pyproject.toml setup.py
 	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
 	touch $@
 
-$(EXTENSION): $(INSTALLED) src/agui_wire/_fast.pyx $(wildcard src/agui_wire/*.pxi)
+$(EXTENSION): $(INSTALLED) src/agui_wire/_fast.pyx $(wildcard src/agui_wire/_codec/*.pxi)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	touch $@
 
@@ -45,9 +45,9 @@ typecheck: $(INSTALLED)
 
 test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
-	# the pure-Python fallback behind every public entry point; test_fast_codec.py
-	# and test_fast_sse.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/test_fast_codec.py --ignore=tests/test_fast_sse.py $(PYTEST_ARGS)
+	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
+	# and differential/test_sse_codec.py compare both implementations directly and ran above
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
 	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)
@@ -55,7 +55,7 @@ bench: $(EXTENSION) $(NODE_PEERS)
 # Every fuzz target (tests/fuzz/) for FUZZ_SECONDS each, two at a time, seeded from
 # the corpus; prints executions per target and the crashes (must be 0).
 fuzz: $(EXTENSION)
-	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/python tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
+	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/python -m tests.fuzz.run --seconds $(FUZZ_SECONDS)
 
 # The test suite and the fuzz targets on an ASan+UBSan build of the extension, in a
 # scratch copy of the tree with its own venv (the in-place extension is not touched).

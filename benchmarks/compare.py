@@ -175,7 +175,7 @@ def build_cases(n_events: int, framer_bytes: int) -> tuple[list[Case], list[str]
         (f"agui_wire FrameReader ({backend.IMPLEMENTATIONS['FrameReader']})", backend.FrameReader)
     ]
     if backend.IMPLEMENTATIONS["FrameReader"] == "cython":
-        from agui_wire import framing
+        from agui_wire._codec import framing
 
         readers.append(("agui_wire FrameReader (pure-Python twin)", framing.FrameReader))
     for i, (label, reader) in enumerate(readers):

@@ -26,9 +26,9 @@ from google.protobuf import json_format
 from workloads import Event, Workload
 
 import agui_wire
-from agui_wire import backend, framing, proto_reader, proto_writer, upb
+from agui_wire._codec import backend, framing, proto_reader, proto_writer, upb
+from agui_wire._encoder import as_event_dict
 from agui_wire._pb import events_pb2
-from agui_wire.encoder import as_event_dict
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
 SSE = agui_wire.SSE_MEDIA_TYPE

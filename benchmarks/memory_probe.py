@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import agui_wire
-from agui_wire import backend
+from agui_wire._codec import backend
 
 
 def _status_kib(field: str) -> int | None:

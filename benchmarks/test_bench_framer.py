@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import workloads as W
 
-from agui_wire import backend, framing
+from agui_wire._codec import backend, framing
 
 READERS = [
     pytest.param(backend.FrameReader, id=f"backend-{backend.IMPLEMENTATIONS['FrameReader']}")

@@ -1,6 +1,6 @@
 """The data every contender is timed on, built once and deterministically.
 
-Everything derives from ``agui_wire.sample.realistic_run(n, seed)`` (about 86%
+Everything derives from ``agui_wire._sample.realistic_run(n, seed)`` (about 86%
 TEXT_MESSAGE_CONTENT with a few words each) plus a generated ~50 KB
 STATE_SNAPSHOT of realistic nested state. Wire forms (protobuf frames, SSE) are
 produced by agui_wire and checked to decode back to the same events, so every
@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 import agui_wire
-from agui_wire.sample import realistic_run
+from agui_wire._sample import realistic_run
 
 Event = dict[str, Any]
 

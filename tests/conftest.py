@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 from hypothesis import HealthCheck, settings
 
@@ -41,7 +37,7 @@ class Codec:
 def _codecs() -> list[object]:
     import pytest
 
-    from agui_wire import proto_reader, proto_writer
+    from agui_wire._codec import proto_reader, proto_writer
 
     params: list[object] = [pytest.param(Codec("python", proto_writer, proto_reader), id="python")]
     try:

@@ -28,7 +28,7 @@
 #
 # Usage: bash tests/sanitize.sh [scratch-dir]   (default: a fresh mktemp dir,
 # removed afterwards unless KEEP_SCRATCH=1; a named one is kept and its venv
-# reused). SANITIZE_PYTEST_ARGS narrows the suite (e.g. "tests/test_fast_codec.py"),
+# reused). SANITIZE_PYTEST_ARGS narrows the suite (e.g. "tests/differential/test_proto_codec.py"),
 # SANITIZE_FUZZ_SECONDS sets the fuzzing time per target. Needs gcc, python3;
 # node/npm for the interop tests (tests/interop/node_modules is linked, or installed).
 set -euo pipefail
@@ -100,7 +100,7 @@ suite_done=$SECONDS
 
 echo "sanitize: fuzz targets under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
 # libFuzzer's RSS limit does not suit an ASan process (shadow memory): off here
-.venv/bin/python tests/fuzz/run.py --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
+.venv/bin/python -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
     --workdir "$SCRATCH/build/fuzz"
 
 echo "sanitize: clean (suite $((suite_done - start)) s incl. build, total $((SECONDS - start)) s)"

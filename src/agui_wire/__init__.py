@@ -12,60 +12,93 @@ docs/wire-format.md states the mapping; docs/errors.md the error contract.
 
 from __future__ import annotations
 
-from .decoder import EventDecoder, aiter_decode, decode, decode_proto, iter_decode, sniff
-from .encoder import EventEncoder, encode_proto, encode_sse
-from .errors import (
-    AguiWireError,
-    DecodeError,
-    EncodeError,
-    FrameTooLarge,
-    LimitExceeded,
-    NotAcceptable,
-    SSEError,
-    TruncatedStream,
-    UnknownEventError,
-    UnknownEventWarning,
-    UnknownPartWarning,
-)
-from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, negotiate
-from .normalize import normalize
-from .schema import EVENT_TYPES
-from .upb import event_from_proto, event_to_proto
-from .validate import Problem, StreamValidator, validate_event, validate_stream
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "EVENT_TYPES",
-    "PROTO_MEDIA_TYPE",
-    "SSE_MEDIA_TYPE",
-    "AguiWireError",
-    "DecodeError",
-    "EncodeError",
-    "EventDecoder",
-    "EventEncoder",
-    "FrameTooLarge",
-    "LimitExceeded",
-    "NotAcceptable",
-    "Problem",
-    "SSEError",
-    "StreamValidator",
-    "TruncatedStream",
-    "UnknownEventError",
-    "UnknownEventWarning",
-    "UnknownPartWarning",
-    "__version__",
-    "aiter_decode",
-    "decode",
-    "decode_proto",
-    "encode_proto",
-    "encode_sse",
-    "event_from_proto",
-    "event_to_proto",
-    "iter_decode",
-    "negotiate",
-    "normalize",
-    "sniff",
-    "validate_event",
-    "validate_stream",
-]
+# Public name -> the private module that defines it. Nothing is imported until a
+# name is first used (h11's habit: the package is a narrow index over private
+# modules), so ``import agui_wire`` is cheap and loads neither protobuf's upb
+# path nor the validator unless the program uses them.
+_LAZY: dict[str, str] = {
+    "EventDecoder": "._decoder",
+    "aiter_decode": "._decoder",
+    "decode": "._decoder",
+    "decode_proto": "._decoder",
+    "iter_decode": "._decoder",
+    "sniff": "._decoder",
+    "EventEncoder": "._encoder",
+    "encode_proto": "._encoder",
+    "encode_sse": "._encoder",
+    "AguiWireError": ".errors",
+    "DecodeError": ".errors",
+    "EncodeError": ".errors",
+    "FrameTooLarge": ".errors",
+    "LimitExceeded": ".errors",
+    "NotAcceptable": ".errors",
+    "SSEError": ".errors",
+    "TruncatedStream": ".errors",
+    "UnknownEventError": ".errors",
+    "UnknownEventWarning": ".errors",
+    "UnknownPartWarning": ".errors",
+    "PROTO_MEDIA_TYPE": "._negotiation",
+    "SSE_MEDIA_TYPE": "._negotiation",
+    "negotiate": "._negotiation",
+    "normalize": "._normalize",
+    "EVENT_TYPES": ".schema",
+    "event_from_proto": "._codec.upb",
+    "event_to_proto": "._codec.upb",
+    "Problem": ".validate",
+    "StreamValidator": ".validate",
+    "validate_event": ".validate",
+    "validate_stream": ".validate",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+if TYPE_CHECKING:
+    from ._codec.upb import event_from_proto as event_from_proto
+    from ._codec.upb import event_to_proto as event_to_proto
+    from ._decoder import EventDecoder as EventDecoder
+    from ._decoder import aiter_decode as aiter_decode
+    from ._decoder import decode as decode
+    from ._decoder import decode_proto as decode_proto
+    from ._decoder import iter_decode as iter_decode
+    from ._decoder import sniff as sniff
+    from ._encoder import EventEncoder as EventEncoder
+    from ._encoder import encode_proto as encode_proto
+    from ._encoder import encode_sse as encode_sse
+    from ._negotiation import PROTO_MEDIA_TYPE as PROTO_MEDIA_TYPE
+    from ._negotiation import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
+    from ._negotiation import negotiate as negotiate
+    from ._normalize import normalize as normalize
+    from .errors import AguiWireError as AguiWireError
+    from .errors import DecodeError as DecodeError
+    from .errors import EncodeError as EncodeError
+    from .errors import FrameTooLarge as FrameTooLarge
+    from .errors import LimitExceeded as LimitExceeded
+    from .errors import NotAcceptable as NotAcceptable
+    from .errors import SSEError as SSEError
+    from .errors import TruncatedStream as TruncatedStream
+    from .errors import UnknownEventError as UnknownEventError
+    from .errors import UnknownEventWarning as UnknownEventWarning
+    from .errors import UnknownPartWarning as UnknownPartWarning
+    from .schema import EVENT_TYPES as EVENT_TYPES
+    from .validate import Problem as Problem
+    from .validate import StreamValidator as StreamValidator
+    from .validate import validate_event as validate_event
+    from .validate import validate_stream as validate_stream
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agui_wire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,10 +1,10 @@
-"""``python -m agui_wire``: the ``agui-wire`` command line (``agui_wire.cli``)."""
+"""``python -m agui_wire``: the ``agui-wire`` command line (``agui_wire._cli``)."""
 
 from __future__ import annotations
 
 import sys
 
-from .cli import main
+from ._cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

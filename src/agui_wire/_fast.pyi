@@ -7,14 +7,14 @@ from typing import Any
 from agui_wire.errors import DecodeError
 
 # ---------------------------------------------------------------------------
-# _framer.pxi (twin: agui_wire.framing)
+# _codec/_framing.pxi (twin: agui_wire._codec.framing)
 # ---------------------------------------------------------------------------
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
     """One frame: the 4-byte big-endian length of ``payload``, then ``payload``."""
 
 class FrameReader:
-    """Incremental reader of length-prefixed frames (contract: agui_wire.framing)."""
+    """Incremental reader of length-prefixed frames (contract: agui_wire._codec.framing)."""
 
     def __init__(self, max_frame_size: int = ...) -> None: ...
     @property
@@ -35,7 +35,7 @@ class FrameReader:
     def close(self) -> None: ...
 
 # ---------------------------------------------------------------------------
-# _encoder.pxi (twin: agui_wire.proto_writer)
+# _codec/_proto_writer.pxi (twin: agui_wire._codec.proto_writer)
 # ---------------------------------------------------------------------------
 
 def encode_payload(
@@ -83,7 +83,7 @@ def _encoder_fallbacks() -> int:
     """Events handed to proto_writer since import (errors, exotic input)."""
 
 # ---------------------------------------------------------------------------
-# _decoder.pxi (twin: agui_wire.proto_reader)
+# _codec/_proto_reader.pxi (twin: agui_wire._codec.proto_reader)
 # ---------------------------------------------------------------------------
 
 def decode_payload(
@@ -98,7 +98,8 @@ def _decoder_fallbacks() -> int:
     """Payloads handed to proto_reader since import (errors, odd input)."""
 
 # ---------------------------------------------------------------------------
-# _sse.pxi (twins: agui_wire.sse_writer.SSEEncoder, agui_wire.sse_reader.plain_sse_blocks)
+# _codec/_sse_writer.pxi, _codec/_sse_reader.pxi
+# (twins: sse_writer.SSEEncoder, sse_reader.plain_sse_blocks)
 # ---------------------------------------------------------------------------
 
 class SSEEncoder:

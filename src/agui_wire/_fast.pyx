@@ -1,13 +1,15 @@
 # cython: language_level=3
 """C-accelerated hot path of agui_wire: the length-prefix framer, the direct
-protobuf encoder and decoder for event dicts, and the SSE writer's common case.
+protobuf encoder and decoder for event dicts, and the SSE writer's and reader's
+common cases.
 
-Each part lives in its own include file; every one has a pure-Python twin with
-identical behaviour (framing.py, proto_writer.py, proto_reader.py, sse_writer.py)
-that the test suite runs side by side (AGUI_WIRE_PURE=1 forces the twins).
+Each part is the C twin ``_codec/_X.pxi`` of a pure-Python module
+``_codec/X.py`` with identical behaviour, which the test suite runs side by side
+(``AGUI_WIRE_PURE=1`` forces the pure twins everywhere).
 """
 
-include "_framer.pxi"
-include "_encoder.pxi"
-include "_decoder.pxi"
-include "_sse.pxi"
+include "_codec/_framing.pxi"
+include "_codec/_proto_writer.pxi"
+include "_codec/_proto_reader.pxi"
+include "_codec/_sse_writer.pxi"
+include "_codec/_sse_reader.pxi"

@@ -85,10 +85,10 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
-from .encoder import EventEncoder, encode_sse
+from ._codec.proto_writer import DEFAULT_MAX_DEPTH
+from ._encoder import EventEncoder, encode_sse
+from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .errors import EncodeError, NotAcceptable
-from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from .proto_writer import DEFAULT_MAX_DEPTH
 
 if TYPE_CHECKING:
     from starlette.responses import Response as _Base

@@ -48,9 +48,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .decoder import EventDecoder, media_type
-from .errors import AguiWireError, TruncatedStream
-from .negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._decoder import EventDecoder, media_type
+from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .errors import (
+    AgentHTTPError,
+    IncompleteRun,
+    SequenceError,
+    TruncatedStream,
+    UnexpectedContentType,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -70,52 +76,6 @@ DEFAULT_ACCEPT: Final = f"{PROTO_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.9"
 BODY_EXCERPT: Final = 2048  # bytes of an error response's body kept in the error
 
 Event = dict[str, Any]
-
-
-class AgentHTTPError(AguiWireError):
-    """The agent endpoint answered with a non-2xx status."""
-
-    def __init__(self, url: str, status_code: int, body: bytes) -> None:
-        self.url = url
-        self.status_code = status_code
-        #: The start of the response body (at most ``BODY_EXCERPT`` bytes).
-        self.body = body
-        text = body.decode("utf-8", "replace").strip()
-        super().__init__(f"POST {url}: HTTP {status_code}" + (f": {text}" if text else ""))
-
-
-class UnexpectedContentType(AguiWireError):
-    """The response is not an AG-UI event stream."""
-
-    def __init__(self, url: str, content_type: str | None) -> None:
-        self.url = url
-        self.content_type = content_type
-        super().__init__(
-            f"POST {url}: the response is not an AG-UI event stream: content-type "
-            f"{content_type!r} (expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
-        )
-
-
-class IncompleteRun(AguiWireError):
-    """The stream ended (or broke) before the run ended with RUN_FINISHED or RUN_ERROR."""
-
-    def __init__(self, reason: str, *, events_read: int, last_event_id: str) -> None:
-        self.reason = reason
-        #: Events yielded before the stream ended.
-        self.events_read = events_read
-        #: The last SSE ``id:`` received ("" if none), for ``last_event_id=``.
-        self.last_event_id = last_event_id
-        super().__init__(f"incomplete run: {reason} (after {events_read} events)")
-
-
-class SequenceError(AguiWireError):
-    """The events do not form a run (``check_sequence``)."""
-
-    def __init__(self, reason: str, *, index: int, event_type: Any) -> None:
-        self.reason = reason
-        self.index = index
-        self.event_type = event_type
-        super().__init__(f"event {index} ({event_type}): {reason}")
 
 
 _IDLE, _OPEN, _FINISHED, _ERRORED = range(4)

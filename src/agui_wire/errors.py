@@ -10,16 +10,25 @@ says when each is raised and how to continue past it.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 __all__ = [
+    "AgentHTTPError",
     "AguiWireError",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
+    "IncompleteRun",
+    "JsonLineError",
     "LimitExceeded",
     "NotAcceptable",
+    "PatchError",
+    "PointerError",
     "SSEError",
+    "SSELimitExceeded",
+    "SequenceError",
     "TruncatedStream",
+    "UnexpectedContentType",
     "UnknownEventError",
     "UnknownEventWarning",
     "UnknownPartWarning",
@@ -143,6 +152,18 @@ class SSEError(DecodeError):
     _unit = "event"
 
 
+class SSELimitExceeded(LimitExceeded):
+    """``LimitExceeded`` in an SSE stream (its position is an event index)."""
+
+    _unit = "event"
+
+
+class JsonLineError(DecodeError):
+    """A line of a JSON Lines input that is not a JSON object."""
+
+    _unit = "event"
+
+
 class NotAcceptable(AguiWireError):
     """Strict negotiation found no transport the ``Accept`` header allows (HTTP 406)."""
 
@@ -152,6 +173,81 @@ class NotAcceptable(AguiWireError):
             f"no acceptable AG-UI transport in Accept: {accept!r}; "
             "offered text/event-stream and application/vnd.ag-ui.event+proto"
         )
+
+
+# -- JSON Patch (STATE_DELTA) and JSON Pointer (RFC 6902 / 6901)
+
+
+class PointerError(AguiWireError, ValueError):
+    """A string that is not a JSON pointer (RFC 6901 §3)."""
+
+
+class PatchError(AguiWireError, ValueError):
+    """A JSON Patch that does not apply. ``index`` is the failing operation's
+    position in the patch (``None`` when the patch itself is malformed)."""
+
+    def __init__(self, reason: str, index: int | None = None, op: Any = None) -> None:
+        self.reason = reason
+        self.index = index
+        self.op = op
+        where = "" if index is None else f"operation {index}"
+        if isinstance(op, dict) and isinstance(op.get("op"), str):
+            where += f" ({op['op']} {op.get('path')!r})"
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+# -- the HTTP client (agui_wire.client)
+
+
+class AgentHTTPError(AguiWireError):
+    """The agent endpoint answered with a non-2xx status."""
+
+    def __init__(self, url: str, status_code: int, body: bytes) -> None:
+        self.url = url
+        self.status_code = status_code
+        #: The start of the response body (at most ``BODY_EXCERPT`` bytes).
+        self.body = body
+        text = body.decode("utf-8", "replace").strip()
+        super().__init__(f"POST {url}: HTTP {status_code}" + (f": {text}" if text else ""))
+
+
+class UnexpectedContentType(AguiWireError):
+    """The response is not an AG-UI event stream."""
+
+    def __init__(self, url: str, content_type: str | None) -> None:
+        self.url = url
+        self.content_type = content_type
+        from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+
+        super().__init__(
+            f"POST {url}: the response is not an AG-UI event stream: content-type "
+            f"{content_type!r} (expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
+        )
+
+
+class IncompleteRun(AguiWireError):
+    """The stream ended (or broke) before the run ended with RUN_FINISHED or RUN_ERROR."""
+
+    def __init__(self, reason: str, *, events_read: int, last_event_id: str) -> None:
+        self.reason = reason
+        #: Events yielded before the stream ended.
+        self.events_read = events_read
+        #: The last SSE ``id:`` received ("" if none), for ``last_event_id=``.
+        self.last_event_id = last_event_id
+        super().__init__(f"incomplete run: {reason} (after {events_read} events)")
+
+
+class SequenceError(AguiWireError):
+    """The events do not form a run (``check_sequence``)."""
+
+    def __init__(self, reason: str, *, index: int, event_type: Any) -> None:
+        self.reason = reason
+        self.index = index
+        self.event_type = event_type
+        super().__init__(f"event {index} ({event_type}): {reason}")
+
+
+# -- warnings
 
 
 class UnknownEventWarning(UserWarning):

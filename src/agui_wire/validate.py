@@ -23,7 +23,7 @@ pass over a capture finds every problem, not only the first.
   owner of the entity they continue (owners seeded from ``MESSAGES_SNAPSHOT``
   and the ``RUN_STARTED`` input echo); no ``null`` where the verifier forbids it.
 * **State** (agui_wire's own, see below): every ``STATE_DELTA`` must apply
-  (RFC 6902, ``agui_wire.jsonpatch``) to the state built so far from
+  (RFC 6902, ``agui_wire._jsonpatch``) to the state built so far from
   ``STATE_SNAPSHOT`` (or the ``RUN_STARTED`` input's ``state``), every
   ``ACTIVITY_DELTA`` to its activity's content from ``ACTIVITY_SNAPSHOT`` (or a
   snapshot/input message of role ``activity``). A patch that fails leaves the
@@ -64,8 +64,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from .jsonnames import json_type, pointer_join
-from .jsonpatch import PatchError, apply_patch
+from ._jsonnames import json_type, pointer_join
+from ._jsonpatch import apply_patch
+from .errors import PatchError
 
 __all__ = [
     "EVENT_SHAPES",

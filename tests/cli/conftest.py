@@ -1,4 +1,4 @@
-"""Fixtures for the ``agui-wire`` command line tests (helpers in tests/cli_support.py).
+"""Fixtures for the ``agui-wire`` command line tests (helpers in tests/support/cli_support.py).
 
 ``cli`` runs the real console script in a subprocess; ``captures`` holds a
 realistic run written by agui_wire as binary, SSE and JSON Lines files.
@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 import pytest
-from cli_support import run_cli
 
 from agui_wire import encode_proto, encode_sse
-from agui_wire.sample import realistic_run
+from agui_wire._sample import realistic_run
+from tests.support.cli_support import run_cli
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ import time
 import orjson
 import pytest
 
-from agui_wire.cli._progress import Progress
-from agui_wire.cli.cost import measure, table
-from agui_wire.cli.report import render_html
-from agui_wire.sample import realistic_run
+from agui_wire._cli._progress import Progress
+from agui_wire._cli.cost import measure, table
+from agui_wire._cli.report import render_html
+from agui_wire._sample import realistic_run
 
 LABELS = ("SSE", "protobuf", "SSE + gzip", "protobuf + gzip")
 

@@ -12,9 +12,9 @@ import struct
 
 import orjson
 import pytest
-from cli_support import PROTO, SSE, chrome_har, har_entry, jsonl
 
 from agui_wire import encode_proto, encode_sse
+from tests.support.cli_support import PROTO, SSE, chrome_har, har_entry, jsonl
 
 
 def frame_offsets(data: bytes) -> list[int]:

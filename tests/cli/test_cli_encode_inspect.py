@@ -6,9 +6,9 @@ import gzip
 import struct
 
 import orjson
-from cli_support import jsonl
 
 from agui_wire import encode_proto, encode_sse
+from tests.support.cli_support import jsonl
 
 
 def test_encode_to_proto_and_sse(cli, captures, run_events) -> None:

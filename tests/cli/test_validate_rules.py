@@ -1,6 +1,6 @@
 """agui_wire.validate rule by rule, and ``agui-wire validate`` on captures.
 
-The cases are in tests/validation_cases.py; tests/interop/test_cli_validate.py
+The cases are in tests/support/validation_cases.py; tests/interop/test_cli_validate.py
 holds the same cases against zod and the client's verifyEvents.
 """
 
@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from validation_cases import BROKEN_EVENTS, STREAMS, VALID_ODDITIES
 
 from agui_wire import encode_proto, encode_sse
-from agui_wire.jsonpatch import PatchError, PointerError, apply_patch, parse_pointer
-from agui_wire.sample import realistic_run
+from agui_wire._jsonpatch import apply_patch, parse_pointer
+from agui_wire._sample import realistic_run
+from agui_wire.errors import PatchError, PointerError
 from agui_wire.validate import StreamValidator, validate_event, validate_stream
+from tests.support.validation_cases import BROKEN_EVENTS, STREAMS, VALID_ODDITIES
 
 
 @pytest.mark.parametrize("name", list(BROKEN_EVENTS))
@@ -270,7 +271,7 @@ def test_decode_errors_are_problems_and_reading_goes_on(cli, tmp_path, run_event
 
 
 def test_har_entries_are_validated_separately(cli, tmp_path, run_events) -> None:
-    from cli_support import PROTO, SSE, chrome_har, har_entry
+    from tests.support.cli_support import PROTO, SSE, chrome_har, har_entry
 
     good = b"".join(encode_proto(e) for e in run_events)
     broken = b"".join(encode_sse(e) for e in run_events[:30])  # cut inside the run

@@ -13,7 +13,6 @@ npm packages (same skip/fail rules: ``AGUI_WIRE_SKIP_INTEROP=1`` skips).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -30,27 +29,12 @@ from typing import Any
 import httpx
 import pytest
 
+# The interop suite's node_harness fixture, registered for this directory too.
+from tests.interop.conftest import node_harness as node_harness
+
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "tests" / "interop"
 HTTP_AGENT = INTEROP / "http_agent.cjs"
-
-# The examples package (its scripted run is what the tests compare against).
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-# The interop suite's conftest, loaded under its own name (the file's module
-# name, "conftest", is shared with tests/conftest.py), for its node_harness
-# fixture: binding it here registers it for this directory too.
-_NAME = "agui_wire_interop_conftest"
-_interop = sys.modules.get(_NAME)
-if _interop is None:
-    _spec = importlib.util.spec_from_file_location(_NAME, INTEROP / "conftest.py")
-    assert _spec is not None
-    assert _spec.loader is not None
-    _interop = importlib.util.module_from_spec(_spec)
-    sys.modules[_NAME] = _interop  # dataclasses look their module up there
-    _spec.loader.exec_module(_interop)
-node_harness = _interop.node_harness
 
 
 def free_port() -> int:

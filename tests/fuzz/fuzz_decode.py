@@ -25,9 +25,17 @@ else:
     _instrumented = contextlib.nullcontext()
 
 with _instrumented:
-    from fuzzlib import Err, Ok, check_event, chunkings, describe, outcome, pick, same_outcome
-
     from agui_wire import decode, iter_decode, sniff
+    from tests.fuzz.fuzzlib import (
+        Err,
+        Ok,
+        check_event,
+        chunkings,
+        describe,
+        outcome,
+        pick,
+        same_outcome,
+    )
 
 SEEDS = "captures"
 OPTIONS: tuple[dict[str, Any], ...] = (

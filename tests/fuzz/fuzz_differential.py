@@ -15,7 +15,7 @@ Contract checked, as the three modules' docstrings state it:
   class when both refuse. Messages and offsets are upb's own and not compared.
 
 Any disagreement is a bug in one of them, or a deliberate exception listed in
-docs/errors.md with a test in tests/test_fuzz_regressions.py.
+docs/errors.md with a test in tests/fuzz/test_regressions.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,14 @@ else:
     _instrumented = contextlib.nullcontext()
 
 with _instrumented:
-    from fuzzlib import describe, known_issue, outcome, payload_decoders, pick, same_outcome
+    from tests.fuzz.fuzzlib import (
+        describe,
+        known_issue,
+        outcome,
+        payload_decoders,
+        pick,
+        same_outcome,
+    )
 
 SEEDS = "payloads"
 DECODERS = payload_decoders()

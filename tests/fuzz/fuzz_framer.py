@@ -9,7 +9,7 @@ non-incremental framer written from the spec is the oracle.
 Contract checked: the same payloads (bytes-equal) and the same error (class,
 message, index, offsets) for every implementation and every chunking; the error
 after all good frames; counters consistent with what was handed out; nothing
-escapes but ``DecodeError``. Run: ``python tests/fuzz/fuzz_framer.py [libFuzzer
+escapes but ``DecodeError``. Run: ``python -m tests.fuzz.fuzz_framer [libFuzzer
 flags] [corpus dirs]``, or through tests/fuzz/run.py.
 """
 
@@ -27,10 +27,9 @@ else:
     _instrumented = contextlib.nullcontext()
 
 with _instrumented:
-    from fuzzlib import chunkings, framer_modules, pick
-
     from agui_wire import DecodeError, FrameTooLarge, TruncatedStream
-    from agui_wire.framing import DEFAULT_MAX_FRAME_SIZE
+    from agui_wire._codec.framing import DEFAULT_MAX_FRAME_SIZE
+    from tests.fuzz.fuzzlib import chunkings, framer_modules, pick
 
 SEEDS = "streams"
 LIMITS = (DEFAULT_MAX_FRAME_SIZE, DEFAULT_MAX_FRAME_SIZE, 0, 1, 4, 16, 255, 4096)

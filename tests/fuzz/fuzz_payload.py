@@ -29,9 +29,17 @@ else:
     _instrumented = contextlib.nullcontext()
 
 with _instrumented:
-    from fuzzlib import Ok, check_event, describe, outcome, payload_decoders, pick, same_json
-
-    from agui_wire import EncodeError, normalize, proto_reader, proto_writer
+    from agui_wire import EncodeError, normalize
+    from agui_wire._codec import proto_reader, proto_writer
+    from tests.fuzz.fuzzlib import (
+        Ok,
+        check_event,
+        describe,
+        outcome,
+        payload_decoders,
+        pick,
+        same_json,
+    )
 
 SEEDS = "payloads"
 DECODERS = payload_decoders()

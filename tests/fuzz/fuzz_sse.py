@@ -30,10 +30,18 @@ else:
     _instrumented = contextlib.nullcontext()
 
 with _instrumented:
-    from fuzzlib import Err, Ok, check_event, chunkings, describe, outcome, pick, same_outcome
-
     from agui_wire import DecodeError, EventDecoder
-    from agui_wire.sse_reader import SSEMessage, SSEParser, decode_sse_message
+    from agui_wire._codec.sse_reader import SSEMessage, SSEParser, decode_sse_message
+    from tests.fuzz.fuzzlib import (
+        Err,
+        Ok,
+        check_event,
+        chunkings,
+        describe,
+        outcome,
+        pick,
+        same_outcome,
+    )
 
 SEEDS = "sse"
 SSE = "text/event-stream"

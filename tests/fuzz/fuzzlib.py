@@ -28,7 +28,8 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from agui_wire import DecodeError, UnknownEventError, framing, proto_reader, upb
+from agui_wire import DecodeError, UnknownEventError
+from agui_wire._codec import framing, proto_reader, upb
 from agui_wire._pb import events_pb2
 
 __all__ = [

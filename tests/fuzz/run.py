@@ -6,7 +6,7 @@ atheris/libFuzzer -- a Python exception, a hang (``-timeout``) or runaway memory
 into ``<workdir>/<target>/seeds`` on every run) plus the corpus the target grew
 in earlier runs (``<workdir>/<target>/corpus``). Up to ``--jobs`` targets run at
 once. Crash inputs land in ``<workdir>/<target>/artifacts/``; each one found
-must become a regression test in tests/test_fuzz_regressions.py.
+must become a regression test in tests/fuzz/test_regressions.py.
 
 ``--replay`` runs no fuzzer: it feeds the seeds, the stored corpus and any
 crash artifacts through each target's ``test_one_input`` in this process (what
@@ -14,7 +14,7 @@ tests/sanitize.sh does under ASan, and a quick way to check a fix).
 
 Output: one line per target (executions, executions/s, corpus size, crashes),
 then ``fuzz: N executions in S s over T targets, crashes C``; the exit status
-is 1 when C > 0. Usage: ``python tests/fuzz/run.py --seconds 30`` (per target).
+is 1 when C > 0. Usage: ``python -m tests.fuzz.run --seconds 30`` (per target).
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 TARGETS = ("fuzz_framer", "fuzz_payload", "fuzz_differential", "fuzz_sse", "fuzz_decode")
 CRASH_PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
-
-sys.path.insert(0, str(HERE))
 
 
 @dataclass
@@ -55,9 +53,9 @@ def _artifacts(directory: Path) -> set[Path]:
 
 
 def _prepare(target: str, workdir: Path) -> tuple[Path, Path, Path]:
-    import seeds
+    from tests.fuzz import seeds
 
-    module = importlib.import_module(target)
+    module = importlib.import_module(f"tests.fuzz.{target}")
     base = workdir / target
     seed_dir, corpus, artifacts = base / "seeds", base / "corpus", base / "artifacts"
     for d in (corpus, artifacts):
@@ -80,7 +78,8 @@ def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
             log = args.workdir / target / "fuzz.log"
             cmd = [
                 sys.executable,
-                str(HERE / f"{target}.py"),
+                "-m",
+                f"tests.fuzz.{target}",
                 f"-max_total_time={args.seconds}",
                 f"-timeout={args.timeout}",
                 f"-rss_limit_mb={args.rss_limit_mb}",
@@ -120,11 +119,11 @@ def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
 
 
 def replay(targets: list[str], args: argparse.Namespace) -> list[Result]:
-    import seeds
+    from tests.fuzz import seeds
 
     out = []
     for target in targets:
-        module = importlib.import_module(target)
+        module = importlib.import_module(f"tests.fuzz.{target}")
         base = args.workdir / target
         inputs = list(seeds.seeds(module.SEEDS))
         for sub in ("corpus", "artifacts"):

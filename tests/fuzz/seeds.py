@@ -1,7 +1,7 @@
 """Seed corpora for the fuzz targets, generated from real streams and known bad input.
 
-Strategy: every event of the shared corpus (tests/corpus.py: all 31 types,
-minimal, full and edge cases) and of ``agui_wire.sample.realistic_run`` is
+Strategy: every event of the shared corpus (tests/support/corpus.py: all 31 types,
+minimal, full and edge cases) and of ``agui_wire._sample.realistic_run`` is
 encoded both ways -- as a protobuf payload (by the byte-identical direct encoder
 and by upb, whose map order differs) and as SSE -- then assembled into inputs of
 each target's shape: single payloads, binary streams, SSE streams (LF, CRLF and
@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: corpus, wire
-
-from corpus import CORPUS
-from wire import (
+from agui_wire import EncodeError
+from agui_wire._codec import proto_writer, upb
+from agui_wire._codec.sse_writer import encode_sse
+from agui_wire._sample import realistic_run
+from tests.support.corpus import CORPUS
+from tests.support.wire import (
     base,
     double,
     entry,
@@ -41,10 +42,6 @@ from wire import (
     varint,
     vi,
 )
-
-from agui_wire import EncodeError, proto_writer, upb
-from agui_wire.sample import realistic_run
-from agui_wire.sse_writer import encode_sse
 
 __all__ = ["KINDS", "seeds", "write"]
 
@@ -74,8 +71,8 @@ def _deep(levels: int, alternate: bool = True) -> bytes:
 
 
 def malformed_payloads() -> list[bytes]:
-    """Broken and adversarial payloads (the shapes tests/test_decode_errors.py and
-    tests/test_limits.py pin down)."""
+    """Broken and adversarial payloads (the shapes tests/unit/test_proto_reader.py and
+    tests/contract/test_limits.py pin down)."""
 
     def snapshot(value: bytes) -> bytes:
         return ld(7, base(6), ld(2, value))

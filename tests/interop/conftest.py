@@ -33,7 +33,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -51,11 +50,6 @@ PROTO_MEDIA_TYPE = "application/vnd.ag-ui.event+proto"
 SSE_MEDIA_TYPE = "text/event-stream"
 PINNED = ("@ag-ui/core", "@ag-ui/proto", "@ag-ui/encoder", "@ag-ui/client")
 REFERENCE_VERSION = "1.0.0"
-
-# tests/corpus.py is shared by every test directory; without a tests/__init__.py
-# pytest puts only this directory on sys.path.
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
 
 Event = dict[str, Any]
 

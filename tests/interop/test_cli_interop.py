@@ -12,9 +12,10 @@ import gzip
 
 import orjson
 import pytest
-from cli_support import PROTO, SSE, chrome_har, har_entry, jsonl, run_cli
-from corpus import CASES, CORPUS, SSE_LOSSY, realistic_run
-from wire import json_equal
+
+from tests.support.cli_support import PROTO, SSE, chrome_har, har_entry, jsonl, run_cli
+from tests.support.corpus import CASES, CORPUS, SSE_LOSSY, realistic_run
+from tests.support.wire import json_equal
 
 pytestmark = pytest.mark.interop
 

@@ -1,6 +1,6 @@
 """agui_wire.validate against the reference: zod ``EventSchemas`` and the client's
 ``verifyEvents``, on the corpus, realistic runs, and deliberately broken events
-and streams (tests/validation_cases.py).
+and streams (tests/support/validation_cases.py).
 
 Agreement, exactly:
 
@@ -15,10 +15,10 @@ Agreement, exactly:
 from __future__ import annotations
 
 import pytest
-from corpus import CORPUS, realistic_run
-from validation_cases import BROKEN_EVENTS, STREAMS, VALID_ODDITIES
 
 from agui_wire.validate import REFERENCE_SEQUENCE_RULES, validate_event, validate_stream
+from tests.support.corpus import CORPUS, realistic_run
+from tests.support.validation_cases import BROKEN_EVENTS, STREAMS, VALID_ODDITIES
 
 pytestmark = pytest.mark.interop
 

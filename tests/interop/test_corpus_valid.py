@@ -17,9 +17,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-import corpus
 import pytest
-from corpus import CASES, CORPUS, EVENT_TYPES, ROUND_TRIP_LOSSY, SSE_LOSSY, realistic_run
+
+from tests.support import corpus
+from tests.support.corpus import (
+    CASES,
+    CORPUS,
+    EVENT_TYPES,
+    ROUND_TRIP_LOSSY,
+    SSE_LOSSY,
+    realistic_run,
+)
 
 pytestmark = pytest.mark.interop
 

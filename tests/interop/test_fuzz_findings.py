@@ -1,6 +1,6 @@
 """What the fuzzers found, checked against the reference decoder (``@ag-ui/proto`` 1.0.0).
 
-Strategy: the inputs of tests/test_fuzz_regressions.py where our decoders had
+Strategy: the inputs of tests/fuzz/test_regressions.py where our decoders had
 to choose between upb's behaviour and another, decoded by the pinned package
 through the node harness: the choice docs/errors.md states must be the
 reference's. A field straddling two occurrences of a merged message is refused
@@ -11,17 +11,13 @@ exception of the upb path).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from wire import base, ld, string, v_null, v_struct, vi
-
-from agui_wire import DecodeError, proto_reader
+from agui_wire import DecodeError
+from agui_wire._codec import proto_reader
+from tests.support.wire import base, ld, string, v_null, v_struct, vi
 
 pytestmark = pytest.mark.interop
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corpus import CASES, CORPUS
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from strategies import events as event_strategy
-from wire import json_equal
 
 import agui_wire
 from agui_wire import normalize
+from tests.support.corpus import CASES, CORPUS
+from tests.support.strategies import events as event_strategy
+from tests.support.wire import json_equal
 
 pytestmark = pytest.mark.interop
 

@@ -8,18 +8,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-from corpus import CASES, CORPUS, SSE_LOSSY
-from wire import json_equal
 
 import agui_wire
-from agui_wire.sample import realistic_run
-
-sys.path.insert(0, str(Path(__file__).parent.parent))
-from test_negotiation import NONE, TABLE
+from agui_wire._sample import realistic_run
+from tests.support.corpus import CASES, CORPUS, SSE_LOSSY
+from tests.support.wire import json_equal
+from tests.unit.test_negotiation import NONE, TABLE
 
 pytestmark = pytest.mark.interop
 

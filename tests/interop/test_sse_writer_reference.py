@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
-from agui_wire.sse_writer import encode_sse
-
-sys.path.insert(0, str(Path(__file__).parent.parent))
-from test_sse_writer import CASES, _events, body
+from agui_wire._codec.sse_writer import encode_sse
+from tests.unit.test_sse_writer import CASES, _events, body
 
 pytestmark = pytest.mark.interop
 

@@ -1,0 +1,199 @@
+"""Options every capture-reading command shares, and where output goes.
+
+Contract of ``open_output``: ``-o FILE`` (or none / ``-`` for stdout); a name
+ending ``.gz`` is written gzip-compressed. Binary output (protobuf frames) to a
+terminal is refused (exit 2) unless ``--force``: it would only garble the
+screen. Errors opening the file are I/O errors (exit 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import IO, Any, cast
+
+from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
+from ._common import InputError, UsageError, say
+from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Source, describe_entries, open_sources
+from ._progress import Progress, progress_enabled
+from ._read import FrameStream
+
+__all__ = [
+    "add_input_options",
+    "add_output_options",
+    "byte_size",
+    "frames_of",
+    "open_output",
+    "sources",
+]
+
+
+def byte_size(text: str) -> int:
+    """``10485760``, ``10MiB``, ``512k``... as bytes (argparse type)."""
+    units = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20}
+    units |= {"mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+    t = text.strip().lower().replace("_", "")
+    num = t.rstrip("bgikm")
+    try:
+        value = int(num) * units[t[len(num) :]]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(
+            f"not a size: {text!r} (e.g. 1048576, 64KiB, 10MiB)"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("a size cannot be negative")
+    return value
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, keep_going: bool = True) -> None:
+    group = parser.add_argument_group("input")
+    group.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="input format (default: detected; gzip is always detected by its magic bytes)",
+    )
+    group.add_argument(
+        "--entry",
+        type=int,
+        metavar="N",
+        help="HAR input: decode only log.entries[N] (listed when several qualify)",
+    )
+    if keep_going:
+        group.add_argument(
+            "--keep-going",
+            "-k",
+            action="store_true",
+            help="report a bad frame/event and continue after it (exit status stays 1)",
+        )
+    group.add_argument(
+        "--unknown-events",
+        choices=("skip", "raw", "error"),
+        default="skip",
+        help="binary frames of a later protocol: skip with a note (default, as the "
+        "reference client), keep as RAW events, or treat as errors",
+    )
+    group.add_argument(
+        "--invalid-utf8",
+        choices=("error", "replace"),
+        default="error",
+        help="invalid UTF-8 in strings: an error (default) or U+FFFD (as the reference)",
+    )
+    group.add_argument(
+        "--max-frame-size",
+        type=byte_size,
+        default=DEFAULT_MAX_FRAME_SIZE,
+        metavar="SIZE",
+        help="largest binary frame payload accepted (default: the reference client's, "
+        f"{DEFAULT_MAX_FRAME_SIZE:,} bytes)",
+    )
+    group.add_argument(
+        "--max-har-size",
+        type=byte_size,
+        default=DEFAULT_MAX_HAR_SIZE,
+        metavar="SIZE",
+        help="largest HAR file read (HAR is JSON and is loaded whole; default 512MiB)",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, binary: bool) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of stdout (FILE.gz: gzip-compressed)",
+    )
+    if binary:
+        parser.add_argument(
+            "--force",
+            "-f",
+            action="store_true",
+            help="write binary output even when stdout is a terminal",
+        )
+
+
+def sources(args: argparse.Namespace, path: str, *, allow_many: bool) -> list[Source]:
+    """The sources of ``path``; with several HAR entries and ``allow_many`` False,
+    a usage error listing them."""
+    found = open_sources(path, format=args.format, entry=args.entry, max_har_size=args.max_har_size)
+    if len(found) > 1 and not allow_many:
+        entries = [s.har for s in found if s.har is not None]
+        raise UsageError(
+            f"{path} has {len(found)} AG-UI responses; pick one with --entry N:\n"
+            + describe_entries(entries)
+        )
+    if len(found) > 1:
+        say(
+            f"{path}: {len(found)} AG-UI responses, each reported with its entry number "
+            "(--entry N picks one):\n" + describe_entries([s.har for s in found if s.har])
+        )
+    return found
+
+
+def frames_of(
+    args: argparse.Namespace,
+    source: Source,
+    *,
+    keep_going: bool | None = None,
+    progress: Progress | None = None,
+    **extra: Any,
+) -> FrameStream:
+    """A ``FrameStream`` over ``source`` with the command's input options."""
+    return FrameStream(
+        source,
+        keep_going=getattr(args, "keep_going", False) if keep_going is None else keep_going,
+        unknown_events=args.unknown_events,
+        invalid_utf8=args.invalid_utf8,
+        max_frame_size=args.max_frame_size,
+        progress=None if progress is None else progress.update,
+        **extra,
+    )
+
+
+def new_progress(args: argparse.Namespace, label: str, source: Source) -> Progress:
+    return Progress(
+        label,
+        source.size,
+        enabled=progress_enabled(getattr(args, "no_progress", False)),
+    )
+
+
+@contextmanager
+def open_output(path: str | None, *, binary: bool, force: bool = False) -> Iterator[IO[bytes]]:
+    """Where a command writes its output (see the module doc)."""
+    if path is None or path == "-":
+        out = sys.stdout.buffer
+        if binary and not force and _isatty(sys.stdout):
+            raise UsageError(
+                "refusing to write binary protobuf to a terminal: use -o FILE, pipe it, "
+                "or pass --force"
+            )
+        try:
+            yield out
+        finally:
+            with suppress(BrokenPipeError):
+                out.flush()
+        return
+    try:
+        fh = cast(
+            "IO[bytes]",
+            gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb"),  # noqa: SIM115
+        )
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        yield fh
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        fh.close()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

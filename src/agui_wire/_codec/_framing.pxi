@@ -1,0 +1,294 @@
+# Cython twin of framing.py: the length-prefix framer. The contract (limits,
+# payload lifetime, error order) is the module doc of framing.py; behaviour and
+# error texts are identical (the error objects are built by framing.py's helpers),
+# and tests/unit/test_framing.py runs both side by side.
+#
+# C strategy: the chunk is read through the buffer protocol without a copy; whole
+# frames inside it become bytes (or memoryview slices of an immutable bytes chunk
+# for payloads >= ZERO_COPY_MIN); an incomplete frame's body is appended to a
+# malloc'd buffer that grows geometrically up to its declared length, never
+# beyond what has actually arrived.
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport uint32_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcpy
+
+from agui_wire._codec import framing as _fr_py
+from agui_wire.errors import EncodeError as _fr_EncodeError
+
+cdef enum:
+    _FR_HEADER = 4
+    # Keep at most this much body capacity between frames (a huge frame's buffer is freed).
+    _FR_KEEP = 65536
+
+cdef Py_ssize_t _FR_ZERO_COPY_MIN = _fr_py.ZERO_COPY_MIN
+cdef unsigned long long _FR_MAX_FRAME_SIZE = _fr_py.MAX_FRAME_SIZE
+
+
+cdef inline uint32_t _fr_be32(const unsigned char* p) noexcept nogil:
+    return ((<uint32_t>p[0]) << 24) | ((<uint32_t>p[1]) << 16) | ((<uint32_t>p[2]) << 8) | p[3]
+
+
+def frame(payload):
+    """frame(payload) -> bytes
+
+    One frame: the 4-byte big-endian length of ``payload``, then ``payload``.
+    Raises EncodeError for a payload longer than 0xFFFFFFFF bytes.
+    """
+    cdef Py_buffer view
+    cdef unsigned long long n
+    cdef bytes out
+    cdef char* dst
+    cdef const char* src
+    if type(payload) is bytes:
+        n = <unsigned long long>len(<bytes>payload)
+        src = PyBytes_AS_STRING(payload)
+        if n > _FR_MAX_FRAME_SIZE:
+            raise _fr_EncodeError(_fr_py._too_long_to_frame(n))
+        out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>n + _FR_HEADER)
+        dst = PyBytes_AS_STRING(out)
+        dst[0] = <char>((n >> 24) & 0xFF)
+        dst[1] = <char>((n >> 16) & 0xFF)
+        dst[2] = <char>((n >> 8) & 0xFF)
+        dst[3] = <char>(n & 0xFF)
+        if n:
+            memcpy(dst + _FR_HEADER, src, <size_t>n)
+        return out
+    payload = memoryview(payload)
+    n = <unsigned long long>payload.nbytes
+    if n > _FR_MAX_FRAME_SIZE:
+        raise _fr_EncodeError(_fr_py._too_long_to_frame(n))
+    if not payload.c_contiguous:
+        payload = payload.tobytes()
+    PyObject_GetBuffer(payload, &view, PyBUF_SIMPLE)
+    try:
+        out = PyBytes_FromStringAndSize(NULL, view.len + _FR_HEADER)
+        dst = PyBytes_AS_STRING(out)
+        dst[0] = <char>((n >> 24) & 0xFF)
+        dst[1] = <char>((n >> 16) & 0xFF)
+        dst[2] = <char>((n >> 8) & 0xFF)
+        dst[3] = <char>(n & 0xFF)
+        if view.len:
+            memcpy(dst + _FR_HEADER, view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return out
+
+
+cdef class FrameReader:
+    """FrameReader(max_frame_size=DEFAULT_MAX_FRAME_SIZE)
+
+    Incremental reader of length-prefixed frames (contract: agui_wire._codec.framing).
+    """
+
+    cdef unsigned long long _max
+    cdef unsigned long long _frames
+    cdef unsigned long long _offset
+    cdef unsigned long long _fed
+    cdef unsigned char _header[4]
+    cdef Py_ssize_t _header_len
+    cdef long long _need          # declared length of the frame being assembled, -1 if unknown
+    cdef unsigned char* _body
+    cdef Py_ssize_t _body_len
+    cdef Py_ssize_t _body_cap
+    cdef object _error
+    cdef bint _closed
+
+    def __cinit__(self):
+        self._body = NULL
+        self._body_len = 0
+        self._body_cap = 0
+        self._need = -1
+        self._header_len = 0
+
+    def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE):
+        self._max = _fr_py._check_limit(max_frame_size)
+        self._frames = 0
+        self._offset = 0
+        self._fed = 0
+        self._error = None
+        self._closed = False
+
+    def __dealloc__(self):
+        free(self._body)
+        self._body = NULL
+
+    @property
+    def max_frame_size(self):
+        """The largest payload accepted, in bytes."""
+        return self._max
+
+    @property
+    def frames_read(self):
+        """Complete frames handed out so far: the index of the next frame."""
+        return self._frames
+
+    @property
+    def offset(self):
+        """Stream byte offset where the next (not yet complete) frame starts."""
+        return self._offset
+
+    @property
+    def bytes_fed(self):
+        """Bytes passed to feed() so far."""
+        return self._fed
+
+    @property
+    def buffered(self):
+        """Bytes of an incomplete frame held back (0 between frames)."""
+        return self._header_len + self._body_len + (_FR_HEADER if self._need >= 0 else 0)
+
+    @property
+    def pending_error(self):
+        """The error this reader has hit (raised by the next call), or None."""
+        return self._error
+
+    @property
+    def closed(self):
+        return self._closed
+
+    cdef void _reset_partial(self) noexcept:
+        self._need = -1
+        self._header_len = 0
+        self._body_len = 0
+        if self._body_cap > _FR_KEEP:
+            free(self._body)
+            self._body = NULL
+            self._body_cap = 0
+
+    cdef int _append_body(self, const unsigned char* src, Py_ssize_t n) except -1:
+        # Grow geometrically, capped at the declared length: never more than 2x
+        # what has arrived, never more than the frame needs.
+        cdef Py_ssize_t want = self._body_len + n
+        cdef Py_ssize_t cap
+        cdef unsigned char* mem
+        if n <= 0:
+            return 0  # memcpy from/to NULL is undefined even for 0 bytes
+        if want > self._body_cap:
+            cap = self._body_cap * 2
+            if cap < want:
+                cap = want
+            if cap < 256:
+                cap = 256
+            if cap > self._need:
+                cap = <Py_ssize_t>self._need
+            mem = <unsigned char*>realloc(self._body, <size_t>cap)
+            if mem == NULL:
+                raise MemoryError()
+            self._body = mem
+            self._body_cap = cap
+        memcpy(self._body + self._body_len, src, <size_t>n)
+        self._body_len = want
+        return 0
+
+    def feed(self, chunk):
+        """feed(chunk) -> list[bytes | memoryview]
+
+        Add chunk to the stream; return the payloads of the frames it completes.
+        """
+        cdef Py_buffer view
+        cdef const unsigned char* p
+        cdef Py_ssize_t n, pos = 0, take
+        cdef uint32_t size
+        cdef bint zero_copy
+        cdef object base = None
+        cdef list out = []
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise RuntimeError(_fr_py._CLOSED)
+        zero_copy = type(chunk) is bytes
+        if not zero_copy:
+            chunk = _fr_py._as_bytes_view(chunk)
+        PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+        try:
+            p = <const unsigned char*>view.buf
+            n = view.len
+            self._fed += <unsigned long long>n
+            if self._need >= 0 or self._header_len > 0:
+                # continue the frame left incomplete by the previous chunk
+                if self._need < 0:
+                    take = _FR_HEADER - self._header_len
+                    if take > n:
+                        take = n
+                    if take > 0:
+                        memcpy(self._header + self._header_len, p, <size_t>take)
+                    self._header_len += take
+                    pos = take
+                    if self._header_len < _FR_HEADER:
+                        return out
+                    size = _fr_be32(self._header)
+                    if size > self._max:
+                        self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
+                        return self._settle(out)
+                    self._header_len = 0
+                    self._need = size
+                take = <Py_ssize_t>(self._need - self._body_len)
+                if take > n - pos:
+                    take = n - pos
+                if take > 0:
+                    self._append_body(p + pos, take)
+                    pos += take
+                if self._body_len < self._need:
+                    return out
+                out.append(PyBytes_FromStringAndSize(<char*>self._body, self._body_len))
+                self._frames += 1
+                self._offset += <unsigned long long>(_FR_HEADER + self._need)
+                self._reset_partial()
+            while n - pos >= _FR_HEADER:
+                size = _fr_be32(p + pos)
+                if size > self._max:
+                    self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
+                    return self._settle(out)
+                if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
+                    self._need = size
+                    self._append_body(p + pos + _FR_HEADER, n - pos - _FR_HEADER)
+                    pos = n
+                    break
+                if zero_copy and size >= <uint32_t>_FR_ZERO_COPY_MIN:
+                    if base is None:
+                        base = memoryview(chunk)
+                    out.append(base[pos + _FR_HEADER : pos + _FR_HEADER + <Py_ssize_t>size])
+                else:
+                    out.append(PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size))
+                self._frames += 1
+                self._offset += <unsigned long long>size + _FR_HEADER
+                pos += _FR_HEADER + <Py_ssize_t>size
+            if pos < n:
+                memcpy(self._header, p + pos, <size_t>(n - pos))
+                self._header_len = n - pos
+            return out
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef list _settle(self, list out):
+        # Hand out the good frames; an error found after them waits for the next call.
+        self._reset_partial()
+        if not out:
+            raise self._error
+        return out
+
+    def close(self):
+        """close() -> None
+
+        End of stream. Raises TruncatedStream if it ended inside a frame.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return
+        self._closed = True
+        if self._need >= 0 or self._header_len > 0:
+            self._error = _fr_py._truncated(
+                self._frames, self._offset, self._fed, self._header_len, self._need
+            )
+            self._reset_partial()
+            raise self._error
+
+    def __repr__(self):
+        return (
+            f"<FrameReader frames_read={self._frames} offset={self._offset} "
+            f"buffered={self.buffered} max_frame_size={self._max}>"
+        )

@@ -1,0 +1,1614 @@
+# Cython twin of proto_reader.py: one ag_ui.Event payload -> event dict. The
+# contract (protobuf merge semantics, UTF-8 policy, depth, the special shapes,
+# warnings) is the module doc of proto_reader.py; tests/differential/test_proto_codec.py
+# holds the two to the same dicts and the same errors.
+#
+# C strategy:
+# * Each message is scanned once, forward: per field number (a spec says which
+#   numbers and wire types it wants) the count and the last occurrence are
+#   kept in a small array on the C stack; then its JSON keys are built in spec
+#   order from those. The rare cases re-walk the message: repeated fields and
+#   overwritten strings (every occurrence is UTF-8-validated).
+# * A message body is a list of spans of the one payload buffer, as in
+#   proto_reader: one span, or one per occurrence when a singular message field
+#   occurs again (protobuf merge). Each span is scanned on its own (no field
+#   straddles two occurrences) and nothing is copied, so a chain of merges
+#   stays linear in time and memory. A merged JSON container keeps its spans in
+#   its frame.
+# * Dicts get interned key constants; enum-like strings ("TEXT_MESSAGE_CONTENT",
+#   "text", "add", ...) are shared constants; strings come from
+#   PyUnicode_DecodeUTF8 with "strict" or "replace", and a string field reuses
+#   its previous value when the bytes repeat (ids do, event after event).
+# * JSON values (google.protobuf.Value/Struct/ListValue) are rebuilt with an
+#   explicit frame stack, so max_depth up to 10000 costs no C stack. A Value
+#   whose kind is replaced by a later one still has the replaced struct/list
+#   validated: it is pushed as a frame without a target.
+# * Any error returns NULL, and the payload is decoded again by proto_reader,
+#   which raises the reference's error (class, reason, offset) or, should this
+#   code ever be stricter than the reference, returns its dict. Warnings
+#   (UnknownPartWarning) are collected and issued after a successful decode,
+#   in proto_reader's order, so the fallback never repeats one.
+# * No Python code runs on the success path except the deferred warnings; the
+#   input buffer is held with a buffer export, so it cannot move under us.
+
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE
+from libc.math cimport fabs, signbit
+
+import sys as _de_sys
+import warnings as _de_warnings
+
+from agui_wire._codec import proto_reader as _de_py
+from agui_wire import schema as _de_schema
+from agui_wire.errors import UnknownPartWarning as _de_UnknownPartWarning
+
+cdef extern from "Python.h":
+    PyObject* _de_dict_new "PyDict_New"()
+    int _de_dict_set "PyDict_SetItem"(PyObject*, PyObject*, PyObject*)
+    int _de_dict_del "PyDict_DelItem"(PyObject*, PyObject*)
+    int _de_dict_contains "PyDict_Contains"(PyObject*, PyObject*)
+    PyObject* _de_dict_get "PyDict_GetItemWithError"(PyObject*, PyObject*)
+    PyObject* _de_list_new "PyList_New"(Py_ssize_t)
+    void _de_list_set "PyList_SET_ITEM"(PyObject*, Py_ssize_t, PyObject*)
+    int _de_list_append "PyList_Append"(PyObject*, PyObject*)
+    Py_ssize_t _de_list_size "PyList_GET_SIZE"(PyObject*)
+    PyObject* _de_utf8 "PyUnicode_DecodeUTF8"(const char*, Py_ssize_t, const char*)
+    Py_ssize_t _de_str_len "PyUnicode_GET_LENGTH"(PyObject*)
+    PyObject* _de_int "PyLong_FromLongLong"(long long)
+    PyObject* _de_float "PyFloat_FromDouble"(double)
+    char* _de_bytes_data "PyBytes_AS_STRING"(PyObject*)
+    Py_ssize_t _de_bytes_size "PyBytes_GET_SIZE"(PyObject*)
+    bint _de_is_bytes "PyBytes_Check"(PyObject*)
+    bint _de_is_exact_str "PyUnicode_CheckExact"(PyObject*)
+    bint _de_is_exact_int "PyLong_CheckExact"(PyObject*)
+    long _de_long_overflow "PyLong_AsLongAndOverflow"(PyObject*, int*)
+    long _de_as_long "PyLong_AsLong"(PyObject*)
+    int _de_get_buffer "PyObject_GetBuffer"(PyObject*, Py_buffer*, int)
+    void _de_release_buffer "PyBuffer_Release"(Py_buffer*)
+    void _de_incref "Py_INCREF"(PyObject*)
+    void _de_decref "Py_DECREF"(PyObject*)
+    void _de_xdecref "Py_XDECREF"(PyObject*)
+    void _de_err_clear "PyErr_Clear"()
+    PyObject* _DE_NONE "Py_None"
+    PyObject* _DE_TRUE "Py_True"
+    PyObject* _DE_FALSE "Py_False"
+
+cdef extern from *:
+    """
+    #define AGW_DE_U32 0xFFFFFFFFULL     /* a C constant: Cython makes it a Python int */
+    #define AGW_DE_MAX_EXACT 9007199254740992.0
+    static inline int agw_de_popcount(uint64_t x) { return __builtin_popcountll(x); }
+    static inline int agw_de_ctz(uint64_t x) { return __builtin_ctzll(x); }
+    static inline int agw_de_str_eq(PyObject *a, const char *s, Py_ssize_t n) {
+        return PyUnicode_IS_COMPACT_ASCII(a) && ((PyASCIIObject *)a)->length == n
+            && memcmp(((PyASCIIObject *)a) + 1, s, (size_t)n) == 0;
+    }
+    """
+    uint64_t AGW_DE_U32
+    double AGW_DE_MAX_EXACT
+    int agw_de_popcount(uint64_t) noexcept
+    bint agw_de_is_ascii "PyUnicode_IS_COMPACT_ASCII"(PyObject*) noexcept
+    int agw_de_ctz(uint64_t) noexcept
+    bint agw_de_str_eq(PyObject*, const char*, Py_ssize_t) noexcept
+
+ctypedef const unsigned char* _de_ptr
+
+cdef enum:
+    _DE_MAXF = 16
+    _DE_MAXNUM = 32         # field numbers 0..31 are tracked (Event arms go to 31)
+    _DE_MAXSPEC = 64
+    _DE_KEEP_FRAMES = 4096  # frame stack kept between calls
+    _DE_CACHE_MAX = 64      # longest string a field keeps for reuse
+
+# how a message is built beyond its 1:1 fields
+cdef enum:
+    _DS_PLAIN = 0
+    _DS_CHAT = 1            # Message: `content` from field 3, 8 or 13 by role
+    _DS_PART = 2            # InputContent: oneof arm -> {"type": ..., ...}
+    _DS_SOURCE = 3          # InputContentSource: the same
+    _DE_RUN_FINISHED = 11
+    _DE_SUBAGENT_FINISHED = 12
+    _DE_TOOL_CALL_RESULT = 13
+
+ctypedef struct _DeField:
+    PyObject* key           # JSON key (interned; owned by _de_keep)
+    PyObject* dflt          # value when absent on the wire, NULL when the key is left out
+    PyObject* last          # STRING: the last short ASCII value decoded here (owned), reused
+                            # when the next one has the same bytes (ids repeat event to event)
+    int number
+    int kind                # schema.Kind
+    int sub                 # spec id for Kind.MESSAGE
+    bint repeated
+    bint omit_empty
+
+ctypedef struct _DeSpec:
+    int nfields
+    _DeField fields[_DE_MAXF]   # ascending field number
+    int maxnum
+    signed char wanted[_DE_MAXNUM]  # wire type recorded per number, -1: skipped
+    int special
+    PyObject* type_name         # parts/sources/events: the JSON "type"
+    PyObject* warning           # parts: the warning for an unknown source
+    long type_value             # events: BaseEvent.type it must declare
+
+ctypedef struct _DeOcc:         # a field's occurrences with the wanted wire type
+    Py_ssize_t count
+    uint64_t v                  # the last varint
+    _de_ptr s                   # the last length-delimited / fixed body
+    _de_ptr e
+
+ctypedef struct _DeRange:       # bytes of the payload
+    _de_ptr s
+    _de_ptr e
+
+ctypedef struct _DeBody:        # a message body: its occurrences, merged in order
+    const _DeRange* spans       # (one span unless a singular field occurred again)
+    Py_ssize_t n
+
+ctypedef struct _DeIter:        # walks the fields of a body across its spans
+    const _DeRange* spans
+    Py_ssize_t n
+    Py_ssize_t i
+    _de_ptr p
+    _de_ptr end
+
+ctypedef struct _DeFrame:       # an open JSON container being filled
+    PyObject* target            # dict/list (owned); NULL: only validating
+    _DeRange* more              # owned spans of a merged container, or NULL
+    Py_ssize_t nmore            # ... how many, and the next one to read
+    Py_ssize_t imore
+    _de_ptr p                   # the span being read
+    _de_ptr end
+    int kind                    # 5 Struct, 6 ListValue
+    long level                  # its nesting level (root = 1)
+
+ctypedef struct _DeHead:        # what a Value holds
+    int kind                    # 0 no kind, 1 scalar in obj, 5/6 a container
+    PyObject* obj
+    _de_ptr s                   # the container's body: one span ...
+    _de_ptr e
+    _DeRange* more              # ... or several (owned), merged
+    Py_ssize_t nmore
+
+ctypedef struct _DeSpan:        # one kind occurrence of a Value
+    int number
+    uint64_t v
+    _de_ptr s
+    _de_ptr e
+
+ctypedef struct _DeState:
+    const char* errors          # NULL (strict) or "replace"
+    long max_depth
+    _DeFrame* frames
+    Py_ssize_t nframes
+    Py_ssize_t cap
+    PyObject* warns             # list of deferred warning texts, or NULL
+
+cdef _DeSpec _de_specs[_DE_MAXSPEC]
+cdef _DeSpec _de_events[32]     # by Event arm number
+cdef _DeSpec _de_base           # BaseEvent
+cdef _DeSpec _de_envelope       # Event: arms 1..31
+cdef int _de_part_arm[8]        # InputContent arm -> spec id
+cdef int _de_source_arm[8]      # InputContentSource arm -> spec id
+cdef int _de_interrupt_id
+cdef int _de_part_union = 0     # spec id of InputContent
+cdef int _de_source_union = 0   # spec id of InputContentSource
+cdef signed char _DE_VWT[7]     # Value kind field -> its wire type
+
+cdef list _de_keep = []
+cdef object _de_absent_obj = object()
+cdef PyObject* _DE_ABSENT = <PyObject*>_de_absent_obj
+cdef object _de_empty = ""
+cdef PyObject* _DE_EMPTY = <PyObject*>_de_empty
+cdef PyObject* _de_ops[8]       # patch op names by enum value
+cdef PyObject* _DE_K_CONTENT
+cdef PyObject* _DE_K_ROLE
+cdef PyObject* _DE_K_SOURCE
+cdef PyObject* _DE_K_TYPE
+cdef PyObject* _DE_K_OUTCOME
+cdef PyObject* _DE_K_PENDING
+cdef PyObject* _DE_K_INTERRUPTS
+cdef PyObject* _DE_K_INTERRUPT_IDS
+cdef PyObject* _DE_W_UNKNOWN_PART
+cdef dict _de_roles = {}        # known role -> 1 (content parts) | 2 (activity map)
+
+cdef _DeState _de_main
+cdef bint _de_main_busy = False
+cdef unsigned long long _de_fallbacks = 0
+
+
+# -- wire level ----------------------------------------------------------------------
+
+cdef inline int _de_varint(_de_ptr* pp, _de_ptr end, uint64_t* out) noexcept:
+    # proto_reader.varint: at most 10 bytes, the 10th 0 or 1
+    cdef _de_ptr p = pp[0]
+    cdef uint64_t result = 0, b
+    cdef int shift = 0
+    if p < end and p[0] < 0x80:
+        out[0] = p[0]
+        pp[0] = p + 1
+        return 0
+    while True:
+        if p >= end:
+            return -1
+        b = p[0]
+        p += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            if shift == 63 and b > 1:
+                return -1
+            break
+        shift += 7
+        if shift > 63:
+            return -1
+    out[0] = result
+    pp[0] = p
+    return 0
+
+
+cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
+    # Skip a group after its start tag, validated as proto_reader.skip_group.
+    cdef uint64_t small[16]
+    cdef uint64_t* stack = small
+    cdef uint64_t* mem
+    cdef Py_ssize_t depth = 1, cap = 16
+    cdef uint64_t tag, n, v
+    cdef int wt, ok = -1
+    cdef _de_ptr p = pp[0]
+    stack[0] = number
+    while depth:
+        if p >= end or _de_varint(&p, end, &tag) < 0 or tag > AGW_DE_U32:
+            break
+        n = tag >> 3
+        wt = tag & 7
+        if n == 0:
+            break
+        if wt == 0:
+            if _de_varint(&p, end, &v) < 0:
+                break
+        elif wt == 1:
+            if end - p < 8:
+                break
+            p += 8
+        elif wt == 2:
+            if _de_varint(&p, end, &v) < 0 or v > <uint64_t>(end - p):
+                break
+            p += v
+        elif wt == 5:
+            if end - p < 4:
+                break
+            p += 4
+        elif wt == 3:
+            if depth == cap:
+                mem = <uint64_t*>malloc(<size_t>(cap * 2) * sizeof(uint64_t))
+                if mem == NULL:
+                    break
+                memcpy(mem, stack, <size_t>cap * sizeof(uint64_t))
+                if stack != small:
+                    free(stack)
+                stack = mem
+                cap *= 2
+            stack[depth] = n
+            depth += 1
+        elif wt == 4:
+            depth -= 1
+            if stack[depth] != n:
+                break
+        else:
+            break
+    else:
+        ok = 0
+        pp[0] = p
+    if stack != small:
+        free(stack)
+    return ok
+
+
+cdef inline int _de_field(
+    _de_ptr* pp, _de_ptr end, uint64_t* number, int* wt, uint64_t* val, _de_ptr* s, _de_ptr* e
+) noexcept:
+    """One field at pp, checked as proto_reader.scan checks it."""
+    cdef _de_ptr p = pp[0]
+    cdef uint64_t tag, n
+    cdef int w
+    if _de_varint(&p, end, &tag) < 0 or tag > AGW_DE_U32:
+        return -1
+    n = tag >> 3
+    w = tag & 7
+    if n == 0:
+        return -1
+    if w == 0:
+        if _de_varint(&p, end, val) < 0:
+            return -1
+    elif w == 2:
+        if _de_varint(&p, end, val) < 0 or val[0] > <uint64_t>(end - p):
+            return -1
+        s[0] = p
+        p += val[0]
+        e[0] = p
+    elif w == 1:
+        if end - p < 8:
+            return -1
+        s[0] = p
+        p += 8
+        e[0] = p
+    elif w == 5:
+        if end - p < 4:
+            return -1
+        p += 4
+    elif w == 3:
+        if _de_group(n, &p, end) < 0:
+            return -1
+    else:
+        return -1
+    pp[0] = p
+    number[0] = n
+    wt[0] = w
+    return 0
+
+
+cdef int _de_scan(_DeBody body, _DeSpec* sp, _DeOcc* occ, uint64_t* seen) noexcept:
+    """Walk a message, span by span (each must be well-formed on its own, as upb
+    parses each occurrence); per wanted field number, count the occurrences and
+    keep the last."""
+    cdef uint64_t n, v = 0, mask = 0
+    cdef int wt
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef _de_ptr p
+    cdef _de_ptr end
+    cdef _DeOcc* o
+    cdef Py_ssize_t k
+    for k in range(body.n):
+        p = body.spans[k].s
+        end = body.spans[k].e
+        while p < end:
+            if p[0] < 0x80 and p[0] >= 8 and (p[0] & 7) == 2 and end - p >= 2 and p[1] < 0x80:
+                # the usual field: one-byte tag, length-delimited, one-byte length
+                n = p[0] >> 3
+                wt = 2
+                v = p[1]
+                if v > <uint64_t>(end - p - 2):
+                    return -1
+                s = p + 2
+                e = s + v
+                p = e
+            elif _de_field(&p, end, &n, &wt, &v, &s, &e) < 0:
+                return -1
+            if n <= <uint64_t>sp.maxnum and sp.wanted[n] == wt:
+                o = &occ[n]
+                if (mask >> n) & 1:
+                    o.count += 1
+                else:
+                    mask |= (<uint64_t>1) << n
+                    o.count = 1
+                o.v = v
+                o.s = s
+                o.e = e
+    seen[0] = mask
+    return 0
+
+
+cdef inline _DeBody _de_one(_DeRange* r, _de_ptr s, _de_ptr e) noexcept:
+    # A body of one span, held in r.
+    cdef _DeBody b
+    r.s = s
+    r.e = e
+    b.spans = r
+    b.n = 1
+    return b
+
+
+cdef inline void _de_iter(_DeIter* it, _DeBody body) noexcept:
+    it.spans = body.spans
+    it.n = body.n
+    it.i = 0
+    it.p = body.spans[0].s if body.n else NULL
+    it.end = body.spans[0].e if body.n else NULL
+
+
+cdef inline bint _de_next(_DeIter* it, uint64_t number, _de_ptr* s, _de_ptr* e) noexcept:
+    # The next length-delimited occurrence of `number` in a body already scanned.
+    cdef uint64_t n, v
+    cdef int wt
+    while True:
+        while it.p < it.end:
+            if _de_field(&it.p, it.end, &n, &wt, &v, s, e) < 0:
+                return False
+            if n == number and wt == 2:
+                return True
+        it.i += 1
+        if it.i >= it.n:
+            return False
+        it.p = it.spans[it.i].s
+        it.end = it.spans[it.i].e
+
+
+cdef int _de_take(_DeOcc* o, _DeBody body, uint64_t number, _DeRange* one, _DeBody* sub,
+                  _DeRange** owned) noexcept:
+    """The body of a singular message field: its only occurrence, or all of them
+    merged (a span each, in wire order: nothing is copied). A merged body's span
+    array is returned in `owned`, for the caller to free."""
+    cdef _DeIter it
+    cdef Py_ssize_t j = 0
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    owned[0] = NULL
+    if o.count == 1:
+        sub[0] = _de_one(one, o.s, o.e)
+        return 0
+    owned[0] = <_DeRange*>malloc(<size_t>o.count * sizeof(_DeRange))
+    if owned[0] == NULL:
+        return -1
+    _de_iter(&it, body)
+    while j < o.count and _de_next(&it, number, &s, &e):
+        owned[0][j].s = s
+        owned[0][j].e = e
+        j += 1
+    if j != o.count:
+        free(owned[0])
+        owned[0] = NULL
+        return -1
+    sub.spans = owned[0]
+    sub.n = j
+    return 0
+
+
+cdef inline PyObject* _de_text(_DeState* d, _de_ptr s, _de_ptr e) noexcept:
+    return _de_utf8(<const char*>s, e - s, d.errors)
+
+
+cdef PyObject* _de_last_text(_DeState* d, _DeOcc* o, _DeBody body, uint64_t number) noexcept:
+    """The last occurrence wins, every one must be valid UTF-8 (proto_reader.last_text)."""
+    cdef _DeIter it
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef Py_ssize_t j = 0
+    cdef PyObject* t
+    if o.count > 1:
+        _de_iter(&it, body)
+        while j < o.count - 1 and _de_next(&it, number, &s, &e):
+            t = _de_text(d, s, e)
+            if t == NULL:
+                return NULL
+            _de_decref(t)
+            j += 1
+    return _de_text(d, o.s, o.e)
+
+
+cdef inline PyObject* _de_cached_text(_DeState* d, _DeField* f, _de_ptr s, _de_ptr e) noexcept:
+    # A str is immutable: the same bytes may as well give the same object.
+    cdef Py_ssize_t n = e - s
+    cdef PyObject* v
+    if n > _DE_CACHE_MAX:
+        return _de_text(d, s, e)
+    v = f.last
+    if v != NULL and agw_de_str_eq(v, <const char*>s, n):
+        _de_incref(v)
+        return v
+    v = _de_text(d, s, e)
+    if v != NULL and agw_de_is_ascii(v):
+        _de_xdecref(f.last)
+        _de_incref(v)
+        f.last = v
+    return v
+
+
+cdef inline PyObject* _de_number(_de_ptr s) noexcept:
+    # schema.number_from_double of a little-endian double
+    cdef uint64_t bits = 0
+    cdef double x
+    cdef int i
+    for i in range(8):
+        bits |= (<uint64_t>s[i]) << (8 * i)
+    memcpy(&x, &bits, 8)
+    if isfinite(x) and floor(x) == x and fabs(x) <= AGW_DE_MAX_EXACT and not (x == 0.0 and signbit(x)):
+        return _de_int(<long long>x)
+    return _de_float(x)
+
+
+cdef int _de_warn(_DeState* d, PyObject* text) noexcept:
+    # Deferred: issued after a successful decode (see the module comment).
+    if d.warns == NULL:
+        d.warns = _de_list_new(0)
+        if d.warns == NULL:
+            return -1
+    return _de_list_append(d.warns, text)
+
+
+# -- JSON values ---------------------------------------------------------------------
+
+cdef int _de_push(_DeState* d, PyObject* target, int kind, _DeHead* h, long level) noexcept:
+    """Open a container frame for h's body; steals `target` and h.more."""
+    cdef Py_ssize_t cap
+    cdef void* mem
+    cdef _DeFrame* f
+    if d.nframes == d.cap:
+        cap = d.cap * 2 if d.cap else 64
+        mem = realloc(d.frames, <size_t>cap * sizeof(_DeFrame))
+        if mem == NULL:
+            _de_xdecref(target)
+            free(h.more)
+            h.more = NULL
+            return -1
+        d.frames = <_DeFrame*>mem
+        d.cap = cap
+    f = &d.frames[d.nframes]
+    d.nframes += 1
+    f.target = target
+    f.kind = kind
+    f.level = level
+    f.more = h.more
+    if h.more != NULL:
+        f.nmore = h.nmore
+        f.p = h.more[0].s
+        f.end = h.more[0].e
+        f.imore = 1
+    else:
+        f.nmore = 0
+        f.p = h.s
+        f.end = h.e
+        f.imore = 0
+    h.more = NULL
+    return 0
+
+
+cdef void _de_unwind(_DeState* d, Py_ssize_t base) noexcept:
+    cdef _DeFrame* f
+    while d.nframes > base:
+        d.nframes -= 1
+        f = &d.frames[d.nframes]
+        _de_xdecref(f.target)
+        free(f.more)
+
+
+cdef int _de_head_final(_DeState* d, int number, uint64_t v, _de_ptr s, _de_ptr e,
+                        _DeHead* h) noexcept:
+    h.more = NULL
+    if number >= 5:
+        h.kind = number
+        h.s = s
+        h.e = e
+        return 0
+    h.kind = 1
+    if number == 1:
+        h.obj = _DE_NONE            # null_value, whatever its varint says
+        _de_incref(h.obj)
+    elif number == 2:
+        h.obj = _de_number(s)
+    elif number == 3:
+        h.obj = _de_text(d, s, e)
+    else:
+        h.obj = _DE_TRUE if v else _DE_FALSE
+        _de_incref(h.obj)
+    return 0 if h.obj != NULL else -1
+
+
+cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _DeHead* h) noexcept:
+    """A Value with several kind occurrences (proto_reader.value_head): the last
+    kind wins, a trailing run of struct/list occurrences merges, and what is
+    replaced is still validated (strings decoded, containers walked)."""
+    cdef _DeSpan* spans = <_DeSpan*>malloc(<size_t>nk * sizeof(_DeSpan))
+    cdef _de_ptr p
+    cdef _de_ptr end
+    cdef _de_ptr fs = NULL
+    cdef _de_ptr fe = NULL
+    cdef uint64_t n, v = 0
+    cdef int wt, r = -1
+    cdef Py_ssize_t k = 0, run, i, b
+    cdef PyObject* t
+    cdef _DeHead replaced
+    if spans == NULL:
+        return -1
+    for b in range(body.n):
+        p = body.spans[b].s
+        end = body.spans[b].e
+        while p < end and k < nk:
+            if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
+                break
+            if 1 <= n <= 6 and wt == _DE_VWT[n]:
+                spans[k].number = <int>n
+                spans[k].v = v
+                spans[k].s = fs
+                spans[k].e = fe
+                k += 1
+    if k != nk:
+        free(spans)
+        return -1
+    run = nk - 1
+    if spans[run].number >= 5:
+        while run > 0 and spans[run - 1].number == spans[nk - 1].number:
+            run -= 1
+    for i in range(run):
+        if spans[i].number == 3:
+            t = _de_text(d, spans[i].s, spans[i].e)
+            if t == NULL:
+                free(spans)
+                return -1
+            _de_decref(t)
+        elif spans[i].number >= 5:
+            # replaced, still walked: a frame without a target
+            if level + 1 > d.max_depth:
+                free(spans)
+                return -1
+            replaced.s = spans[i].s
+            replaced.e = spans[i].e
+            replaced.more = NULL
+            if _de_push(d, NULL, spans[i].number, &replaced, level + 1) < 0:
+                free(spans)
+                return -1
+    if run < nk - 1:
+        h.kind = spans[nk - 1].number
+        h.nmore = nk - run
+        h.more = <_DeRange*>malloc(<size_t>h.nmore * sizeof(_DeRange))
+        if h.more != NULL:
+            for i in range(run, nk):
+                h.more[i - run].s = spans[i].s
+                h.more[i - run].e = spans[i].e
+            r = 0
+    else:
+        r = _de_head_final(d, spans[nk - 1].number, spans[nk - 1].v, spans[nk - 1].s,
+                           spans[nk - 1].e, h)
+    free(spans)
+    return r
+
+
+cdef inline int _de_head(_DeState* d, _DeBody body, long level, _DeHead* h) noexcept:
+    """The kind a google.protobuf.Value body holds, and its payload."""
+    cdef _de_ptr p
+    cdef _de_ptr end
+    cdef _de_ptr fs = NULL
+    cdef _de_ptr fe = NULL
+    cdef _de_ptr ls = NULL
+    cdef _de_ptr le = NULL
+    cdef uint64_t n, v = 0, lv = 0
+    cdef int wt, ln = 0
+    cdef Py_ssize_t nk = 0, b
+    for b in range(body.n):
+        p = body.spans[b].s
+        end = body.spans[b].e
+        while p < end:
+            if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
+                return -1
+            if 1 <= n <= 6 and wt == _DE_VWT[n]:
+                nk += 1
+                ln = <int>n
+                lv = v
+                ls = fs
+                le = fe
+    if nk == 0:
+        h.kind = 0
+        h.more = NULL
+        return 0
+    if nk > 1:
+        return _de_head_slow(d, body, level, nk, h)
+    return _de_head_final(d, ln, lv, ls, le, h)
+
+
+cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key,
+                   _DeHead* h) noexcept:
+    """A Struct map entry: its key (last wins, all validated) and the head of
+    its value (occurrences merged)."""
+    cdef _de_ptr p = s
+    cdef _de_ptr fs = NULL
+    cdef _de_ptr fe = NULL
+    cdef _de_ptr ks = NULL
+    cdef _de_ptr ke = NULL
+    cdef _DeRange one           # the value, when it occurs once
+    cdef _DeRange whole         # the entry, to walk it again
+    cdef _DeRange* values = NULL
+    cdef _DeBody body
+    cdef _DeIter it
+    cdef uint64_t n, v
+    cdef int wt, r
+    cdef Py_ssize_t nk = 0, nv = 0, j
+    cdef PyObject* t
+    while p < e:
+        if _de_field(&p, e, &n, &wt, &v, &fs, &fe) < 0:
+            return -1
+        if wt == 2:
+            if n == 1:
+                nk += 1
+                ks = fs
+                ke = fe
+            elif n == 2:
+                nv += 1
+                one.s = fs
+                one.e = fe
+    if nk == 0:
+        key[0] = _DE_EMPTY
+        _de_incref(_DE_EMPTY)
+    else:
+        if nk > 1:
+            _de_iter(&it, _de_one(&whole, s, e))
+            j = 0
+            while j < nk - 1 and _de_next(&it, 1, &fs, &fe):
+                t = _de_text(d, fs, fe)
+                if t == NULL:
+                    return -1
+                _de_decref(t)
+                j += 1
+        key[0] = _de_text(d, ks, ke)
+        if key[0] == NULL:
+            return -1
+    if nv == 0:
+        h.kind = 0
+        h.more = NULL
+        return 0
+    if nv == 1:
+        body.spans = &one
+        body.n = 1
+        r = _de_head(d, body, level, h)
+    else:
+        # several value occurrences merge: a span each
+        values = <_DeRange*>malloc(<size_t>nv * sizeof(_DeRange))
+        r = -1
+        if values != NULL:
+            _de_iter(&it, _de_one(&whole, s, e))
+            j = 0
+            while j < nv and _de_next(&it, 2, &fs, &fe):
+                values[j].s = fs
+                values[j].e = fe
+                j += 1
+            if j == nv:
+                body.spans = values
+                body.n = nv
+                r = _de_head(d, body, level, h)
+            free(values)
+    if r < 0:
+        _de_decref(key[0])
+        key[0] = NULL
+    return r
+
+
+cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
+    """Fill the open containers down to `base` (proto_reader.container)."""
+    cdef _DeFrame* f
+    cdef _DeHead h
+    cdef _DeRange one
+    cdef PyObject* target
+    cdef PyObject* key
+    cdef PyObject* child
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef uint64_t n, v
+    cdef int wt, kind, r
+    cdef long level
+    while d.nframes > base:
+        f = &d.frames[d.nframes - 1]
+        if f.p >= f.end:
+            if f.imore < f.nmore:           # the next occurrence of a merged container
+                f.p = f.more[f.imore].s
+                f.end = f.more[f.imore].e
+                f.imore += 1
+                continue
+            d.nframes -= 1
+            _de_xdecref(f.target)
+            free(f.more)
+            continue
+        if _de_field(&f.p, f.end, &n, &wt, &v, &s, &e) < 0:
+            return -1
+        if n != 1 or wt != 2:
+            continue            # not an entry/element: unknown, skipped
+        kind = f.kind
+        level = f.level
+        target = f.target       # the frame keeps it alive while it is open
+        key = NULL
+        if kind == 5:
+            if _de_entry(d, s, e, level, &key, &h) < 0:
+                return -1
+        elif _de_head(d, _de_one(&one, s, e), level, &h) < 0:
+            return -1
+        # (f may have moved: _de_head may have pushed frames)
+        if h.kind >= 5 and level >= d.max_depth:
+            _de_xdecref(key)
+            free(h.more)
+            return -1           # a container nested deeper than max_depth
+        if target == NULL:
+            _de_xdecref(key)
+            if h.kind == 1:
+                _de_decref(h.obj)
+            elif h.kind >= 5 and _de_push(d, NULL, h.kind, &h, level + 1) < 0:
+                return -1
+            continue
+        child = NULL
+        if h.kind >= 5:
+            child = _de_dict_new() if h.kind == 5 else _de_list_new(0)
+            if child == NULL:
+                _de_xdecref(key)
+                free(h.more)
+                return -1
+        if kind == 5:
+            if h.kind == 0:
+                # a Value with no kind is undefined in JSON: the key goes
+                r = _de_dict_contains(target, key)
+                if r > 0:
+                    r = _de_dict_del(target, key)
+            elif h.kind == 1:
+                r = _de_dict_set(target, key, h.obj)
+                _de_decref(h.obj)
+            else:
+                r = _de_dict_set(target, key, child)
+            _de_decref(key)
+        elif h.kind == 0:
+            r = _de_list_append(target, _DE_NONE)
+        elif h.kind == 1:
+            r = _de_list_append(target, h.obj)
+            _de_decref(h.obj)
+        else:
+            r = _de_list_append(target, child)
+        if r < 0:
+            _de_xdecref(child)
+            if h.kind >= 5:
+                free(h.more)
+            return -1
+        if child != NULL and _de_push(d, child, h.kind, &h, level + 1) < 0:
+            return -1
+    return 0
+
+
+cdef PyObject* _de_value(_DeState* d, _DeBody body) noexcept:
+    """A google.protobuf.Value as JSON; _DE_ABSENT when it has no kind."""
+    cdef Py_ssize_t base = d.nframes
+    cdef _DeHead h
+    cdef PyObject* r
+    if _de_head(d, body, 0, &h) < 0:
+        _de_unwind(d, base)
+        return NULL
+    if h.kind == 0:
+        r = _DE_ABSENT
+        _de_incref(r)
+    elif h.kind == 1:
+        r = h.obj
+    else:
+        r = _de_dict_new() if h.kind == 5 else _de_list_new(0)
+        if r == NULL:
+            free(h.more)
+            _de_unwind(d, base)
+            return NULL
+        _de_incref(r)
+        if _de_push(d, r, h.kind, &h, 1) < 0:
+            _de_decref(r)
+            _de_unwind(d, base)
+            return NULL
+    if _de_run(d, base) < 0:
+        _de_decref(r)
+        _de_unwind(d, base)
+        return NULL
+    return r
+
+
+cdef PyObject* _de_struct(_DeState* d, _DeBody body) noexcept:
+    """A google.protobuf.Struct as a dict."""
+    cdef Py_ssize_t base = d.nframes, i
+    cdef PyObject* r = _de_dict_new()
+    cdef _DeHead h
+    if r == NULL:
+        return NULL
+    h.more = NULL
+    h.nmore = 0
+    if body.n == 1:
+        h.s = body.spans[0].s
+        h.e = body.spans[0].e
+    else:
+        # the frame owns its spans
+        h.nmore = body.n
+        h.more = <_DeRange*>malloc(<size_t>body.n * sizeof(_DeRange))
+        if h.more == NULL:
+            _de_decref(r)
+            return NULL
+        for i in range(body.n):
+            h.more[i] = body.spans[i]
+    _de_incref(r)
+    if _de_push(d, r, 5, &h, 1) < 0:
+        _de_decref(r)
+        return NULL
+    if _de_run(d, base) < 0:
+        _de_decref(r)
+        _de_unwind(d, base)
+        return NULL
+    return r
+
+
+# -- messages ------------------------------------------------------------------------
+
+cdef PyObject* _de_item(_DeState* d, _DeField* f, _de_ptr s, _de_ptr e) noexcept:
+    # One element of a repeated field.
+    cdef _DeRange one
+    if f.kind == 1:
+        return _de_text(d, s, e)
+    return _de_message(d, f.sub, _de_one(&one, s, e))
+
+
+cdef PyObject* _de_field_value(_DeState* d, _DeField* f, _DeOcc* o, _DeBody body) noexcept:
+    """A present field's JSON value (proto_reader.field_value)."""
+    cdef PyObject* r
+    cdef PyObject* item
+    cdef _DeIter it
+    cdef _DeRange one
+    cdef _DeRange* owned = NULL
+    cdef _DeBody sub
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef Py_ssize_t j = 0
+    cdef int v32
+    if f.repeated:
+        r = _de_list_new(o.count)
+        if r == NULL:
+            return NULL
+        if o.count == 1:
+            item = _de_item(d, f, o.s, o.e)
+            if item == NULL:
+                _de_decref(r)
+                return NULL
+            _de_list_set(r, 0, item)
+            return r
+        _de_iter(&it, body)
+        while j < o.count and _de_next(&it, f.number, &s, &e):
+            item = _de_item(d, f, s, e)
+            if item == NULL:
+                _de_decref(r)
+                return NULL
+            _de_list_set(r, j, item)
+            j += 1
+        if j != o.count:
+            _de_decref(r)
+            return NULL
+        return r
+    if f.kind == 1:  # STRING
+        return _de_last_text(d, o, body, f.number)
+    if f.kind == 2:  # INT64
+        return _de_int(<long long>o.v)
+    if f.kind == 3:  # BOOL
+        r = _DE_TRUE if o.v else _DE_FALSE
+        _de_incref(r)
+        return r
+    if f.kind == 7:  # PATCH_OP: an int32 enum
+        v32 = <int>(<uint32_t>o.v)
+        if 0 <= v32 < 6:
+            _de_incref(_de_ops[v32])
+            return _de_ops[v32]
+        return _de_op_text(v32)
+    if _de_take(o, body, f.number, &one, &sub, &owned) < 0:
+        return NULL
+    if f.kind == 4:
+        r = _de_value(d, sub)
+    elif f.kind == 5:
+        r = _de_struct(d, sub)
+    else:
+        r = _de_message(d, f.sub, sub)
+    free(owned)
+    return r
+
+
+cdef PyObject* _de_op_text(int v) noexcept:
+    # An op number this version does not name: its decimal text, as str(v).
+    cdef object text
+    try:
+        text = str(v)
+    except BaseException:
+        return NULL
+    _de_incref(<PyObject*>text)
+    return <PyObject*>text
+
+
+cdef int _de_put(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody body,
+                 PyObject* out) noexcept:
+    """Set the 1:1 JSON keys of `sp` (proto_reader.put_fields)."""
+    cdef int i, r
+    cdef _DeField* f
+    cdef PyObject* v
+    for i in range(sp.nfields):
+        f = &sp.fields[i]
+        if not (seen >> f.number) & 1:
+            if f.repeated:
+                if not f.omit_empty:
+                    v = _de_list_new(0)
+                    if v == NULL:
+                        return -1
+                    r = _de_dict_set(out, f.key, v)
+                    _de_decref(v)
+                    if r < 0:
+                        return -1
+            elif f.dflt != NULL and _de_dict_set(out, f.key, f.dflt) < 0:
+                return -1
+            continue
+        if f.kind == 1 and not f.repeated and occ[f.number].count == 1:
+            v = _de_cached_text(d, f, occ[f.number].s, occ[f.number].e)    # the common case
+        else:
+            v = _de_field_value(d, f, &occ[f.number], body)
+        if v == NULL:
+            return -1
+        if v != _DE_ABSENT:
+            r = _de_dict_set(out, f.key, v)
+        else:
+            r = 0
+        _de_decref(v)
+        if r < 0:
+            return -1
+    return 0
+
+
+cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
+                           bint part) noexcept:
+    """A oneof shown as a JSON union on "type": a content part or a source."""
+    cdef _DeOcc occ[8]
+    cdef _DeOcc inner[_DE_MAXNUM]
+    cdef uint64_t seen, iseen
+    cdef int arm
+    cdef _DeSpec* sp
+    cdef _DeRange one
+    cdef _DeRange* owned = NULL
+    cdef _DeBody sub
+    cdef PyObject* out = NULL
+    if _de_scan(body, union, occ, &seen) < 0:
+        return NULL
+    if agw_de_popcount(seen) > 1:
+        return NULL             # two arms: proto_reader raises
+    if seen == 0:
+        if part and _de_warn(d, _DE_W_UNKNOWN_PART) < 0:
+            return NULL
+        _de_incref(_DE_ABSENT)
+        return _DE_ABSENT
+    arm = agw_de_ctz(seen)
+    sp = &_de_specs[arms[arm]]
+    if _de_take(&occ[arm], body, arm, &one, &sub, &owned) < 0:
+        return NULL
+    if _de_scan(sub, sp, inner, &iseen) < 0:
+        free(owned)
+        return NULL
+    out = _de_dict_new()
+    if out == NULL or _de_dict_set(out, _DE_K_TYPE, sp.type_name) < 0 \
+            or _de_put(d, sp, inner, iseen, sub, out) < 0:
+        _de_xdecref(out)
+        free(owned)
+        return NULL
+    free(owned)
+    if part and sp.warning != NULL and (iseen >> 1) & 1 and _de_dict_contains(out, _DE_K_SOURCE) == 0:
+        # the source names no kind this version knows: the part is dropped
+        _de_decref(out)
+        if _de_warn(d, sp.warning) < 0:
+            return NULL
+        _de_incref(_DE_ABSENT)
+        return _DE_ABSENT
+    return out
+
+
+cdef PyObject* _de_parts(_DeState* d, _DeOcc* o, bint present, _DeBody body,
+                         uint64_t number) noexcept:
+    """Repeated InputContent as a list; parts of unknown kinds are dropped."""
+    cdef PyObject* lst = _de_list_new(0)
+    cdef PyObject* item
+    cdef _DeIter it
+    cdef _DeRange one
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef bint first = True
+    if lst == NULL or not present:
+        return lst
+    _de_iter(&it, body)
+    while True:
+        if o.count == 1:
+            if not first:
+                break
+            s = o.s
+            e = o.e
+            first = False
+        elif not _de_next(&it, number, &s, &e):
+            break
+        item = _de_variant(d, &_de_specs[_de_part_union], _de_part_arm, _de_one(&one, s, e), True)
+        if item == NULL:
+            _de_decref(lst)
+            return NULL
+        if item != _DE_ABSENT and _de_list_append(lst, item) < 0:
+            _de_decref(item)
+            _de_decref(lst)
+            return NULL
+        _de_decref(item)
+    return lst
+
+
+cdef int _de_set(PyObject* out, PyObject* key, PyObject* v) noexcept:
+    # Set and release `v` (NULL: an error upstream).
+    cdef int r
+    if v == NULL:
+        return -1
+    r = _de_dict_set(out, key, v)
+    _de_decref(v)
+    return r
+
+
+cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObject* out) noexcept:
+    """Message `content` from field 3, 8 or 13 as the role says
+    (proto_reader.chat_message)."""
+    cdef bint text = (seen >> 3) & 1
+    cdef bint parts = (seen >> 8) & 1
+    cdef bint act = (seen >> 13) & 1
+    cdef bint uses_parts, uses_map
+    cdef PyObject* role = _de_dict_get(out, _DE_K_ROLE)
+    cdef PyObject* known
+    cdef _DeRange one
+    cdef _DeRange* owned = NULL
+    cdef _DeBody sub
+    cdef long flags
+    cdef int r
+    if role == NULL:
+        return -1
+    known = _de_dict_get(<PyObject*>_de_roles, role)
+    if known != NULL:
+        flags = _de_as_long(known)
+        uses_parts = flags & 1
+        uses_map = (flags & 2) != 0
+        if (parts and not uses_parts) or (act and not uses_map) or (uses_map and text) \
+                or (uses_parts and text and parts):
+            return -1
+    else:
+        if <int>text + <int>parts + <int>act > 1:
+            return -1
+        uses_parts = parts
+        uses_map = not uses_parts and act
+    if text:
+        return _de_set(out, _DE_K_CONTENT, _de_last_text(d, &occ[3], body, 3))
+    if uses_parts:
+        return _de_set(out, _DE_K_CONTENT, _de_parts(d, &occ[8], parts, body, 8))
+    if uses_map and act:
+        if _de_take(&occ[13], body, 13, &one, &sub, &owned) < 0:
+            return -1
+        r = _de_set(out, _DE_K_CONTENT, _de_struct(d, sub))
+        free(owned)
+        return r
+    return 0
+
+
+cdef PyObject* _de_message(_DeState* d, int idx, _DeBody body) noexcept:
+    """A nested message as JSON, or _DE_ABSENT when JSON drops it."""
+    cdef _DeSpec* sp = &_de_specs[idx]
+    cdef _DeOcc occ[_DE_MAXNUM]
+    cdef uint64_t seen
+    cdef PyObject* out
+    if sp.special == _DS_PART:
+        return _de_variant(d, sp, _de_part_arm, body, True)
+    if sp.special == _DS_SOURCE:
+        return _de_variant(d, sp, _de_source_arm, body, False)
+    if _de_scan(body, sp, occ, &seen) < 0:
+        return NULL
+    out = _de_dict_new()
+    if out == NULL:
+        return NULL
+    if _de_put(d, sp, occ, seen, body, out) < 0 \
+            or (sp.special == _DS_CHAT and _de_chat(d, occ, seen, body, out) < 0):
+        _de_decref(out)
+        return NULL
+    return out
+
+
+# -- the event -----------------------------------------------------------------------
+
+cdef PyObject* _de_texts(_DeState* d, _DeOcc* o, bint present, _DeBody body, uint64_t number,
+                         bint messages) noexcept:
+    # Every occurrence of a repeated string (or Interrupt) field, as a list.
+    cdef PyObject* lst
+    cdef PyObject* item
+    cdef _DeIter it
+    cdef _DeRange one
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef Py_ssize_t j = 0
+    if not present:
+        return _de_list_new(0)
+    lst = _de_list_new(o.count)
+    if lst == NULL:
+        return NULL
+    _de_iter(&it, body)
+    while j < o.count and _de_next(&it, number, &s, &e):
+        if messages:
+            item = _de_message(d, _de_interrupt_id, _de_one(&one, s, e))
+        else:
+            item = _de_text(d, s, e)
+        if item == NULL:
+            break
+        _de_list_set(lst, j, item)
+        j += 1
+    if j != o.count:
+        _de_decref(lst)
+        return NULL
+    return lst
+
+
+cdef int _de_outcome(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObject* out,
+                     int number, int ids_number, int interrupts_number) noexcept:
+    """RUN_FINISHED / SUBAGENT_FINISHED: the outcome string and its payload lists
+    back into the `outcome` object; without an outcome the lists stay top-level
+    (proto_reader.run_outcome / subagent_outcome). interrupts_number 0: none."""
+    cdef PyObject* outcome
+    cdef PyObject* ids = NULL
+    cdef PyObject* interrupts = NULL
+    cdef int r = -1
+    if (seen >> number) & 1:
+        outcome = _de_last_text(d, &occ[number], body, number)
+    else:
+        outcome = _DE_EMPTY
+        _de_incref(outcome)
+    if outcome == NULL:
+        return -1
+    ids = _de_texts(d, &occ[ids_number], (seen >> ids_number) & 1, body, ids_number, False)
+    if ids != NULL and interrupts_number:
+        interrupts = _de_texts(d, &occ[interrupts_number], (seen >> interrupts_number) & 1,
+                               body, interrupts_number, True)
+    if ids != NULL and (interrupts != NULL or not interrupts_number):
+        r = _de_outcome_set(out, outcome, ids, interrupts,
+                            _DE_K_PENDING if interrupts_number else _DE_K_INTERRUPT_IDS)
+    _de_decref(outcome)
+    _de_xdecref(ids)
+    _de_xdecref(interrupts)
+    return r
+
+
+cdef int _de_outcome_set(PyObject* out, PyObject* outcome, PyObject* ids, PyObject* interrupts,
+                         PyObject* ids_key) noexcept:
+    cdef PyObject* result
+    cdef bint is_interrupt
+    cdef int r
+    if _de_str_len(outcome) == 0:
+        if _de_list_size(ids) and _de_dict_set(out, ids_key, ids) < 0:
+            return -1
+        if interrupts != NULL and _de_list_size(interrupts) \
+                and _de_dict_set(out, _DE_K_INTERRUPTS, interrupts) < 0:
+            return -1
+        return 0
+    result = _de_dict_new()
+    if result == NULL:
+        return -1
+    is_interrupt = interrupts != NULL and agw_de_str_eq(outcome, "interrupt", 9)
+    r = _de_dict_set(result, _DE_K_TYPE, outcome)
+    if r == 0 and is_interrupt:
+        r = _de_dict_set(result, _DE_K_INTERRUPTS, interrupts)
+    if r == 0 and _de_list_size(ids):
+        r = _de_dict_set(result, ids_key, ids)
+    if r == 0 and not is_interrupt and interrupts != NULL and _de_list_size(interrupts):
+        r = _de_dict_set(result, _DE_K_INTERRUPTS, interrupts)
+    if r == 0:
+        r = _de_dict_set(out, _DE_K_OUTCOME, result)
+    _de_decref(result)
+    return r
+
+
+cdef PyObject* _de_event(_DeState* d, _de_ptr p, Py_ssize_t n) noexcept:
+    """The event dict of one payload (proto_reader.event); NULL for the reference."""
+    cdef _DeOcc top[_DE_MAXNUM]
+    cdef uint64_t seen
+    cdef int arm
+    cdef _DeRange whole
+    cdef _DeRange one
+    cdef _DeRange* owned = NULL
+    cdef _DeBody payload = _de_one(&whole, p, p + n)
+    cdef _DeBody sub
+    cdef PyObject* out
+    if n == 0 or _de_scan(payload, &_de_envelope, top, &seen) < 0:
+        return NULL
+    if agw_de_popcount(seen) != 1:
+        return NULL             # no arm (an unknown event, or none) or two arms
+    arm = agw_de_ctz(seen)
+    if _de_take(&top[arm], payload, arm, &one, &sub, &owned) < 0:
+        return NULL
+    out = _de_arm(d, &_de_events[arm], sub)
+    free(owned)
+    return out
+
+
+cdef PyObject* _de_arm(_DeState* d, _DeSpec* sp, _DeBody body) noexcept:
+    # The arm message: its base event, its fields, the special shapes.
+    cdef _DeOcc occ[_DE_MAXNUM]
+    cdef uint64_t seen
+    cdef _DeRange one
+    cdef _DeRange* owned = NULL
+    cdef _DeBody base
+    cdef PyObject* out
+    if _de_scan(body, sp, occ, &seen) < 0 or not (seen >> 1) & 1:
+        return NULL             # no base_event
+    if _de_take(&occ[1], body, 1, &one, &base, &owned) < 0:
+        return NULL
+    out = _de_arm_body(d, sp, occ, seen, body, base)
+    free(owned)
+    return out
+
+
+cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody body,
+                            _DeBody base_body) noexcept:
+    cdef _DeOcc base[_DE_MAXNUM]
+    cdef uint64_t baseen
+    cdef long declared = 0
+    cdef PyObject* out
+    cdef PyObject* v
+    cdef int r
+    if _de_scan(base_body, &_de_base, base, &baseen) < 0:
+        return NULL
+    if (baseen >> 1) & 1:
+        declared = <int>(<uint32_t>base[1].v)
+    if declared != sp.type_value:
+        return NULL             # the base event declares another type
+    out = _de_dict_new()
+    if out == NULL:
+        return NULL
+    r = _de_dict_set(out, _DE_K_TYPE, sp.type_name)
+    if r == 0:
+        r = _de_put(d, sp, occ, seen, body, out)
+    if r == 0 and sp.special == _DE_RUN_FINISHED:
+        r = _de_outcome(d, occ, seen, body, out, 5, 8, 6)
+    elif r == 0 and sp.special == _DE_SUBAGENT_FINISHED:
+        r = _de_outcome(d, occ, seen, body, out, 4, 5, 0)
+    elif r == 0 and sp.special == _DE_TOOL_CALL_RESULT:
+        if (seen >> 5) & 1:
+            if (seen >> 7) & 1:
+                r = -1          # both string content and content parts
+                v = NULL
+            else:
+                v = _de_last_text(d, &occ[5], body, 5)
+        else:
+            v = _de_parts(d, &occ[7], (seen >> 7) & 1, body, 7)
+        if r == 0:
+            r = _de_set(out, _DE_K_CONTENT, v)
+    if r == 0:
+        r = _de_put(d, &_de_base, base, baseen, base_body, out)
+    if r < 0:
+        _de_decref(out)
+        return NULL
+    return out
+
+
+# -- state, options, entry point ------------------------------------------------------
+
+cdef object _DE_ERROR = "error"     # the same interned objects as the defaults
+cdef object _DE_REPLACE = "replace"
+
+
+cdef inline _DeState* _de_acquire() except NULL:
+    # The module state, or a private one if it is in use (a finalizer run by
+    # the garbage collector during a decode may decode too).
+    global _de_main_busy
+    if not _de_main_busy:
+        _de_main_busy = True
+        _de_main.nframes = 0
+        _de_main.warns = NULL
+        return &_de_main
+    return _de_acquire_slow()
+
+
+cdef _DeState* _de_acquire_slow() except NULL:
+    global _de_main_busy
+    cdef _DeState* d
+    if not _de_main_busy:
+        _de_main_busy = True
+        d = &_de_main
+    else:
+        d = <_DeState*>malloc(sizeof(_DeState))
+        if d == NULL:
+            raise MemoryError()
+        d.frames = NULL
+        d.cap = 0
+    d.nframes = 0
+    d.warns = NULL
+    return d
+
+
+cdef inline void _de_release(_DeState* d) noexcept:
+    global _de_main_busy
+    if d.nframes:
+        _de_unwind(d, 0)
+    if d.warns != NULL:
+        _de_decref(d.warns)
+        d.warns = NULL
+    if d == &_de_main:
+        _de_main_busy = False
+        if d.cap > _DE_KEEP_FRAMES:
+            free(d.frames)
+            d.frames = NULL
+            d.cap = 0
+        return
+    free(d.frames)
+    free(d)
+
+
+@cython.binding(False)     # a plain builtin: the cheapest call CPython has
+def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
+    """decode_payload(data, *, invalid_utf8="error", max_depth=1024) -> dict
+
+    Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
+    """
+    global _de_fallbacks
+    cdef const char* errors
+    cdef long depth
+    cdef int overflow = 0
+    cdef Py_buffer view
+    cdef bint have_view = False
+    cdef _de_ptr p
+    cdef Py_ssize_t n
+    cdef _DeState* d
+    cdef PyObject* r
+    cdef object out, warns
+    # Options taken as they are; anything else (odd types, invalid values: it
+    # raises) is left to proto_reader.
+    errors = NULL
+    depth = -1
+    if invalid_utf8 is _DE_REPLACE or (type(invalid_utf8) is str and invalid_utf8 == "replace"):
+        errors = "replace"
+    if invalid_utf8 is _DE_ERROR or errors != NULL or (
+        type(invalid_utf8) is str and invalid_utf8 == "error"
+    ):
+        if _de_is_exact_int(<PyObject*>max_depth):
+            depth = _de_long_overflow(<PyObject*>max_depth, &overflow)
+            if overflow or depth < 1 or depth > 10000:
+                depth = -1
+    if depth < 0:
+        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+    d = _de_acquire()
+    if _de_is_bytes(<PyObject*>data):
+        p = <_de_ptr>_de_bytes_data(<PyObject*>data)
+        n = _de_bytes_size(<PyObject*>data)
+    elif _de_get_buffer(<PyObject*>data, &view, PyBUF_SIMPLE) == 0:
+        # held until the end: a bytearray cannot be resized meanwhile
+        have_view = True
+        p = <_de_ptr>view.buf
+        n = view.len
+    else:
+        _de_release(d)
+        _de_err_clear()
+        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+    d.errors = errors
+    d.max_depth = depth
+    r = _de_event(d, p, n)
+    warns = None
+    if r != NULL and d.warns != NULL:
+        warns = <object>d.warns
+    _de_release(d)
+    if have_view:
+        _de_release_buffer(&view)
+    if r == NULL:
+        _de_err_clear()
+        _de_fallbacks += 1
+        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+    out = <object>r
+    _de_decref(r)
+    if warns is not None:
+        for text in warns:
+            _de_warnings.warn(text, _de_UnknownPartWarning, stacklevel=2)
+    return out
+
+
+def _decoder_fallbacks():
+    """How many payloads the C decoder handed to proto_reader (errors, odd
+    input) since import; for tests that check the fast path covers valid input."""
+    return _de_fallbacks
+
+
+# -- tables from agui_wire.schema ----------------------------------------------------
+
+cdef object _de_key(str name):
+    key = _de_sys.intern(name)
+    _de_keep.append(key)
+    return key
+
+
+cdef void _de_fill(_DeSpec* sp, object fields, dict ids, int special, tuple extra=()) except *:
+    """A spec for `fields`; `extra`: more field numbers to record (wire type 2)."""
+    cdef int i, wt
+    fields = tuple(fields)
+    if len(fields) > _DE_MAXF:
+        raise ImportError("agui_wire._fast: a message has more fields than the decoder holds")
+    defaults = _de_py._DEFAULTS
+    sp.nfields = len(fields)
+    sp.special = special
+    sp.type_name = NULL
+    sp.warning = NULL
+    sp.type_value = 0
+    sp.maxnum = 0
+    for i in range(_DE_MAXNUM):
+        sp.wanted[i] = -1
+    for i, f in enumerate(fields):
+        fd = &sp.fields[i]
+        key = _de_key(f.name)
+        fd.key = <PyObject*>key
+        fd.number = f.number
+        fd.kind = int(f.kind)
+        fd.sub = ids[f.message] if f.message is not None else -1
+        fd.repeated = f.repeated
+        fd.omit_empty = f.omit_empty
+        fd.dflt = NULL
+        fd.last = NULL
+        if not f.repeated and not f.presence:
+            dflt = defaults[f.kind]
+            _de_keep.append(dflt)
+            fd.dflt = <PyObject*>dflt
+        if f.repeated and f.message is not None and ids[f.message] in (_de_part_union, _de_source_union):
+            raise ImportError("agui_wire._fast: a repeated field of unions is not supported")
+        wt = 0 if fd.kind in (2, 3, 7) else 2
+        _de_want(sp, f.number, wt)
+    for number in extra:
+        _de_want(sp, number, 2)
+
+
+cdef void _de_want(_DeSpec* sp, int number, int wt) except *:
+    if not 0 < number < _DE_MAXNUM:
+        raise ImportError("agui_wire._fast: a field number beyond the decoder's tables")
+    sp.wanted[number] = wt
+    if number > sp.maxnum:
+        sp.maxnum = number
+
+
+cdef PyObject* _de_const(object value) except NULL:
+    _de_keep.append(value)
+    return <PyObject*>value
+
+
+cdef void _de_init() except *:
+    global _de_part_union, _de_source_union, _de_interrupt_id
+    global _DE_K_CONTENT, _DE_K_ROLE, _DE_K_SOURCE, _DE_K_TYPE, _DE_K_OUTCOME
+    global _DE_K_PENDING, _DE_K_INTERRUPTS, _DE_K_INTERRUPT_IDS, _DE_W_UNKNOWN_PART
+    cdef int i
+    sc = _de_schema
+    M = sc.MESSAGES
+    ids = {name: i for i, name in enumerate(M)}
+    if len(ids) > _DE_MAXSPEC:
+        raise ImportError("agui_wire._fast: more messages than the decoder holds")
+    _de_part_union = ids["InputContent"]
+    _de_source_union = ids["InputContentSource"]
+    _de_interrupt_id = ids["Interrupt"]
+    part_by_name = {name: ptype for ptype, (_, name) in sc.PART_ARMS.items()}
+    source_by_name = {name: stype for stype, (_, name) in sc.SOURCE_ARMS.items()}
+    for name, i in ids.items():
+        spec = M[name]
+        if name == "InputContent":
+            _de_fill(&_de_specs[i], (), ids, _DS_PART, tuple(a for a, _ in sc.PART_ARMS.values()))
+        elif name == "InputContentSource":
+            _de_fill(&_de_specs[i], (), ids, _DS_SOURCE, tuple(a for a, _ in sc.SOURCE_ARMS.values()))
+        elif name == "Message":
+            _de_fill(&_de_specs[i], spec.fields, ids, _DS_CHAT, (3, 8, 13))
+        else:
+            _de_fill(&_de_specs[i], spec.fields, ids, _DS_PLAIN)
+        if name in part_by_name:
+            ptype = part_by_name[name]
+            _de_specs[i].type_name = _de_const(_de_key(ptype))
+            if ptype != "text":
+                _de_specs[i].warning = _de_const(
+                    f"dropped a {ptype} content part whose source is of an unknown kind"
+                )
+        if name in source_by_name:
+            _de_specs[i].type_name = _de_const(_de_key(source_by_name[name]))
+    for ptype, (arm, name) in sc.PART_ARMS.items():
+        _de_part_arm[arm] = ids[name]
+    for stype, (arm, name) in sc.SOURCE_ARMS.items():
+        _de_source_arm[arm] = ids[name]
+    # events
+    specials = {
+        "RUN_FINISHED": (_DE_RUN_FINISHED, (5, 6, 8)),
+        "SUBAGENT_FINISHED": (_DE_SUBAGENT_FINISHED, (4, 5)),
+        "TOOL_CALL_RESULT": (_DE_TOOL_CALL_RESULT, (5, 7)),
+    }
+    _de_fill(&_de_envelope, (), ids, _DS_PLAIN, tuple(sc.EVENT_BY_ARM))
+    for arm, ev in sc.EVENT_BY_ARM.items():
+        special, extra = specials.get(ev.type, (_DS_PLAIN, ()))
+        _de_fill(&_de_events[arm], ev.message.fields, ids, special, (1, *extra))
+        _de_events[arm].type_name = _de_const(_de_key(ev.type))
+        _de_events[arm].type_value = ev.type_value
+    _de_fill(&_de_base, sc.BASE_FIELDS, ids, _DS_PLAIN)
+    _de_want(&_de_base, 1, 0)       # BaseEvent.type
+    for i, op in enumerate(sc.PATCH_OPS):
+        _de_ops[i] = _de_const(_de_key(op))
+    for number, wt in _de_py._VALUE_WIRE_TYPE.items():
+        _DE_VWT[number] = wt
+    for role, content in sc.ROLE_CONTENT.items():
+        _de_roles[_de_key(role)] = (1 if "list" in content else 0) | (2 if "dict" in content else 0)
+    _DE_K_CONTENT = _de_const(_de_key("content"))
+    _DE_K_ROLE = _de_const(_de_key("role"))
+    _DE_K_SOURCE = _de_const(_de_key("source"))
+    _DE_K_TYPE = _de_const(_de_key("type"))
+    _DE_K_OUTCOME = _de_const(_de_key("outcome"))
+    _DE_K_PENDING = _de_const(_de_key("pendingToolCallIds"))
+    _DE_K_INTERRUPTS = _de_const(_de_key("interrupts"))
+    _DE_K_INTERRUPT_IDS = _de_const(_de_key("interruptIds"))
+    _DE_W_UNKNOWN_PART = _de_const(
+        "dropped a content part of a kind this AG-UI version does not know"
+    )
+
+
+_de_init()

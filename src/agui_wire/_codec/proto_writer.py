@@ -1,0 +1,664 @@
+"""Pure-Python direct encoder: event dict -> protobuf wire bytes (and frames).
+
+Strategy: walk the event once, guided by ``agui_wire.schema``, and write protobuf
+wire bytes directly, with no message objects. Each message's fields are collected
+by field number and joined in ascending order, nested messages behind their
+length, so the bytes come out in the order ts-proto writes them. JSON objects
+inside ``Struct``/``Value`` are written in JavaScript property order (integer-like
+keys first, ascending, then insertion order) and an empty key is left out of its
+map entry, as ts-proto does: with both, the bytes are identical to
+``@ag-ui/proto`` 1.0.0's for every valid event. JSON values are encoded with an
+explicit stack, so nesting depth is bounded by ``max_depth``, not by Python's
+recursion limit.
+
+Contract: this is the reference behaviour of the Cython encoder in
+``_proto_writer.pxi`` — same bytes, same ``EncodeError`` (type, path, reason) for the
+same input; the test suite runs both. Validation is what the wire needs: the
+event type, required fields, JSON types, integers a double or a JS number holds
+exactly, no NaN/Infinity, valid Unicode. Protocol rules beyond that (role names,
+JSON pointer syntax, sequencing) belong to ``agui_wire.validate``.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from .._jsonnames import json_pointer, json_type
+from ..errors import EncodeError
+from ..schema import (
+    ANY_CONTENT,
+    BASE_FIELDS,
+    EVENTS,
+    MAX_SAFE_INTEGER,
+    MESSAGES,
+    OP_REQUIRED,
+    PART_ARMS,
+    PATCH_OPS,
+    ROLE_CONTENT,
+    ROLE_REQUIRED,
+    RUN_OUTCOME_PAYLOAD,
+    RUN_OUTCOME_REQUIRED,
+    SOURCE_ARMS,
+    SUBAGENT_OUTCOME_PAYLOAD,
+    Field,
+    Kind,
+    MessageSpec,
+)
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "FrameEncoder",
+    "encode_frame",
+    "encode_frames",
+    "encode_payload",
+]
+
+DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
+MAX_FRAME_PAYLOAD: Final = 0xFFFFFFFF
+# A double holds every integer up to 2**53 exactly; beyond, JSON integers would
+# silently change on the wire.
+_MAX_EXACT_INT: Final = 2**53
+_MAX_ARRAY_INDEX: Final = 2**32 - 2
+
+_pack_double = struct.Struct("<d").pack
+_pack_len = struct.Struct(">I").pack
+
+_PATCH_OP_VALUE: Final = {name: i for i, name in enumerate(PATCH_OPS)}
+_FIELD_BY_NAME: Final = {name: {f.name: f for f in spec.fields} for name, spec in MESSAGES.items()}
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64  # int64 negatives are ten-byte two's complement varints
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_TAGS: Final[dict[int, bytes]] = {}
+
+
+def _tag(number: int, wire_type: int) -> bytes:
+    key = (number << 3) | wire_type
+    tag = _TAGS.get(key)
+    if tag is None:
+        tag = _TAGS[key] = _varint(key)
+    return tag
+
+
+def _ld(number: int, body: bytes) -> bytes:
+    """A length-delimited field: tag, length, body."""
+    return _tag(number, 2) + _varint(len(body)) + body
+
+
+def _is_array_index(key: str) -> bool:
+    """JavaScript's canonical array index: "0".."4294967294", no sign or leading 0."""
+    if not key or len(key) > 10 or not key.isascii() or not key.isdigit():
+        return False
+    return (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
+
+
+def js_key_order(obj: Mapping[str, Any]) -> list[str]:
+    """The order JavaScript enumerates the keys of a JSON.parse'd object."""
+    indices = [k for k in obj if isinstance(k, str) and _is_array_index(k)]
+    if not indices:
+        return list(obj)
+    indices.sort(key=int)
+    return indices + [k for k in obj if not (isinstance(k, str) and _is_array_index(k))]
+
+
+class _Encoder:
+    """Encodes one event; carries the options and the path for error messages."""
+
+    __slots__ = ("event_type", "extra", "lossy", "max_depth", "path")
+
+    def __init__(self, event_type: str, *, lossy: bool, extra: str, max_depth: int) -> None:
+        self.event_type = event_type
+        self.lossy = lossy
+        self.extra = extra
+        self.max_depth = max_depth
+        self.path: list[str | int] = []
+
+    def error(self, reason: str, *extra_path: str | int) -> EncodeError:
+        return EncodeError(
+            reason, event_type=self.event_type, path=json_pointer([*self.path, *extra_path])
+        )
+
+    # -- scalars -----------------------------------------------------------------
+
+    def utf8(self, value: object, key: str | int) -> bytes:
+        if not isinstance(value, str):
+            raise self.error(f"expected a string, got {json_type(value)}", key)
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self.error(
+                f"string is not valid Unicode (lone surrogate at index {exc.start})", key
+            ) from None
+
+    def int64(self, value: object, key: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"expected an integer, got {json_type(value)}", key)
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise self.error(f"expected an integer, got {value!r}", key)
+            value = int(value)
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise self.error(
+                f"integer {value} is outside the safe range ±(2^53-1) a JS peer can read", key
+            )
+        return value
+
+    def double(self, value: int | float, key: str | int) -> bytes:
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.error(f"{value!r} is not a JSON number", key)
+            return _pack_double(value)
+        if -_MAX_EXACT_INT <= value <= _MAX_EXACT_INT:
+            return _pack_double(value)
+        if not self.lossy:
+            raise self.error(
+                f"integer {value} does not fit a double exactly "
+                "(pass lossy_numbers=True to round it)",
+                key,
+            )
+        try:
+            return _pack_double(float(value))
+        except OverflowError:
+            raise self.error(f"integer {value} is too large for a double", key) from None
+
+    # -- JSON values ---------------------------------------------------------------
+
+    def value(self, obj: object, key: str | int) -> bytes:
+        """The body of a ``google.protobuf.Value`` holding ``obj``."""
+        return self._json(obj, key, as_struct=False)
+
+    def struct(self, obj: object, key: str | int) -> bytes:
+        """The body of a ``google.protobuf.Struct`` holding the object ``obj``."""
+        if not isinstance(obj, dict):
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
+        return self._json(obj, key, as_struct=True)
+
+    def _scalar(self, obj: object, key: str | int) -> bytes | None:
+        """Value body for a JSON scalar, None for a container."""
+        if obj is None:
+            return b"\x08\x00"
+        if obj is True:
+            return b"\x20\x01"
+        if obj is False:
+            return b"\x20\x00"
+        if isinstance(obj, str):
+            return _ld(3, self.utf8(obj, key))
+        if isinstance(obj, (int, float)):
+            return b"\x11" + self.double(obj, key)
+        if isinstance(obj, (dict, list, tuple)):
+            return None
+        raise self.error(f"{json_type(obj)} is not a JSON value", key)
+
+    def _json(self, root: object, root_key: str | int, *, as_struct: bool) -> bytes:
+        # Depth-first with an explicit stack of open containers; each frame
+        # accumulates its serialized entries (Struct) or values (ListValue) and,
+        # when done, is written into its parent as a Value.
+        if not as_struct:
+            leaf = self._scalar(root, root_key)
+            if leaf is not None:
+                return leaf
+        self.path.append(root_key)
+        stack = [self._frame(root, root_key)]
+        while True:
+            frame = stack[-1]
+            if frame.pos < len(frame.keys):
+                key = frame.keys[frame.pos]
+                frame.pos += 1
+                child = frame.container[key]
+                body = self._scalar(child, key)
+                if body is None:
+                    if len(stack) >= self.max_depth:
+                        raise self.error(
+                            f"JSON value nested deeper than max_depth={self.max_depth}", key
+                        )
+                    self.path.append(key)
+                    stack.append(self._frame(child, key))
+                else:
+                    self._put(frame, key, body)
+                continue
+            stack.pop()
+            self.path.pop()
+            if not stack:
+                return bytes(frame.out) if as_struct else _ld(frame.kind, bytes(frame.out))
+            self._put(stack[-1], frame.key, _ld(frame.kind, bytes(frame.out)))
+
+    def _frame(self, container: Any, key: str | int) -> _Frame:
+        if isinstance(container, dict):
+            for k in container:
+                if not isinstance(k, str):
+                    raise self.error(f"object key {k!r} is not a string")
+            return _Frame(container, js_key_order(container), 5, key)
+        return _Frame(container, range(len(container)), 6, key)
+
+    def _put(self, frame: _Frame, key: str | int, body: bytes) -> None:
+        if frame.kind == 5:
+            # ts-proto leaves an empty map key out of its entry
+            entry = _ld(1, self.utf8(key, key)) if key else b""
+            frame.out += _ld(1, entry + _ld(2, body))
+        else:
+            frame.out += _ld(1, body)
+
+    # -- messages --------------------------------------------------------------------
+
+    def fields(
+        self,
+        spec: MessageSpec,
+        obj: Mapping[str, Any],
+        parts: dict[int, bytes],
+        required: tuple[str, ...] = (),
+    ) -> None:
+        """Write the 1:1 fields of ``spec`` found in ``obj`` into ``parts`` by number."""
+        for f in spec.fields:
+            value = obj.get(f.name)
+            if value is None and not (f.nullable and f.name in obj):
+                if f.required or f.name in required:
+                    raise self.error(
+                        "required field is missing" if f.name not in obj else "required, got null",
+                        f.name,
+                    )
+                continue
+            out = self.field(f, value)
+            if out:
+                parts[f.number] = out
+
+    def field(self, f: Field, value: Any) -> bytes:
+        """One field's wire bytes (empty when proto3 leaves a default unwritten)."""
+        kind = f.kind
+        if f.repeated:
+            if not isinstance(value, (list, tuple)):
+                raise self.error(f"expected an array, got {json_type(value)}", f.name)
+            self.path.append(f.name)
+            try:
+                if kind == Kind.STRING:
+                    return b"".join(_ld(f.number, self.utf8(v, i)) for i, v in enumerate(value))
+                assert f.message is not None
+                return b"".join(
+                    _ld(f.number, self.message(f.message, v, i)) for i, v in enumerate(value)
+                )
+            finally:
+                self.path.pop()
+        if kind == Kind.STRING:
+            data = self.utf8(value, f.name)
+            if not data and not f.presence:
+                return b""
+            return _ld(f.number, data)
+        if kind == Kind.VALUE:
+            return _ld(f.number, self.value(value, f.name))
+        if kind == Kind.STRUCT:
+            return _ld(f.number, self.struct(value, f.name))
+        if kind == Kind.MESSAGE:
+            assert f.message is not None
+            return _ld(f.number, self.message(f.message, value, f.name))
+        if kind == Kind.INT64:
+            return _tag(f.number, 0) + _varint(self.int64(value, f.name))
+        if kind == Kind.BOOL:
+            if not isinstance(value, bool):
+                raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
+            return _tag(f.number, 0) + (b"\x01" if value else b"\x00")
+        assert kind == Kind.PATCH_OP
+        op = _PATCH_OP_VALUE.get(value) if isinstance(value, str) else None
+        if op is None:
+            raise self.error(
+                f"unknown patch op {value!r} (expected one of {', '.join(PATCH_OPS)})", f.name
+            )
+        return _tag(f.number, 0) + _varint(op) if op else b""
+
+    def message(self, name: str, obj: Any, key: str | int) -> bytes:
+        """The body of the nested message ``name`` holding the JSON object ``obj``."""
+        if not isinstance(obj, dict):
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
+        self.path.append(key)
+        try:
+            parts: dict[int, bytes] = {}
+            if name == "Message":
+                known = self.chat_message(obj, parts)
+            elif name == "InputContentSource":
+                known = self.source(obj, parts)
+            elif name == "JsonPatchOperation":
+                op = obj.get("op")
+                spec = MESSAGES[name]
+                self.fields(
+                    spec, obj, parts, OP_REQUIRED.get(op, ()) if isinstance(op, str) else ()
+                )
+                known = _FIELD_BY_NAME[name].keys()
+            else:
+                self.fields(MESSAGES[name], obj, parts)
+                known = _FIELD_BY_NAME[name].keys()
+            self.check_extra(obj, known)
+            return _join(parts)
+        finally:
+            self.path.pop()
+
+    def check_extra(self, obj: Mapping[Any, Any], known: Any, *more: str) -> None:
+        """``extra_keys="error"``: refuse keys the wire has no field for."""
+        if self.extra != "error":
+            return
+        unknown = [k for k in obj if k not in known and k not in more]
+        if unknown:
+            raise self.error(
+                "no wire field for key(s) "
+                + ", ".join(repr(k) for k in unknown)
+                + " (extra_keys='drop' drops them, as @ag-ui/proto does)"
+            )
+
+    def chat_message(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
+        """A chat message: every role's fields map 1:1 onto the union ``Message``;
+        ``content`` rides field 3 (string), 8 (parts) or 13 (object) by role."""
+        role = obj.get("role")
+        required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
+        self.fields(MESSAGES["Message"], obj, parts, tuple(r for r in required if r != "content"))
+        content = obj.get("content")
+        if content is None:
+            if "content" in required:
+                raise self.error(
+                    "required field is missing" if "content" not in obj else "required, got null",
+                    "content",
+                )
+            return _MESSAGE_KEYS
+        allowed = ROLE_CONTENT.get(role, ANY_CONTENT) if isinstance(role, str) else ANY_CONTENT
+        if isinstance(content, str) and "str" in allowed:
+            parts[3] = _ld(3, self.utf8(content, "content"))
+        elif isinstance(content, (list, tuple)) and "list" in allowed:
+            parts[8] = self.content_parts(content, 8)
+        elif isinstance(content, dict) and "dict" in allowed:
+            parts[13] = _ld(13, self.struct(content, "content"))
+        else:
+            expected = " or ".join(_CONTENT_NAMES[a] for a in allowed)
+            raise self.error(
+                f"content of a {role!r} message must be {expected}, got {json_type(content)}",
+                "content",
+            )
+        return _MESSAGE_KEYS
+
+    def content_parts(self, parts: list[Any] | tuple[Any, ...], number: int) -> bytes:
+        """Repeated ``InputContent`` at field ``number``: each part in its oneof arm."""
+        self.path.append("content")
+        try:
+            out = bytearray()
+            for i, part in enumerate(parts):
+                if not isinstance(part, dict):
+                    raise self.error(f"expected a content part object, got {json_type(part)}", i)
+                ptype = part.get("type")
+                arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
+                if arm is None:
+                    raise self.error(
+                        f"unknown content part type {ptype!r} "
+                        f"(expected one of {', '.join(PART_ARMS)})",
+                        i,
+                        "type",
+                    )
+                self.path.append(i)
+                body: dict[int, bytes] = {}
+                self.fields(MESSAGES[arm[1]], part, body)
+                self.check_extra(part, _PART_KEYS[str(ptype)])
+                self.path.pop()
+                out += _ld(number, _ld(arm[0], _join(body)))
+            return bytes(out)
+        finally:
+            self.path.pop()
+
+    def source(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
+        """A content part's source: JSON union on ``type``, a oneof on the wire."""
+        stype = obj.get("type")
+        arm = SOURCE_ARMS.get(stype) if isinstance(stype, str) else None
+        if arm is None:
+            raise self.error(
+                f"unknown source type {stype!r} (expected one of {', '.join(SOURCE_ARMS)})",
+                "type",
+            )
+        body: dict[int, bytes] = {}
+        self.fields(MESSAGES[arm[1]], obj, body)
+        parts[arm[0]] = _ld(arm[0], _join(body))
+        return _SOURCE_KEYS[str(stype)]
+
+    # -- the event -------------------------------------------------------------------
+
+    def event(self, event: Mapping[str, Any]) -> bytes:
+        """The ``Event`` message body: one arm, the arm's base event first."""
+        spec = EVENTS[self.event_type]
+        base: dict[int, bytes] = {}
+        if spec.type_value:
+            base[1] = b"\x08" + _varint(spec.type_value)
+        self.fields(_BASE_SPEC, event, base)
+        parts: dict[int, bytes] = {1: _ld(1, _join(base))}  # present even when empty
+        self.fields(spec.message, event, parts)
+        known: tuple[str, ...] = ()
+        if spec.type == "RUN_FINISHED":
+            self.outcome(event, parts, 5, RUN_OUTCOME_PAYLOAD, RUN_OUTCOME_REQUIRED)
+            known = ("outcome",)
+        elif spec.type == "SUBAGENT_FINISHED":
+            self.outcome(event, parts, 4, SUBAGENT_OUTCOME_PAYLOAD, {})
+            known = ("outcome",)
+        elif spec.type == "TOOL_CALL_RESULT":
+            self.tool_result_content(event, parts)
+            known = ("content",)
+        self.check_extra(event, _EVENT_KEYS[spec.type], *known)
+        return _ld(spec.arm, _join(parts))
+
+    def outcome(
+        self,
+        event: Mapping[str, Any],
+        parts: dict[int, bytes],
+        number: int,
+        payloads: Mapping[str, tuple[str, int] | None],
+        required: Mapping[str, tuple[str, ...]],
+    ) -> None:
+        """Flatten ``outcome`` {type, payload} into the outcome string field plus
+        the payload's repeated field; absent outcome is the empty string."""
+        outcome = event.get("outcome")
+        if outcome is None:
+            return
+        if not isinstance(outcome, dict):
+            raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
+        otype = outcome.get("type")
+        if not isinstance(otype, str) or not otype:
+            raise self.error(
+                f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
+            )
+        parts[number] = _ld(number, self.utf8(otype, "outcome"))
+        payload = payloads.get(otype)
+        self.path.append("outcome")
+        try:
+            if payload is not None:
+                key, field_number = payload
+                value = outcome.get(key)
+                if value is None:
+                    if key in required.get(otype, ()):
+                        raise self.error("required field is missing", key)
+                else:
+                    f = _OUTCOME_FIELDS[field_number, key]
+                    out = self.field(f, value)
+                    if out:
+                        parts[field_number] = out
+            self.check_extra(outcome, ("type",), *((payload[0],) if payload else ()))
+        finally:
+            self.path.pop()
+
+    def tool_result_content(self, event: Mapping[str, Any], parts: dict[int, bytes]) -> None:
+        content = event.get("content")
+        if content is None:
+            raise self.error(
+                "required field is missing" if "content" not in event else "required, got null",
+                "content",
+            )
+        if isinstance(content, str):
+            parts[5] = _ld(5, self.utf8(content, "content"))
+        elif isinstance(content, (list, tuple)):
+            parts[7] = self.content_parts(content, 7)
+        else:
+            raise self.error(
+                f"expected a string or an array of content parts, got {json_type(content)}",
+                "content",
+            )
+
+
+class _Frame:
+    """An open JSON container: a dict (Struct, kind 5) or a list (ListValue, kind 6)."""
+
+    __slots__ = ("container", "key", "keys", "kind", "out", "pos")
+
+    def __init__(self, container: Any, keys: Any, kind: int, key: str | int) -> None:
+        self.container = container
+        self.keys = keys
+        self.kind = kind
+        self.key = key
+        self.pos = 0
+        self.out = bytearray()
+
+
+def _join(parts: dict[int, bytes]) -> bytes:
+    return b"".join(parts[n] for n in sorted(parts))
+
+
+_BASE_SPEC: Final = MessageSpec("BaseEvent", BASE_FIELDS)
+_CONTENT_NAMES: Final = {
+    "str": "a string",
+    "list": "an array of content parts",
+    "dict": "an object",
+}
+_MESSAGE_KEYS: Final = frozenset(_FIELD_BY_NAME["Message"]) | {"content"}
+_PART_KEYS: Final = {
+    ptype: frozenset(_FIELD_BY_NAME[name]) | {"type"} for ptype, (_, name) in PART_ARMS.items()
+}
+_SOURCE_KEYS: Final = {
+    stype: frozenset(_FIELD_BY_NAME[name]) | {"type"} for stype, (_, name) in SOURCE_ARMS.items()
+}
+_EVENT_KEYS: Final = {
+    t: frozenset(f.name for f in spec.message.fields) | {"type"} | {f.name for f in BASE_FIELDS}
+    for t, spec in EVENTS.items()
+}
+# The outcome payload lists, as the fields they are written as.
+_OUTCOME_FIELDS: Final = {
+    (8, "pendingToolCallIds"): Field("pendingToolCallIds", 8, Kind.STRING, repeated=True),
+    (6, "interrupts"): Field("interrupts", 6, Kind.MESSAGE, repeated=True, message="Interrupt"),
+    (5, "interruptIds"): Field("interruptIds", 5, Kind.STRING, repeated=True),
+}
+
+
+def _prefix(payload: bytes) -> bytes:
+    if len(payload) > MAX_FRAME_PAYLOAD:
+        raise EncodeError(f"event encodes to {len(payload)} bytes, more than a frame can carry")
+    return _pack_len(len(payload))
+
+
+def _check_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False) -> None:
+    if extra_keys not in ("drop", "error"):
+        raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
+    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    if type(lossy_numbers) is not bool:
+        raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
+
+
+MAX_DEPTH_LIMIT: Final = 10_000
+
+
+def encode_payload(
+    event: Mapping[str, Any],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
+    _check_options(extra_keys, max_depth, lossy_numbers)
+    return _encode(event, lossy_numbers, extra_keys, max_depth)
+
+
+def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
+    if not isinstance(event, dict):
+        raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
+    etype = event.get("type")
+    if not isinstance(etype, str) or etype not in EVENTS:
+        if "type" not in event:
+            raise EncodeError("required field is missing", path="/type")
+        raise EncodeError(
+            f"unknown event type {etype!r}"
+            if isinstance(etype, str)
+            else f"expected a string, got {json_type(etype)}",
+            path="/type",
+        )
+    return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth).event(event)
+
+
+def encode_frame(
+    event: Mapping[str, Any],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes."""
+    _check_options(extra_keys, max_depth, lossy_numbers)
+    payload = _encode(event, lossy_numbers, extra_keys, max_depth)
+    return _prefix(payload) + payload
+
+
+def encode_frames(
+    events: Iterable[Mapping[str, Any]],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> bytes:
+    """Frames for several events, concatenated: a binary stream body."""
+    _check_options(extra_keys, max_depth, lossy_numbers)
+    out = bytearray()
+    for event in events:
+        payload = _encode(event, lossy_numbers, extra_keys, max_depth)
+        out += _prefix(payload)
+        out += payload
+    return bytes(out)
+
+
+class FrameEncoder:
+    """``encode_frame`` with its options bound, for a caller that encodes event after
+    event (``EventEncoder``). An event that is not a ``dict`` goes through
+    ``convert`` first (the official SDK's pydantic events). The Cython twin makes
+    ``.encode`` a single C call."""
+
+    __slots__ = ("_convert", "_extra", "_lossy", "_max_depth")
+
+    def __init__(
+        self,
+        *,
+        lossy_numbers: bool = False,
+        extra_keys: str = "drop",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        convert: Callable[[Any], Any] | None = None,
+    ) -> None:
+        _check_options(extra_keys, max_depth, lossy_numbers)
+        self._lossy = lossy_numbers
+        self._extra = extra_keys
+        self._max_depth = max_depth
+        self._convert = convert
+
+    def encode(self, event: Any) -> bytes:
+        """One frame."""
+        if type(event) is not dict and self._convert is not None:
+            event = self._convert(event)
+        payload = _encode(event, self._lossy, self._extra, self._max_depth)
+        return _prefix(payload) + payload
+
+    def encode_many(self, events: Iterable[Any]) -> bytes:
+        """The frames of several events, concatenated."""
+        convert = self._convert
+        if convert is not None:
+            events = [e if type(e) is dict else convert(e) for e in events]
+        return encode_frames(
+            events, lossy_numbers=self._lossy, extra_keys=self._extra, max_depth=self._max_depth
+        )

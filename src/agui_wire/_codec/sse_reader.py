@@ -1,0 +1,635 @@
+"""Server-Sent Events in, AG-UI events out; sans I/O.
+
+Strategy: two layers, both fed bytes split anywhere.
+
+``SSEParser`` is the WHATWG event-stream parser (HTML Living Standard, "Parsing an
+event stream"), on bytes: it finds line ends itself (LF, CRLF and lone CR, also a
+CR ending one chunk and an LF starting the next, without delaying the line until
+the next chunk), decodes each complete line as UTF-8 (a line end is ASCII, so a
+multi-byte sequence split across chunks is whole by then), and applies the field
+rules: one leading BOM ignored; ``:`` comments; a field without a colon has an
+empty value; one space after the colon removed; ``data`` lines joined with LF;
+``event`` names the type (``"message"`` when absent); ``id`` sets the last event
+id unless it contains NUL, and that id persists across events (an ``id:`` block
+without data still updates it; ``id:`` with nothing resets it to ``""``);
+``retry`` takes only ASCII digits; field names are case-sensitive; an event is
+dispatched on a blank line, and one without data is dropped. Unlike the spec and
+like the reference client, an event not followed by a blank line is still
+delivered by ``close()``. Each message carries its 0-based index and the byte
+offset (in the raw stream, BOM included) of the first line of its block.
+
+``SSEEventReader`` turns each message's data into an event dict with orjson and
+raises ``SSEError`` (event index, byte offset) unless it is a JSON object with a
+non-empty string ``type``. The SSE event name is not looked at (the reference
+ignores ``event:`` too). ``data:`` with an empty value is data, and not JSON: an
+error (as in the reference). Blocks without data (comments, keep-alives, a lone
+``event:``/``id:``/``retry:``) never reach this layer.
+
+Fast path: what AG-UI servers write is blocks of one ``data: <json>`` line and a
+blank line. From a block start, with no CR in the chunk, ``SSEEventReader`` parses
+such blocks straight from the bytes with orjson and accounts for them in the
+parser; anything else stops the fast path and the general parser takes over at
+that byte, so events, errors, indices and offsets are the general parser's
+(tests/differential/test_sse_fast_path.py holds the two to each other). The scan itself is
+``plain_sse_blocks``, with a Cython twin (``backend`` picks it).
+
+Decisions:
+
+* Invalid UTF-8 raises ``SSEError`` at the exact byte offset by default
+  (``errors="strict"``; anywhere in the stream, comments included). The spec
+  replaces it with U+FFFD, as does the reference client: ``errors="replace"``.
+* ``max_event_size`` (default 10 MiB, like the reference) bounds memory: the
+  bytes of one event's data so far plus the line being read may not exceed it,
+  checked while buffering, so a stream without line ends cannot grow memory
+  without bound (``SSELimitExceeded``, a ``LimitExceeded`` that counts events).
+  A ``retry`` longer than 18 digits is ignored.
+* Errors never lose good events: ``feed()`` returns what was complete before the
+  error, which is then raised by the next ``feed()``/``close()`` (at once if
+  nothing precedes it) and is visible as ``pending_error``. A failed reader stays
+  failed. Work is linear in the input: the partial line is appended to, never
+  re-scanned, and line ends are found with C-level searches.
+* orjson, not JavaScript, parses the JSON: numbers that overflow a double
+  (``1e400``) and lone surrogate escapes (``"\\ud800"``) are errors here where
+  the reference yields ``Infinity`` / a lone surrogate.
+* ``max_depth`` (default 1024, as for the binary decoders) bounds the nesting
+  below the event object (``{"type": "X", "v": [[1]]}`` is 2 deep):
+  ``SSELimitExceeded`` past it. orjson itself refuses documents nested deeper
+  than 1024 levels counting the event object, so an SSE event can be at most
+  1023 deep whatever ``max_depth`` says; that too is ``SSELimitExceeded``, never
+  a JSON syntax error. The check costs two ``str.count`` calls unless the data
+  has more brackets than ``max_depth``, when the parsed event is walked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import orjson
+
+from .._jsonnames import json_type
+from ..errors import DecodeError, LimitExceeded, SSEError, SSELimitExceeded
+from . import backend
+from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
+    "SSEEventReader",
+    "SSEMessage",
+    "SSEParser",
+    "decode_sse_message",
+    "plain_sse_blocks",
+]
+
+DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
+_BOM: Final = b"\xef\xbb\xbf"
+_MAX_RETRY_DIGITS: Final = 18
+# orjson refuses documents nested deeper than this, the event object included
+ORJSON_MAX_DEPTH: Final = 1024
+
+Errors = Literal["strict", "replace"]
+
+
+class SSEMessage:
+    """One dispatched SSE event (immutable by convention; compares by value)."""
+
+    __slots__ = ("data", "event", "id", "index", "offset", "retry")
+
+    data: str
+    event: str  # the event type; "message" when the block had no (or an empty) event field
+    id: str  # the last event id at dispatch (persists across events)
+    retry: int | None  # a reconnection time this block set, else None
+    index: int  # 0-based among dispatched events
+    offset: int  # stream byte offset of the first line of the event's block
+
+    def __init__(
+        self,
+        data: str,
+        event: str = "message",
+        id: str = "",
+        retry: int | None = None,
+        index: int = 0,
+        offset: int = 0,
+    ) -> None:
+        self.data = data
+        self.event = event
+        self.id = id
+        self.retry = retry
+        self.index = index
+        self.offset = offset
+
+    def _astuple(self) -> tuple[str, str, str, int | None, int, int]:
+        return (self.data, self.event, self.id, self.retry, self.index, self.offset)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SSEMessage):
+            return NotImplemented
+        return self._astuple() == other._astuple()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"SSEMessage(data={self.data!r}, event={self.event!r}, id={self.id!r}, "
+            f"retry={self.retry!r}, index={self.index}, offset={self.offset})"
+        )
+
+
+class SSEParser:
+    """Incremental WHATWG event-stream parser (see the module doc)."""
+
+    __slots__ = (
+        "_block",
+        "_buf",
+        "_buf_start",
+        "_closed",
+        "_data",
+        "_data_len",
+        "_error",
+        "_errors",
+        "_event",
+        "_fed",
+        "_head",
+        "_id",
+        "_index",
+        "_last_id",
+        "_max",
+        "_retry",
+        "_skip_lf",
+        "retry",
+    )
+
+    def __init__(
+        self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, errors: Errors = "strict"
+    ) -> None:
+        if type(max_event_size) is not int or max_event_size < 1:
+            raise ValueError("max_event_size must be a positive int")
+        if errors not in ("strict", "replace"):
+            raise ValueError("errors must be 'strict' or 'replace'")
+        self._max = max_event_size
+        self._errors = errors
+        self._fed = 0  # bytes fed
+        self._head = True  # still looking at the first bytes (BOM)
+        self._buf = bytearray()  # the incomplete line
+        self._buf_start = 0  # stream offset of the incomplete line
+        self._skip_lf = False  # the last chunk ended with CR: ignore one LF
+        self._data: list[str] = []
+        self._data_len = 0  # bytes of data values so far, plus one per joining LF
+        self._event = ""
+        self._id = ""  # the last event id buffer
+        self._last_id = ""  # the last event id string
+        self._retry: int | None = None  # retry set in this block
+        self._block = -1  # stream offset of the block's first line, -1 if none yet
+        self._index = 0
+        self._error: DecodeError | None = None
+        self._closed = False
+        #: The reconnection time (ms) most recently set by a ``retry`` field.
+        self.retry: int | None = None
+
+    @property
+    def last_event_id(self) -> str:
+        """The last event id string (what a reconnect sends as ``Last-Event-ID``)."""
+        return self._last_id
+
+    @property
+    def events_read(self) -> int:
+        """Events dispatched so far: the index of the next one."""
+        return self._index
+
+    @property
+    def bytes_fed(self) -> int:
+        return self._fed
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        """The error this parser has hit (raised by the next call), or ``None``."""
+        return self._error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEMessage]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise RuntimeError("SSEParser.feed() called after close()")
+        data = bytes(chunk)
+        out: list[SSEMessage] = []
+        try:
+            self._feed(data, out)
+        except DecodeError as exc:
+            return self._fail(exc, out)
+        return out
+
+    def close(self) -> list[SSEMessage]:
+        """End of stream: the last line and event, even without a blank line after them."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[SSEMessage] = []
+        try:
+            if self._buf:
+                line = bytes(self._buf)
+                self._buf = bytearray()
+                self._line(line, self._buf_start, out)
+            self._dispatch(out)
+        except DecodeError as exc:
+            return self._fail(exc, out)
+        return out
+
+    def _at_block_start(self) -> bool:
+        """Whether the next byte starts a block with nothing pending (no partial
+        line, field or BOM check): where ``SSEEventReader``'s fast path may run."""
+        return (
+            not self._head
+            and not self._buf
+            and not self._skip_lf
+            and self._block < 0
+            and not self._data
+            and not self._event
+            and self._retry is None
+            and self._error is None
+            and not self._closed
+        )
+
+    def _at_line_start(self) -> bool:
+        """Whether the last line ended exactly at the end of the last chunk."""
+        return not self._head and not self._buf and not self._skip_lf
+
+    def _may_skip_bom(self, chunk: bytes) -> bool:
+        """Settle the leading-BOM question from ``chunk`` if it can be settled
+        without the general parser: False when the parser must look itself."""
+        if not self._head:
+            return True
+        if len(chunk) < 3 or chunk.startswith(_BOM[: min(len(chunk), 3)]) or self._buf:
+            return False
+        self._head = False
+        self._buf_start = self._fed
+        return True
+
+    def _skip_blocks(self, nbytes: int, nevents: int) -> None:
+        """Account for ``nevents`` plain blocks (``nbytes``) handled by the fast path."""
+        self._fed += nbytes
+        self._index += nevents
+
+    def _fail(self, exc: DecodeError, out: list[SSEMessage]) -> list[SSEMessage]:
+        self._error = exc
+        self._buf = bytearray()
+        self._data = []
+        if not out:
+            raise exc
+        return out
+
+    def _feed(self, chunk: bytes, out: list[SSEMessage]) -> None:
+        base = self._fed  # stream offset of chunk[0]
+        self._fed += len(chunk)
+        if self._head:
+            # A BOM may arrive split: hold up to 3 bytes until it can be judged.
+            buf = self._buf
+            buf += chunk
+            if len(buf) < 3 and _BOM.startswith(buf):
+                return
+            self._head = False
+            chunk = bytes(buf)
+            self._buf = bytearray()
+            base = 0
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+                base = 3
+            self._buf_start = base
+        n = len(chunk)
+        pos = 0
+        if self._skip_lf and n:
+            self._skip_lf = False
+            if chunk[0] == 0x0A:
+                pos = 1
+        # next LF / CR at or after pos; n when there is none
+        lf = chunk.find(b"\n", pos)
+        if lf < 0:
+            lf = n
+        cr = chunk.find(b"\r", pos)
+        if cr < 0:
+            cr = n
+        buf = self._buf
+        while True:
+            end = lf if lf < cr else cr
+            if end >= n:
+                break
+            if buf:
+                buf += chunk[pos:end]
+                line = bytes(buf)
+                start = self._buf_start
+                buf = self._buf = bytearray()
+            else:
+                line = chunk[pos:end]
+                start = base + pos
+            if line:
+                self._line(line, start, out)
+            else:
+                self._dispatch(out)
+            if end == cr:
+                if end + 1 < n:
+                    if chunk[end + 1] == 0x0A:
+                        end += 1
+                else:
+                    self._skip_lf = True
+                pos = end + 1
+                if cr < pos:
+                    cr = chunk.find(b"\r", pos)
+                    if cr < 0:
+                        cr = n
+                if lf < pos:
+                    lf = chunk.find(b"\n", pos)
+                    if lf < 0:
+                        lf = n
+            else:
+                pos = end + 1
+                lf = chunk.find(b"\n", pos)
+                if lf < 0:
+                    lf = n
+        if pos < n:
+            if not buf:
+                self._buf_start = base + pos
+            buf += chunk[pos:]
+            size = self._data_len + len(buf)
+            if size > self._max:
+                raise self._too_big(self._buf_start)
+
+    def _too_big(self, line_start: int) -> LimitExceeded:
+        at = line_start + max(self._max - self._data_len, 0)
+        return SSELimitExceeded(
+            f"SSE event larger than max_event_size {self._max} bytes",
+            index=self._index,
+            offset=at,
+            frame_offset=self._block if self._block >= 0 else line_start,
+        )
+
+    def _line(self, line: bytes, start: int, out: list[SSEMessage]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        if self._data_len + len(line) > self._max:
+            raise self._too_big(start)
+        if self._block < 0:
+            self._block = start
+        # fast path: a data line (field names are ASCII, so bytes compare as text)
+        if line.startswith(b"data: "):
+            skip = 6
+        elif line.startswith(b"data:"):
+            skip = 5
+        else:
+            skip = 0
+        if skip:
+            value = self._decode(line, start, skip)
+            self._data.append(value)
+            self._data_len += len(line) - skip + 1
+            return
+        text = self._decode(line, start, 0)
+        if text[0] == ":":
+            return
+        colon = text.find(":")
+        if colon < 0:
+            name = text
+            value = ""
+        else:
+            name = text[:colon]
+            value = text[colon + 1 :]
+            if value[:1] == " ":
+                value = value[1:]
+        if name == "data":  # "data" without a colon
+            self._data.append(value)
+            self._data_len += 1
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif (
+            name == "retry"
+            and value.isascii()
+            and value.isdigit()
+            and len(value) <= _MAX_RETRY_DIGITS
+        ):
+            self._retry = self.retry = int(value)
+
+    def _decode(self, line: bytes, start: int, skip: int) -> str:
+        try:
+            return (line[skip:] if skip else line).decode("utf-8", self._errors)
+        except UnicodeDecodeError as exc:
+            raise SSEError(
+                f"invalid UTF-8 ({exc.reason})",
+                index=self._index,
+                offset=start + skip + exc.start,
+                frame_offset=self._block,
+            ) from None
+
+    def _dispatch(self, out: list[SSEMessage]) -> None:
+        self._last_id = self._id
+        if self._data:
+            out.append(
+                SSEMessage(
+                    "\n".join(self._data),
+                    self._event or "message",
+                    self._last_id,
+                    self._retry,
+                    self._index,
+                    self._block,
+                )
+            )
+            self._index += 1
+            self._data = []
+            self._data_len = 0
+        self._event = ""
+        self._retry = None
+        self._block = -1
+
+
+def decode_sse_message(
+    message: SSEMessage, *, max_depth: int = DEFAULT_MAX_DEPTH
+) -> dict[str, Any]:
+    """The AG-UI event in one SSE message; ``SSEError`` unless its data is a JSON
+    object with a non-empty string ``type``, ``SSELimitExceeded`` when it nests
+    deeper than ``max_depth`` below the event object."""
+    data = message.data
+    try:
+        event = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):  # orjson's own cap, not a syntax error
+            cap = ORJSON_MAX_DEPTH - 1
+            if max_depth <= cap:
+                raise _too_deep(message, f"max_depth={max_depth}") from None
+            raise _too_deep(message, f"{cap} levels, orjson's limit for SSE events") from None
+        raise SSEError(
+            f"data is not valid JSON: {exc}",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        ) from None
+    if type(event) is not dict:
+        raise SSEError(
+            f"data is not a JSON object (a JSON {json_type(event)})",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        )
+    etype = event.get("type")
+    if type(etype) is not str or not etype:
+        raise SSEError(
+            "the event has no type (a non-empty string 'type' is required)",
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        )
+    # a document with at most max_depth + 1 brackets cannot nest deeper
+    if data.count("{") + data.count("[") > max_depth + 1 and _depth(event) > max_depth:
+        raise _too_deep(message, f"max_depth={max_depth}")
+    return event
+
+
+def _depth(event: dict[str, Any]) -> int:
+    """How deep containers nest below the event object (iterative)."""
+    deepest = 0
+    work: list[tuple[Any, int]] = [(event, 0)]
+    while work:
+        container, depth = work.pop()
+        if depth > deepest:
+            deepest = depth
+        items = container.values() if type(container) is dict else container
+        for item in items:
+            if type(item) is dict or type(item) is list:
+                if item:
+                    work.append((item, depth + 1))
+                elif depth + 1 > deepest:
+                    deepest = depth + 1
+    return deepest
+
+
+def _too_deep(message: SSEMessage, limit: str) -> SSELimitExceeded:
+    return SSELimitExceeded(
+        f"JSON value nested deeper than {limit}",
+        index=message.index,
+        offset=message.offset,
+        frame_offset=message.offset,
+    )
+
+
+def plain_sse_blocks(
+    chunk: bytes, pos: int, max_size: int, max_brackets: int
+) -> tuple[list[dict[str, Any]], int]:
+    """SSEEventReader's fast path, for what AG-UI servers write: from ``pos`` (a
+    block start), every block that is one ``data: <json>`` line and a blank line
+    (LF only) whose data is at most ``max_size`` bytes and whose JSON is an event
+    (an object with a non-empty str ``type``), parsed straight from the bytes.
+    Returns the events and where the first other block starts: anything else
+    stops it there, and the general parser takes over (and raises, if there is
+    something to raise). A data line with more than ``max_brackets`` of ``{``
+    and ``[`` stops it too: possibly too deep, which the general path measures.
+    The Cython twin is ``_fast.plain_sse_blocks``."""
+    if pos < 0:
+        raise ValueError("pos must be >= 0")
+    events: list[dict[str, Any]] = []
+    view = memoryview(chunk)
+    loads = orjson.loads
+    n = len(chunk)
+    while chunk.startswith(b"data: ", pos):
+        nl = chunk.find(b"\n", pos + 6)
+        if nl < 0 or nl + 1 >= n or chunk[nl + 1] != 0x0A or nl - pos > max_size:
+            break
+        try:
+            event = loads(view[pos + 6 : nl])
+        except orjson.JSONDecodeError:
+            break
+        if type(event) is not dict:
+            break
+        etype = event.get("type")
+        if type(etype) is not str or not etype:
+            break
+        if (
+            nl - pos - 6 > max_brackets
+            and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > max_brackets
+        ):
+            break
+        events.append(event)
+        pos = nl + 2
+    return events, pos
+
+
+class SSEEventReader:
+    """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
+
+    __slots__ = ("_error", "_max_depth", "parser")
+
+    def __init__(
+        self,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        errors: Errors = "strict",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+            raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+        #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
+        self.parser = SSEParser(max_event_size=max_event_size, errors=errors)
+        self._max_depth = max_depth
+        self._error: DecodeError | None = None
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        """The error this reader has hit (raised by the next call), or ``None``."""
+        return self._error or self.parser.pending_error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        parser = self.parser
+        if type(chunk) is not bytes or b"\r" in chunk or not parser._may_skip_bom(chunk):
+            return self._decode(parser.feed(chunk))
+        # The general parser finishes what an earlier chunk left open (up to the
+        # first blank line); from a block start the fast path takes plain blocks;
+        # the general parser does the rest (and raises if there is cause).
+        out: list[dict[str, Any]] = []
+        pos = 0
+        if not parser._at_block_start():
+            if parser._at_line_start() and chunk[:1] == b"\n":
+                pos = 1
+            else:
+                pos = chunk.find(b"\n\n") + 2
+                if pos < 2:
+                    return self._decode(parser.feed(chunk))
+            out = self._decode(parser.feed(chunk[:pos]))
+            if self.pending_error is not None or not parser._at_block_start():
+                return self._rest(out, chunk, pos)
+        events, end = backend.plain_sse_blocks(chunk, pos, parser._max, self._max_depth + 1)
+        if events:
+            parser._skip_blocks(end - pos, len(events))
+            out += events
+        return self._rest(out, chunk, end)
+
+    def _rest(self, out: list[dict[str, Any]], chunk: bytes, pos: int) -> list[dict[str, Any]]:
+        if pos >= len(chunk) or self.pending_error is not None:
+            return out
+        try:
+            return out + self._decode(self.parser.feed(chunk[pos:]))
+        except DecodeError as exc:
+            if not out:
+                raise
+            self._error = exc  # raised by the next call: the events before it come first
+            return out
+
+    def close(self) -> list[dict[str, Any]]:
+        """End of stream: the events still held, including a last one without a blank line."""
+        if self._error is not None:
+            raise self._error
+        return self._decode(self.parser.close())
+
+    def _decode(self, messages: list[SSEMessage]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            try:
+                out.append(decode_sse_message(message, max_depth=self._max_depth))
+            except DecodeError as exc:
+                self._error = exc
+                if not out:
+                    raise
+                break
+        return out

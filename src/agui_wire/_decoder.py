@@ -1,0 +1,373 @@
+"""Reading events: ``EventDecoder`` (sans I/O) and the stream and capture decoders.
+
+Strategy: one decoder object per stream, fed bytes split anywhere. For protobuf a
+``FrameReader`` cuts frames and each payload goes to the Cython decoder (the
+pure-Python twin without the extension); for SSE an ``SSEEventReader`` parses the
+event stream and orjson the data. With no content type the format is sniffed from
+the first byte: a binary stream starts with the high byte of a frame length, which
+is 0 for any frame the reference accepts (< 16 MiB), while SSE is text.
+
+Contract, for both transports:
+
+* ``feed(chunk)`` returns the events the chunk completes, in order. A bad frame or
+  event is never skipped silently and never loses the good events before it: the
+  call returns those and the error (a ``DecodeError`` carrying the frame/event
+  ``index`` and the stream byte ``offset``) is raised by the next ``feed()`` or
+  ``close()`` — at once when nothing precedes it — and is visible as
+  ``pending_error``. A failed decoder stays failed.
+* ``close()`` ends the stream: it returns the events still held (an SSE event with
+  no trailing blank line) or raises ``TruncatedStream`` for a binary stream that
+  ends inside a frame.
+* An event from a later protocol (a frame with only unknown arms) follows
+  ``unknown_events``: ``"skip"`` (default; warns ``UnknownEventWarning``, as the
+  reference client does), ``"raise"`` (``UnknownEventError``) or ``"raw"`` (a RAW
+  event with ``source`` ``"agui_wire.unknown_event"`` whose ``event`` holds the
+  unknown field numbers and their bytes in base64).
+* Limits: ``max_frame_size`` (binary, default: exactly what the reference client
+  accepts), ``max_event_size`` (SSE), ``max_depth`` (JSON nesting), ``max_events``
+  (events per decoder; unlimited for streams, 1,000,000 for the whole-buffer
+  ``decode``/``decode_proto``, which hold every event in memory at once).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import warnings
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from typing import IO, Any, Final, Literal
+
+from ._codec import backend
+from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
+from ._codec.proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
+from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
+from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .errors import (
+    DecodeError,
+    LimitExceeded,
+    SSELimitExceeded,
+    UnknownEventError,
+    UnknownEventWarning,
+)
+
+__all__ = [
+    "DEFAULT_MAX_BATCH_EVENTS",
+    "EventDecoder",
+    "aiter_decode",
+    "decode",
+    "decode_proto",
+    "iter_decode",
+    "sniff",
+]
+
+DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
+READ_SIZE: Final = 1 << 16
+UNKNOWN_EVENT_SOURCE: Final = "agui_wire.unknown_event"
+
+UnknownPolicy = Literal["skip", "raise", "raw"]
+Utf8Policy = Literal["error", "replace"]
+Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+
+_PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
+
+
+def media_type(content_type: str) -> str:
+    """``PROTO_MEDIA_TYPE`` or ``SSE_MEDIA_TYPE`` for a Content-Type header value
+    (parameters and case ignored); ``ValueError`` for anything else."""
+    essence = content_type.split(";", 1)[0].strip().lower()
+    if essence in _PROTO_ALIASES:
+        return PROTO_MEDIA_TYPE
+    if essence == SSE_MEDIA_TYPE:
+        return SSE_MEDIA_TYPE
+    raise ValueError(
+        f"not an AG-UI stream content type: {content_type!r} "
+        f"(expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
+    )
+
+
+def sniff(head: bytes | bytearray | memoryview) -> str | None:
+    """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
+
+    A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
+    SSE is text, whose first byte is a BOM, a line end or a printable character.
+    """
+    if not head:
+        return None
+    first = head[0]
+    if first == 0:
+        return PROTO_MEDIA_TYPE
+    if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
+        return SSE_MEDIA_TYPE
+    raise DecodeError(
+        f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
+        "start of a protobuf frame nor text (pass content_type)",
+        index=0,
+        offset=0,
+    )
+
+
+class EventDecoder:
+    """Sans-I/O decoder of one AG-UI stream (see the module doc for the contract)."""
+
+    __slots__ = (
+        "_count",
+        "_decode_payload",
+        "_depth",
+        "_error",
+        "_frames",
+        "_max_event_size",
+        "_max_events",
+        "_max_frame_size",
+        "_sse",
+        "_unknown",
+        "_utf8",
+        "content_type",
+    )
+
+    def __init__(
+        self,
+        content_type: str | None = None,
+        *,
+        unknown_events: UnknownPolicy = "skip",
+        invalid_utf8: Utf8Policy = "error",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        max_events: int | None = None,
+    ) -> None:
+        if unknown_events not in ("skip", "raise", "raw"):
+            raise ValueError(
+                f"unknown_events must be 'skip', 'raise' or 'raw', not {unknown_events!r}"
+            )
+        if invalid_utf8 not in ("error", "replace"):
+            raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
+        if max_events is not None and max_events < 0:
+            raise ValueError(f"max_events must be >= 0, not {max_events!r}")
+        #: The stream's transport; ``None`` until sniffed when none was given.
+        self.content_type: str | None = None if content_type is None else media_type(content_type)
+        self._unknown = unknown_events
+        self._utf8 = invalid_utf8
+        self._depth = max_depth
+        self._max_frame_size = max_frame_size
+        self._max_event_size = max_event_size
+        self._max_events = max_events
+        self._count = 0
+        self._error: DecodeError | None = None
+        self._frames: FrameReader | None = None
+        # bound once: the per-frame call is the hot loop of a binary stream
+        self._decode_payload: Callable[[Any], dict[str, Any]] = (
+            backend.decode_payload
+            if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH
+            else functools.partial(
+                backend.decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth
+            )
+        )
+        self._sse: SSEEventReader | None = None
+        if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+            raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+        if self.content_type is not None:
+            self._start(self.content_type)
+
+    def _start(self, content_type: str) -> None:
+        self.content_type = content_type
+        if content_type == PROTO_MEDIA_TYPE:
+            self._frames = backend.FrameReader(self._max_frame_size)
+        else:
+            errors: Literal["strict", "replace"] = "strict" if self._utf8 == "error" else "replace"
+            self._sse = SSEEventReader(
+                max_event_size=self._max_event_size, errors=errors, max_depth=self._depth
+            )
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        """The error this decoder has hit (raised by the next call), or ``None``."""
+        if self._error is not None:
+            return self._error
+        reader = self._frames or self._sse
+        return None if reader is None else reader.pending_error
+
+    @property
+    def events_read(self) -> int:
+        """Events handed out so far."""
+        return self._count
+
+    @property
+    def last_event_id(self) -> str:
+        """SSE: the last ``id:`` seen (for ``Last-Event-ID`` on reconnect); else ``""``."""
+        return self._sse.parser.last_event_id if self._sse is not None else ""
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._error is not None:
+            raise self._error
+        if self.content_type is None:
+            kind = sniff(chunk)
+            if kind is None:
+                return []
+            self._start(kind)
+        if self._sse is not None:
+            return self._deliver(self._sse.feed(chunk))
+        frames = self._frames
+        assert frames is not None
+        payloads = frames.feed(chunk)
+        limit = self._max_events
+        if limit is None or self._count + len(payloads) <= limit:
+            # The hot path of a binary stream: every frame decodes. Anything else
+            # is decoded again by _payloads, which locates the error and applies
+            # the unknown-event policy (decoding has no side effects).
+            decode_payload = self._decode_payload
+            try:
+                out = [decode_payload(p) for p in payloads]
+            except DecodeError:
+                pass
+            else:
+                self._count += len(out)
+                return out
+        # where this chunk's first complete frame starts
+        index = frames.frames_read - len(payloads)
+        offset = frames.offset - sum(4 + len(p) for p in payloads)
+        return self._payloads(payloads, index, offset)
+
+    def close(self) -> list[dict[str, Any]]:
+        """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
+        if self._error is not None:
+            raise self._error
+        if self._sse is not None:
+            return self._deliver(self._sse.close())
+        if self._frames is not None:
+            self._frames.close()
+        return []
+
+    def _payloads(self, payloads: list[Any], index: int, offset: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        error: DecodeError | None = None
+        decode_payload = self._decode_payload
+        append = out.append
+        for payload in payloads:
+            start = offset + 4
+            try:
+                append(decode_payload(payload))
+            except UnknownEventError as exc:
+                located = exc.located(index=index, frame_offset=offset, base=start)
+                assert isinstance(located, UnknownEventError)
+                event = self._unknown_event(located)
+                if isinstance(event, DecodeError):
+                    error = event
+                    break
+                if event is not None:
+                    out.append(event)
+            except DecodeError as exc:
+                error = exc.located(index=index, frame_offset=offset, base=start)
+                break
+            index += 1
+            offset = start + len(payload)
+        return self._deliver(out, error)
+
+    def _unknown_event(self, exc: UnknownEventError) -> dict[str, Any] | DecodeError | None:
+        if self._unknown == "raise":
+            return exc
+        if self._unknown == "raw":
+            return {
+                "type": "RAW",
+                "source": UNKNOWN_EVENT_SOURCE,
+                "event": {
+                    "fields": [
+                        {"number": n, "payload": base64.b64encode(data).decode("ascii")}
+                        for n, data in exc.fields
+                    ]
+                },
+            }
+        warnings.warn(
+            f"skipped an event of a later protocol: {exc}", UnknownEventWarning, stacklevel=4
+        )
+        return None
+
+    def _deliver(
+        self, events: list[dict[str, Any]], error: DecodeError | None = None
+    ) -> list[dict[str, Any]]:
+        """Count ``events`` against ``max_events`` and keep the first error for the
+        next call, raising it now only when no event precedes it."""
+        if self._max_events is not None and self._count + len(events) > self._max_events:
+            events = events[: self._max_events - self._count]
+            cls = LimitExceeded if self._sse is None else SSELimitExceeded
+            error = cls(f"more than max_events={self._max_events} events", index=self._max_events)
+        self._count += len(events)
+        if error is not None:
+            self._error = error
+            if not events:
+                raise error
+        return events
+
+
+def _chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        yield source
+    elif hasattr(source, "read"):
+        read = source.read
+        while chunk := read(READ_SIZE):
+            yield chunk
+    else:
+        yield from source
+
+
+def iter_decode(
+    source: Source, content_type: str | None = None, **options: Any
+) -> Iterator[dict[str, Any]]:
+    """Events from a live or captured stream, as they complete: ``source`` is bytes,
+    a binary file object, or an iterable of byte chunks (``response.iter_bytes()``).
+    ``options`` are those of ``EventDecoder``. Memory stays bounded by the largest
+    frame or event, whatever the length of the stream."""
+    decoder = EventDecoder(content_type, **options)
+    for chunk in _chunks(source):
+        yield from decoder.feed(chunk)
+        if decoder.pending_error is not None:  # raise now, not when the next chunk comes
+            raise decoder.pending_error
+    yield from decoder.close()
+
+
+async def aiter_decode(
+    source: AsyncIterable[bytes], content_type: str | None = None, **options: Any
+) -> Any:
+    """``iter_decode`` for an async iterable of byte chunks (``response.aiter_bytes()``)."""
+    decoder = EventDecoder(content_type, **options)
+    async for chunk in source:
+        for event in decoder.feed(chunk):
+            yield event
+        if decoder.pending_error is not None:
+            raise decoder.pending_error
+    for event in decoder.close():
+        yield event
+
+
+def decode(
+    source: Source,
+    content_type: str | None = None,
+    *,
+    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Every event of a whole capture (bytes, a binary file, or chunks), the format
+    sniffed unless ``content_type`` is given. On a bad frame or event the
+    ``DecodeError`` raised carries the events before it in ``.events``."""
+    decoder = EventDecoder(content_type, max_events=max_events, **options)
+    events: list[dict[str, Any]] = []
+    try:
+        for chunk in _chunks(source):
+            events += decoder.feed(chunk)
+            if decoder.pending_error is not None:
+                raise decoder.pending_error
+        events += decoder.close()
+    except DecodeError as exc:
+        exc.events = events
+        raise
+    return events
+
+
+def decode_proto(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Every event in a buffer of binary frames (``decode`` with the protobuf type)."""
+    return decode(data, PROTO_MEDIA_TYPE, max_events=max_events, **options)

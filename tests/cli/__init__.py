@@ -1,0 +1,1 @@
+"""The agui-wire command line."""

@@ -1,0 +1,1 @@
+"""What the documents promise (errors, limits, SDK compatibility), tested as written."""

@@ -1,0 +1,1 @@
+"""Real servers (uvicorn on loopback) and real clients."""

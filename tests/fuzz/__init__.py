@@ -1,0 +1,1 @@
+"""Fuzz targets (atheris), their seeds and runner, and the regressions they found."""

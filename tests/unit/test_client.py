@@ -1,0 +1,421 @@
+"""agui_wire.client: the request it sends, and every way a response can fail.
+
+Responses come from ``httpx.MockTransport`` (exact bytes and failures on demand)
+and from the example FastAPI app through ``httpx.ASGITransport``; the e2e suite
+runs the same client against a real uvicorn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agui_wire import (
+    PROTO_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    AguiWireError,
+    DecodeError,
+    encode_proto,
+    encode_sse,
+)
+from agui_wire.client import (
+    BODY_EXCERPT,
+    DEFAULT_ACCEPT,
+    AgentHTTPError,
+    IncompleteRun,
+    SequenceError,
+    UnexpectedContentType,
+    arun_agent,
+    run_agent,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+URL = "http://agent.test/run"
+INPUT = {"threadId": "t", "runId": "r", "messages": [], "tools": [], "context": []}
+STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+ERRORED = {"type": "RUN_ERROR", "message": "nope"}
+TEXT = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}
+RUN = [STARTED, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}, TEXT,
+       {"type": "TEXT_MESSAGE_END", "messageId": "m"}, FINISHED]  # fmt: skip
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(encode_sse(e) for e in events)
+
+
+def proto(*events: dict[str, Any]) -> bytes:
+    return b"".join(encode_proto(e) for e in events)
+
+
+class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A response body delivered in the given chunks, optionally breaking off."""
+
+    def __init__(self, chunks: list[bytes], fail: Exception | None = None) -> None:
+        self.chunks = chunks
+        self.fail = fail
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.chunks
+        if self.fail is not None:
+            raise self.fail
+
+    async def __aiter__(self) -> Any:
+        for chunk in self.chunks:
+            yield chunk
+        if self.fail is not None:
+            raise self.fail
+
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def respond(
+    body: bytes | list[bytes],
+    content_type: str | None = SSE_MEDIA_TYPE,
+    status: int = 200,
+    fail: Exception | None = None,
+    seen: list[httpx.Request] | None = None,
+) -> Handler:
+    chunks = body if isinstance(body, list) else [body[i : i + 7] for i in range(0, len(body), 7)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            request.read()
+            seen.append(request)
+        headers = {} if content_type is None else {"content-type": content_type}
+        return httpx.Response(status, headers=headers, stream=Chunks(chunks, fail))
+
+    return handler
+
+
+def run_sync(handler: Handler, **kwargs: Any) -> list[dict[str, Any]]:
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        return list(run_agent(client, URL, kwargs.pop("input", INPUT), **kwargs))
+
+
+def run_async(handler: Handler, **kwargs: Any) -> list[dict[str, Any]]:
+    async def main() -> list[dict[str, Any]]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            stream = arun_agent(client, URL, kwargs.pop("input", INPUT), **kwargs)
+            return [e async for e in stream]
+
+    return asyncio.run(main())
+
+
+RUNNERS = [pytest.param(run_sync, id="sync"), pytest.param(run_async, id="async")]
+
+
+# -- the request ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_request(runner) -> None:
+    seen: list[httpx.Request] = []
+    assert runner(respond(sse(*RUN), seen=seen)) == RUN
+    (request,) = seen
+    assert request.method == "POST"
+    assert str(request.url) == URL
+    assert request.headers["accept"] == DEFAULT_ACCEPT
+    assert request.headers["content-type"] == "application/json"
+    assert "last-event-id" not in request.headers
+    assert json.loads(request.content) == INPUT
+
+
+def test_default_accept_prefers_protobuf() -> None:
+    from agui_wire import negotiate
+
+    assert negotiate(DEFAULT_ACCEPT) == PROTO_MEDIA_TYPE
+    assert negotiate(DEFAULT_ACCEPT.split(", ")[1]) == SSE_MEDIA_TYPE
+
+
+def test_request_options() -> None:
+    seen: list[httpx.Request] = []
+    run_sync(
+        respond(sse(TEXT, FINISHED), seen=seen),
+        accept=SSE_MEDIA_TYPE,
+        headers={"Authorization": "Bearer x"},
+        last_event_id="12",
+    )
+    assert seen[0].headers["accept"] == SSE_MEDIA_TYPE
+    assert seen[0].headers["authorization"] == "Bearer x"
+    assert seen[0].headers["last-event-id"] == "12"
+
+
+def test_pydantic_run_agent_input() -> None:
+    from ag_ui.core import RunAgentInput, UserMessage
+
+    seen: list[httpx.Request] = []
+    body = RunAgentInput(
+        thread_id="t",
+        run_id="r",
+        state=None,
+        messages=[UserMessage(id="u", role="user", content="hi")],
+        tools=[],
+        context=[],
+        forwarded_props=None,
+    )
+    run_sync(respond(sse(*RUN), seen=seen), input=body)
+    assert json.loads(seen[0].content) == {
+        "threadId": "t",
+        "runId": "r",
+        "messages": [{"id": "u", "role": "user", "content": "hi"}],
+        "tools": [],
+        "context": [],
+    }
+    with pytest.raises(TypeError, match="RunAgentInput"):
+        run_sync(respond(sse(*RUN)), input=["not", "an", "input"])
+
+
+# -- decoding by content type ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize(
+    ("content_type", "encode"),
+    [
+        (SSE_MEDIA_TYPE, sse),
+        ("text/event-stream; charset=utf-8", sse),
+        (PROTO_MEDIA_TYPE, proto),
+        ("application/x-ag-ui", proto),
+    ],
+)
+def test_decoder_follows_the_content_type(runner, content_type, encode) -> None:
+    assert runner(respond(encode(*RUN), content_type)) == RUN
+
+
+def test_events_arrive_incrementally() -> None:
+    """Each event is yielded as soon as its chunk arrives, before the next is read."""
+    delivered: list[int] = []
+    body = [encode_sse(e) for e in RUN]
+
+    class Tracking(Chunks):
+        def __iter__(self) -> Iterator[bytes]:
+            for i, chunk in enumerate(self.chunks):
+                delivered.append(i)
+                yield chunk
+
+        async def __aiter__(self) -> Any:
+            for i, chunk in enumerate(self.chunks):
+                delivered.append(i)
+                yield chunk
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": SSE_MEDIA_TYPE}, stream=Tracking(body))
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        for i, _event in enumerate(run_agent(client, URL, INPUT)):
+            assert delivered[-1] == i
+
+    async def main() -> None:
+        delivered.clear()
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            i = 0
+            async for _event in arun_agent(client, URL, INPUT):
+                assert delivered[-1] == i
+                i += 1
+            assert i == len(RUN)
+
+    asyncio.run(main())
+
+
+# -- failures -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_http_error_carries_status_and_body_excerpt(runner) -> None:
+    body = b"upstream model timed out " * 500
+    with pytest.raises(AgentHTTPError) as info:
+        runner(respond(body, "text/plain", status=502))
+    err = info.value
+    assert err.status_code == 502
+    assert err.url == URL
+    assert err.body == body[:BODY_EXCERPT]
+    assert str(err).startswith(f"POST {URL}: HTTP 502: upstream model timed out")
+    assert isinstance(err, AguiWireError)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_http_error_without_body(runner) -> None:
+    with pytest.raises(AgentHTTPError, match=r"HTTP 404$"):
+        runner(respond(b"", None, status=404))
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("content_type", ["application/json", "text/html", None])
+def test_wrong_content_type(runner, content_type) -> None:
+    with pytest.raises(UnexpectedContentType) as info:
+        runner(respond(b'{"detail": "x"}', content_type))
+    assert info.value.content_type == content_type
+    assert SSE_MEDIA_TYPE in str(info.value)
+    assert PROTO_MEDIA_TYPE in str(info.value)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("encode", [sse, proto])
+def test_stream_ending_inside_the_run(runner, encode) -> None:
+    events: list[dict[str, Any]] = []
+
+    def collect(handler: Handler) -> None:
+        with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+            events.extend(run_agent(client, URL, INPUT))
+
+    content_type = SSE_MEDIA_TYPE if encode is sse else PROTO_MEDIA_TYPE
+    with pytest.raises(IncompleteRun) as info:
+        runner(respond(encode(*RUN[:3]), content_type))
+    assert info.value.events_read == 3
+    assert "ended inside a run" in str(info.value)
+    with pytest.raises(IncompleteRun):
+        collect(respond(encode(*RUN[:3]), content_type))
+    assert events == RUN[:3]  # the events before the end were yielded
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_empty_stream(runner) -> None:
+    with pytest.raises(IncompleteRun, match="before any event"):
+        runner(respond(b""))
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_cut_frame_is_an_incomplete_run(runner) -> None:
+    data = proto(*RUN)
+    with pytest.raises(IncompleteRun) as info:
+        runner(respond(data[:-3], PROTO_MEDIA_TYPE))
+    assert info.value.events_read == 4
+    assert isinstance(info.value.__cause__, DecodeError)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_broken_connection_is_an_incomplete_run(runner) -> None:
+    body = [encode_sse(e, id=str(i)) for i, e in enumerate(RUN[:2], 1)]
+    fail = httpx.RemoteProtocolError("peer closed connection without sending complete body")
+    with pytest.raises(IncompleteRun) as info:
+        runner(respond(body, fail=fail))
+    err = info.value
+    assert err.events_read == 2
+    assert err.last_event_id == "2"  # where to resume
+    assert err.__cause__ is fail
+    assert "RemoteProtocolError" in str(err)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_other_errors_propagate(runner) -> None:
+    with pytest.raises(ZeroDivisionError):
+        runner(respond([sse(STARTED)], fail=ZeroDivisionError()))
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_decode_errors_propagate(runner) -> None:
+    with pytest.raises(DecodeError):
+        runner(respond(sse(STARTED) + b"data: [1]\n\n"))
+
+
+# -- run lifecycle ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        RUN,
+        [STARTED, TEXT, ERRORED],
+        [ERRORED],
+        [STARTED, FINISHED, ERRORED],  # the reference allows RUN_ERROR after RUN_FINISHED
+        [STARTED, FINISHED, STARTED, TEXT, FINISHED],  # two runs in one stream
+        [STARTED, ERRORED, STARTED, FINISHED],
+    ],
+)
+def test_valid_lifecycles(events) -> None:
+    assert run_sync(respond(sse(*events))) == events
+
+
+@pytest.mark.parametrize(
+    ("events", "index", "reason"),
+    [
+        ([TEXT, FINISHED], 0, "first event must be RUN_STARTED"),
+        ([FINISHED], 0, "first event must be RUN_STARTED"),
+        ([STARTED, STARTED], 1, "RUN_STARTED while a run is active"),
+        ([STARTED, FINISHED, TEXT], 2, "after RUN_FINISHED"),
+        ([STARTED, FINISHED, FINISHED], 2, "after RUN_FINISHED"),
+        ([STARTED, ERRORED, TEXT], 2, "after RUN_ERROR"),
+        ([STARTED, ERRORED, ERRORED], 2, "after RUN_ERROR"),
+    ],
+)
+def test_sequence_errors(events, index, reason) -> None:
+    got: list[dict[str, Any]] = []
+    with (
+        httpx.Client(transport=httpx.MockTransport(respond(sse(*events)))) as client,
+        pytest.raises(SequenceError, match=reason) as info,
+    ):
+        got.extend(run_agent(client, URL, INPUT))
+    assert info.value.index == index
+    assert got == events[:index]  # the offending event is not yielded
+
+
+def test_unchecked_sequence_still_needs_a_terminal_event() -> None:
+    assert run_sync(respond(sse(TEXT, FINISHED)), check_sequence=False) == [TEXT, FINISHED]
+    with pytest.raises(IncompleteRun):
+        run_sync(respond(sse(STARTED, FINISHED, TEXT)), check_sequence=False)
+
+
+def test_resumed_run_starts_anywhere_but_must_end() -> None:
+    assert run_sync(respond(sse(TEXT, FINISHED)), last_event_id="3") == [TEXT, FINISHED]
+    with pytest.raises(IncompleteRun):
+        run_sync(respond(sse(TEXT)), last_event_id="3")
+    with pytest.raises(IncompleteRun):
+        run_sync(respond(b""), last_event_id="3")
+
+
+def test_decoder_options_pass_through() -> None:
+    from agui_wire import LimitExceeded
+
+    with pytest.raises(LimitExceeded):
+        run_sync(respond(sse(*RUN)), max_events=2)
+
+
+# -- leaving early -------------------------------------------------------------------------
+
+
+def test_leaving_early_closes_the_response() -> None:
+    closed: list[bool] = []
+
+    class Closing(Chunks):
+        def close(self) -> None:
+            closed.append(True)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = [encode_sse(e) for e in RUN]
+        return httpx.Response(200, headers={"content-type": SSE_MEDIA_TYPE}, stream=Closing(body))
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        for _event in run_agent(client, URL, INPUT):
+            break
+        assert closed == [True]
+
+
+# -- against the example app, in process ------------------------------------------------------
+
+
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE, DEFAULT_ACCEPT])
+def test_example_app_through_asgi_transport(accept) -> None:
+    from examples.script import scripted_run
+    from examples.server import app
+
+    async def main() -> list[dict[str, Any]]:
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://example") as client,
+            contextlib.aclosing(
+                arun_agent(client, "/agent?delay=0", {"threadId": "a", "runId": "b"}, accept=accept)
+            ) as stream,
+        ):
+            return [e async for e in stream]
+
+    assert asyncio.run(main()) == scripted_run("a", "b")

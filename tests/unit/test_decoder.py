@@ -1,0 +1,231 @@
+"""EventEncoder, EventDecoder and the capture/stream decoders, both transports."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import io
+import itertools
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import agui_wire
+from agui_wire import (
+    PROTO_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    DecodeError,
+    EventDecoder,
+    EventEncoder,
+    FrameTooLarge,
+    LimitExceeded,
+    SSEError,
+    TruncatedStream,
+    UnknownEventWarning,
+    normalize,
+)
+from agui_wire._sample import realistic_run
+from tests.support.corpus import CORPUS
+
+RUN = realistic_run(300, seed=3)
+TMC = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hi"}
+
+
+def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    bounds = [0, *points, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type"),
+    [
+        (None, SSE_MEDIA_TYPE),
+        ("*/*", SSE_MEDIA_TYPE),
+        ("text/event-stream, */*", SSE_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto", PROTO_MEDIA_TYPE),
+        ("application/vnd.ag-ui.event+proto, text/event-stream", PROTO_MEDIA_TYPE),
+    ],
+)
+def test_encoder_writes_what_it_declares(accept: str | None, content_type: str) -> None:
+    encoder = EventEncoder(accept)
+    assert encoder.content_type == encoder.get_content_type() == content_type
+    body = b"".join(encoder.encode(e) for e in RUN)
+    assert body == encoder.encode_many(RUN)
+    assert agui_wire.sniff(body) == content_type
+    assert agui_wire.decode(body, content_type) == (
+        RUN if content_type == SSE_MEDIA_TYPE else [normalize(e) for e in RUN]
+    )
+
+
+def test_strict_negotiation() -> None:
+    with pytest.raises(agui_wire.NotAcceptable):
+        EventEncoder("application/json", strict=True)
+    assert EventEncoder("application/json").content_type == SSE_MEDIA_TYPE
+
+
+@given(
+    st.lists(st.integers(0, 10**6), max_size=12),
+    st.sampled_from([SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE]),
+)
+def test_any_chunking_gives_the_same_events(cuts: list[int], content_type: str) -> None:
+    body = EventEncoder(content_type).encode_many(RUN[:60])
+    expected = agui_wire.decode(body)
+    decoder = EventDecoder(content_type)
+    got: list[dict[str, Any]] = []
+    for chunk in chunked(body, cuts):
+        got += decoder.feed(chunk)
+    got += decoder.close()
+    assert got == expected
+    assert decoder.events_read == len(expected) == 60
+
+
+def test_sniffing() -> None:
+    assert agui_wire.sniff(b"") is None
+    assert agui_wire.sniff(b"\x00\x00\x00\x05") == PROTO_MEDIA_TYPE
+    assert agui_wire.sniff(b"data: {}") == SSE_MEDIA_TYPE
+    assert agui_wire.sniff(b"\xef\xbb\xbfdata:") == SSE_MEDIA_TYPE
+    assert agui_wire.sniff(b": keep-alive\n\n") == SSE_MEDIA_TYPE
+    with pytest.raises(DecodeError, match="first byte is 0x1f"):
+        agui_wire.sniff(gzip.compress(b"data: x"))
+    decoder = EventDecoder()
+    assert decoder.content_type is None
+    assert decoder.feed(b"") == []
+    assert decoder.feed(agui_wire.encode_proto(TMC)) == [TMC]
+    assert decoder.content_type == PROTO_MEDIA_TYPE
+
+
+def test_content_type_parameters_and_aliases() -> None:
+    frame = agui_wire.encode_proto(TMC)
+    assert agui_wire.decode(frame, "Application/Vnd.AG-UI.Event+Proto; charset=binary") == [TMC]
+    assert agui_wire.decode(frame, "application/x-ag-ui") == [TMC]
+    assert agui_wire.decode(agui_wire.encode_sse(TMC), "text/event-stream; charset=utf-8") == [TMC]
+    with pytest.raises(ValueError, match="not an AG-UI stream content type"):
+        EventDecoder("application/json")
+
+
+def test_sources_bytes_file_chunks() -> None:
+    body = EventEncoder(PROTO_MEDIA_TYPE).encode_many(RUN)
+    expected = [normalize(e) for e in RUN]
+    assert agui_wire.decode(body) == expected
+    assert agui_wire.decode(io.BytesIO(body)) == expected
+    assert agui_wire.decode(iter([body[:7], body[7:100], body[100:]])) == expected
+    assert agui_wire.decode(memoryview(body)) == expected
+    assert list(agui_wire.iter_decode(io.BytesIO(body), PROTO_MEDIA_TYPE)) == expected
+
+
+def test_aiter_decode() -> None:
+    body = EventEncoder(SSE_MEDIA_TYPE).encode_many(RUN)
+
+    async def chunks() -> Any:
+        for i in range(0, len(body), 97):
+            await asyncio.sleep(0)
+            yield body[i : i + 97]
+
+    async def collect() -> list[dict[str, Any]]:
+        return [e async for e in agui_wire.aiter_decode(chunks(), SSE_MEDIA_TYPE)]
+
+    assert asyncio.run(collect()) == RUN
+
+
+def test_error_positions_and_good_events_first() -> None:
+    frames = [agui_wire.encode_proto(e) for e in CORPUS[:5]]
+    bad = b"\x00\x00\x00\x02\x12\x05"  # arm 2 declares 5 bytes, none follow
+    body = b"".join(frames[:3]) + bad + frames[3]
+    offset = sum(len(f) for f in frames[:3])
+    decoder = EventDecoder(PROTO_MEDIA_TYPE)
+    events = decoder.feed(body)
+    assert events == [normalize(e) for e in CORPUS[:3]]
+    assert decoder.pending_error is not None
+    with pytest.raises(DecodeError) as info:
+        decoder.feed(b"")
+    err = info.value
+    assert (err.index, err.frame_offset, err.offset) == (3, offset, offset + 4)
+    assert "frame 3, byte" in str(err)
+    with pytest.raises(DecodeError):  # a failed decoder stays failed
+        decoder.close()
+    with pytest.raises(DecodeError) as whole:
+        agui_wire.decode_proto(body)
+    assert whole.value.events == events
+
+
+def test_sse_error_positions() -> None:
+    good = agui_wire.encode_sse(TMC)
+    body = good + good + b"data: [1, 2]\n\n" + good
+    with pytest.raises(SSEError) as info:
+        agui_wire.decode(body)
+    assert (info.value.index, info.value.offset) == (2, 2 * len(good))
+    assert info.value.events == [TMC, TMC]
+    with pytest.raises(SSEError, match="no type"):
+        agui_wire.decode(b'data: {"type": ""}\n\n')
+
+
+def test_truncated_binary_stream() -> None:
+    frame = agui_wire.encode_proto(TMC)
+    for cut in range(1, len(frame)):
+        with pytest.raises(TruncatedStream) as info:
+            agui_wire.decode_proto(frame + frame[:cut])
+        assert info.value.events == [TMC]
+        assert str(cut) in str(info.value)
+
+
+def test_limits() -> None:
+    frame = agui_wire.encode_proto(TMC)
+    assert agui_wire.decode_proto(frame, max_frame_size=len(frame) - 4) == [TMC]
+    with pytest.raises(FrameTooLarge):
+        agui_wire.decode_proto(frame, max_frame_size=len(frame) - 5)
+    with pytest.raises(FrameTooLarge):
+        agui_wire.decode_proto(b"\xff\xff\xff\xff")
+    assert agui_wire.decode_proto(frame * 3, max_events=3) == [TMC] * 3
+    with pytest.raises(LimitExceeded) as info:
+        agui_wire.decode_proto(frame * 4, max_events=3)
+    assert info.value.events == [TMC] * 3
+    with pytest.raises(LimitExceeded):
+        agui_wire.decode(agui_wire.encode_sse(TMC) * 4, max_events=3)
+    sse = agui_wire.encode_sse(TMC)
+    with pytest.raises(LimitExceeded):
+        agui_wire.decode(sse, max_event_size=len(sse) - 10)
+
+
+def test_unknown_event_policies() -> None:
+    future = b"\x00\x00\x00\x07\x82\x02\x04\x0a\x02\x08\x28"
+    body = agui_wire.encode_proto(TMC) + future
+    with pytest.warns(UnknownEventWarning, match="later protocol"):
+        assert agui_wire.decode_proto(body) == [TMC]
+    raw = agui_wire.decode_proto(body, unknown_events="raw")[1]
+    assert raw == {
+        "type": "RAW",
+        "source": "agui_wire.unknown_event",
+        "event": {"fields": [{"number": 32, "payload": "CgIIKA=="}]},
+    }
+    with pytest.raises(ValueError, match="unknown_events"):
+        EventDecoder(PROTO_MEDIA_TYPE, unknown_events="ignore")  # type: ignore[arg-type]
+
+
+def test_invalid_utf8_policy_applies_to_both_transports() -> None:
+    bad_sse = b'data: {"type": "CUSTOM", "name": "\xff", "value": 1}\n\n'
+    with pytest.raises(DecodeError):
+        agui_wire.decode(bad_sse)
+    assert agui_wire.decode(bad_sse, invalid_utf8="replace")[0]["name"] == "\ufffd"
+
+
+def test_last_event_id_for_resuming() -> None:
+    body = agui_wire.encode_sse(TMC, id="7") + agui_wire.encode_sse(TMC, id="8")
+    decoder = EventDecoder(SSE_MEDIA_TYPE)
+    assert decoder.feed(body) == [TMC, TMC]
+    assert decoder.last_event_id == "8"
+
+
+def test_live_stream_error_is_raised_without_waiting_for_more_data() -> None:
+    good = agui_wire.encode_proto(TMC)
+
+    def stalls_after_bad_frame() -> Any:
+        yield good + b"\x00\x00\x00\x00" + good  # a 0-length frame: no event
+        raise AssertionError("the decoder asked for more data after the bad frame")
+
+    events = agui_wire.iter_decode(stalls_after_bad_frame(), PROTO_MEDIA_TYPE)
+    assert next(events) == TMC
+    with pytest.raises(DecodeError, match="empty frame"):
+        next(events)
