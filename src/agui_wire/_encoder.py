@@ -20,7 +20,15 @@ from typing import Any, Final
 from ._codec import backend
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH
 from ._codec.sse_writer import encode_sse as _encode_sse_dict
-from ._negotiation import PROTO_MEDIA_TYPE, negotiate
+from ._negotiation import (
+    CACHE_MAX_KEY,
+    CACHE_SIZE,
+    PROTO_MEDIA_TYPE,
+    SSE_MEDIA_TYPE,
+    choose,
+    negotiate,
+)
+from .errors import NotAcceptable
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 
@@ -76,38 +84,78 @@ class EventEncoder:
     ``strict=True`` an ``Accept`` that allows neither transport raises
     ``NotAcceptable`` (answer 406); otherwise SSE is the fallback. The protobuf
     options are those of ``encode_proto``; SSE ignores them.
+
+    Construction is as cheap as the SDK's (some frameworks build an encoder per
+    event): negotiation is cached per ``Accept`` string (``negotiation``), and an
+    encoder holds no per-stream state, so ``EventEncoder(...)`` hands back one
+    shared instance per transport and options (at most ``CACHE_SIZE`` kept).
+    Treat instances as immutable; a subclass gets a new instance per call.
     """
 
     # ``encode`` and ``encode_many`` are bound per instance to the transport's
     # encoder (for protobuf a C method with the options bound), so encoding an
     # event is one call: no Python frame, no keyword parsing, no branch on the
     # transport. The methods below document them and serve subclasses.
+    __slots__ = ("content_type", "encode", "encode_many")
+    content_type: str
     encode: Callable[[Mapping[str, Any] | Any], bytes]
     encode_many: Callable[[Iterable[Mapping[str, Any] | Any]], bytes]
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         accept: str | None = None,
         *,
         strict: bool = False,
         lossy_numbers: bool = False,
         extra_keys: str = "drop",
         max_depth: int = DEFAULT_MAX_DEPTH,
-    ) -> None:
-        self.content_type: str = negotiate(accept, strict=strict)
+    ) -> EventEncoder:
+        if cls is not EventEncoder:  # a subclass may keep state: its own instance
+            return cls._build(negotiate(accept, strict=strict), lossy_numbers, extra_keys, max_depth)
+        plain = lossy_numbers is False and extra_keys == "drop" and max_depth == DEFAULT_MAX_DEPTH
+        if plain:  # the common call: one lookup by the header alone
+            shared = _BY_ACCEPT.get(accept)
+            if shared is not None:
+                return shared
+        chosen = choose(accept)
+        if chosen is None and strict:
+            raise NotAcceptable(accept)
+        content_type = chosen or SSE_MEDIA_TYPE
+        key = (content_type, lossy_numbers, extra_keys, max_depth)
+        try:
+            self = _INSTANCES.get(key)
+        except TypeError:  # an unhashable option: let the option check name it
+            self, key = None, None
+        if self is None:
+            self = cls._build(content_type, lossy_numbers, extra_keys, max_depth)
+            if key is not None:
+                _remember(_INSTANCES, key, self)
+        if plain and chosen is not None and (accept is None or len(accept) <= CACHE_MAX_KEY):
+            # only a header that negotiated: one that accepts neither transport
+            # must go through the strict check above every time
+            _remember(_BY_ACCEPT, accept, self)
+        return self
+
+    @classmethod
+    def _build(
+        cls, content_type: str, lossy_numbers: bool, extra_keys: str, max_depth: int
+    ) -> EventEncoder:
         frames = backend.FrameEncoder(
             lossy_numbers=lossy_numbers,
             extra_keys=extra_keys,
             max_depth=max_depth,
             convert=as_event_dict,
         )
-        if self.content_type == PROTO_MEDIA_TYPE:
+        self = super().__new__(cls)
+        self.content_type = content_type
+        if content_type == PROTO_MEDIA_TYPE:
             self.encode = frames.encode
             self.encode_many = frames.encode_many
         else:
             sse = backend.SSEEncoder(convert=as_event_dict)
             self.encode = sse.encode
             self.encode_many = sse.encode_many
+        return self
 
     def get_content_type(self) -> str:
         """The negotiated content type (the name ``ag_ui.encoder`` uses)."""
@@ -120,3 +168,16 @@ class EventEncoder:
 
     def __repr__(self) -> str:
         return f"EventEncoder(content_type={self.content_type!r})"
+
+
+# (class, content type, options) -> the shared encoder; Accept -> the shared
+# encoder with default options (only headers that negotiated: a header that
+# accepts neither transport must reach negotiate, which may raise)
+_INSTANCES: Final[dict[tuple[Any, ...], EventEncoder]] = {}
+_BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+
+
+def _remember(cache: dict[Any, EventEncoder], key: Any, value: EventEncoder) -> None:
+    if len(cache) >= CACHE_SIZE:
+        cache.pop(next(iter(cache), key), None)  # oldest first
+    cache[key] = value

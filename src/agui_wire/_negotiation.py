@@ -42,6 +42,11 @@ Rules, and the decisions where RFC 9110 leaves room:
   ``NotAcceptable`` (for an HTTP 406) when ``strict``.
 * Bounded work: only the first ``MAX_ACCEPT_LENGTH`` characters (cut back to a
   comma) and the first ``MAX_RANGES`` ranges are looked at; parsing is linear.
+* Cached: a server sees a handful of distinct ``Accept`` strings, and some
+  frameworks build an encoder per event, so the outcome per header string is
+  kept in a dict of at most ``CACHE_SIZE`` entries (oldest dropped first; headers
+  longer than ``CACHE_MAX_KEY`` are not kept), which bounds its memory however
+  many distinct headers clients send.
 """
 
 from __future__ import annotations
@@ -52,11 +57,14 @@ from typing import Final, NamedTuple
 from .errors import NotAcceptable
 
 __all__ = [
+    "CACHE_MAX_KEY",
+    "CACHE_SIZE",
     "MAX_ACCEPT_LENGTH",
     "MAX_RANGES",
     "PROTO_MEDIA_TYPE",
     "SSE_MEDIA_TYPE",
     "MediaRange",
+    "choose",
     "negotiate",
     "parse_accept",
 ]
@@ -66,6 +74,8 @@ PROTO_MEDIA_TYPE: Final = "application/vnd.ag-ui.event+proto"
 
 MAX_ACCEPT_LENGTH: Final = 8192
 MAX_RANGES: Final = 128
+CACHE_SIZE: Final = 256
+CACHE_MAX_KEY: Final = 1024
 
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _QVALUE: Final = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
@@ -221,17 +231,42 @@ def negotiate(accept: str | None, *, strict: bool = False) -> str:
     Returns ``SSE_MEDIA_TYPE`` or ``PROTO_MEDIA_TYPE``. Raises ``NotAcceptable``
     when ``strict`` and the header accepts neither.
     """
+    chosen = choose(accept)
+    if chosen is None:
+        if strict:
+            raise NotAcceptable(accept)
+        return SSE_MEDIA_TYPE
+    return chosen
+
+
+def choose(accept: str | None) -> str | None:
+    """``negotiate`` without the fallback: None when the header accepts neither."""
     if not accept:
         return SSE_MEDIA_TYPE
+    try:
+        return _CACHE[accept]
+    except KeyError:
+        chosen = _choose(accept)
+    if len(accept) <= CACHE_MAX_KEY:
+        if len(_CACHE) >= CACHE_SIZE:
+            # oldest first; another thread may have emptied it meanwhile
+            _CACHE.pop(next(iter(_CACHE), accept), None)
+        _CACHE[accept] = chosen
+    return chosen
+
+
+# Accept header -> the chosen type, or None when it accepts neither.
+_CACHE: Final[dict[str, str | None]] = {}
+
+
+def _choose(accept: str) -> str | None:
     ranges = parse_accept(accept)
     if not ranges:
         return SSE_MEDIA_TYPE
     sse = _best(ranges, _SSE_NAMES, True)
     proto = _best(ranges, _PROTO_NAMES, False)
     if sse.q <= 0 and proto.q <= 0:
-        if strict:
-            raise NotAcceptable(accept)
-        return SSE_MEDIA_TYPE
+        return None
     if proto.q != sse.q:
         return PROTO_MEDIA_TYPE if proto.q > sse.q else SSE_MEDIA_TYPE
     if proto.specificity != sse.specificity:

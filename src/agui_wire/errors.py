@@ -21,6 +21,7 @@ __all__ = [
     "IncompleteRun",
     "JsonLineError",
     "LimitExceeded",
+    "LossyNumberWarning",
     "NotAcceptable",
     "PatchError",
     "PointerError",
@@ -257,3 +258,8 @@ class UnknownEventWarning(UserWarning):
 class UnknownPartWarning(UserWarning):
     """A content part (or its source) of a kind this protocol version does not know
     was dropped from its message, as the reference decoder does."""
+
+
+class LossyNumberWarning(UserWarning):
+    """An integer beyond 2**53 was rounded to the nearest double on the protobuf
+    transport (``agui_wire.compat``, once per process; the strict API refuses)."""

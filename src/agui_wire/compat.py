@@ -1,0 +1,206 @@
+"""The official SDK's encoder, with both transports: ``EventEncoder``, ``install()``.
+
+Frameworks that serve AG-UI (pydantic-ai, ag-ui-langgraph, ag-ui-strands,
+ag-ui-adk, agent-framework-ag-ui, ag-ui-crewai, ...) build
+``ag_ui.encoder.EventEncoder(accept=...)`` and write what ``encode`` returns.
+``install()`` puts this module's ``EventEncoder`` in that name's place, so those
+servers negotiate from ``Accept`` and serve ``application/vnd.ag-ui.event+proto``
+to the clients that ask for it, and SSE to everyone else, unchanged.
+
+Contract of ``EventEncoder`` (what callers of the SDK class rely on):
+
+* Same constructor (``accept`` positional or keyword) and methods as the SDK's
+  (``encode``, ``get_content_type``), plus ``encode_binary`` and
+  ``AGUI_MEDIA_TYPE`` as the TypeScript ``@ag-ui/encoder`` has them (ag-ui-strands
+  serves protobuf only through ``encode_binary``).
+* Negotiation is ``agui_wire.negotiate`` (SSE unless the client prefers
+  protobuf), never refusing: an ``Accept`` that allows neither gets SSE, as
+  from the SDK.
+* SSE: ``encode`` returns the ``str`` the installed SDK's own encoder returns for
+  the event, byte for byte (agent-framework calls ``.encode("utf-8")`` on it);
+  the SDK writes every integer, 2**64 and beyond included. Dicts, which the SDK
+  does not take, go through ``agui_wire.encode_sse``. ``encode_binary`` returns
+  the same text as UTF-8 bytes, as the TypeScript encoder does.
+* Protobuf: ``encode`` and ``encode_binary`` return one frame (``bytes``). An
+  integer the wire cannot hold exactly (beyond 2**53 in a JSON value) is
+  rounded to the nearest double, as the reference does and as a JavaScript
+  client reads it over SSE too, with one ``LossyNumberWarning`` per process;
+  a stream is never cut for it. The strict library API (``agui_wire.EventEncoder``)
+  still refuses such integers unless asked (``lossy_numbers=True``).
+* Construction costs a dictionary lookup: encoders hold no per-stream state, so
+  ``EventEncoder(accept)`` returns one shared instance per ``Accept`` string
+  (bounded), like the negotiation cache behind it.
+
+``install()`` / ``uninstall()``: see their docstrings; docs/integrations.md has
+the line per framework.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, ClassVar, Final
+
+from ._codec import backend
+from ._encoder import as_event_dict
+from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, PROTO_MEDIA_TYPE, negotiate
+from .errors import EncodeError, LossyNumberWarning
+
+__all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]
+
+AGUI_MEDIA_TYPE: Final = PROTO_MEDIA_TYPE
+
+# The SDK's modules that define the name, and its class as shipped (captured
+# before install() can replace it). SSE text comes from an instance of that class,
+# so it is the installed SDK's, whichever line (0.1.x writes with
+# exclude_none=True, 1.x omits optional fields in the model itself).
+_SDK_MODULES: Final = ("ag_ui.encoder.encoder", "ag_ui.encoder")
+try:
+    from ag_ui.encoder import encoder as _sdk_encoder_module
+except ImportError:  # no SDK: dicts only, through agui_wire's SSE writer
+    _SDK_CLASS: type | None = None
+    _sdk_sse: Callable[[Any], str] | None = None
+else:
+    _SDK_CLASS = _sdk_encoder_module.EventEncoder
+    _sdk_sse = _SDK_CLASS().encode
+
+_dict_sse: Final = backend.SSEEncoder(convert=as_event_dict).encode
+_frames: Final = backend.FrameEncoder(convert=as_event_dict).encode
+_rounded_frames: Final = backend.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
+_warned = False
+
+
+def _encode_sse(event: Any) -> str:
+    if _sdk_sse is not None and type(event) is not dict:
+        return _sdk_sse(event)
+    return _dict_sse(event).decode("utf-8")
+
+
+def _encode_sse_bytes(event: Any) -> bytes:
+    if _sdk_sse is not None and type(event) is not dict:
+        return _sdk_sse(event).encode("utf-8")
+    return _dict_sse(event)
+
+
+def _encode_proto(event: Any) -> bytes:
+    try:
+        return _frames(event)
+    except EncodeError:
+        # Lossy mode differs only in rounding integers beyond 2**53 to doubles; if
+        # the event fails for another reason this raises that error again.
+        frame = _rounded_frames(event)
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            "an integer beyond 2**53 was rounded to the nearest double on the "
+            "protobuf transport (a JavaScript client reads it so over SSE too); "
+            "agui_wire.compat reports this once per process",
+            LossyNumberWarning,
+            stacklevel=2,
+        )
+    return frame
+
+
+class EventEncoder:
+    """``ag_ui.encoder.EventEncoder`` that serves protobuf when the client prefers it.
+
+    ``encode(event)`` returns ``str`` (SSE, byte-identical to the SDK) or
+    ``bytes`` (a protobuf frame), matching ``get_content_type()``;
+    ``encode_binary(event)`` always returns ``bytes``. See the module doc.
+    """
+
+    AGUI_MEDIA_TYPE: ClassVar[str] = PROTO_MEDIA_TYPE
+
+    __slots__ = ("_content_type", "encode", "encode_binary")
+    _content_type: str
+    encode: Callable[[Any], str | bytes]
+    encode_binary: Callable[[Any], bytes]
+
+    def __new__(cls, accept: str | None = None) -> EventEncoder:
+        if cls is EventEncoder:  # a subclass may keep state: its own instance
+            shared = _BY_ACCEPT.get(accept)
+            if shared is not None:
+                return shared
+        self = super().__new__(cls)
+        self._content_type = content_type = negotiate(accept)
+        if content_type == PROTO_MEDIA_TYPE:
+            self.encode = self.encode_binary = _encode_proto
+        else:
+            self.encode = _encode_sse
+            self.encode_binary = _encode_sse_bytes
+        if cls is EventEncoder and (accept is None or len(accept) <= CACHE_MAX_KEY):
+            if len(_BY_ACCEPT) >= CACHE_SIZE:
+                _BY_ACCEPT.pop(next(iter(_BY_ACCEPT), accept), None)  # oldest first
+            _BY_ACCEPT[accept] = self
+        return self
+
+    def get_content_type(self) -> str:
+        """``text/event-stream`` or ``application/vnd.ag-ui.event+proto``."""
+        return self._content_type
+
+    def __repr__(self) -> str:
+        return f"agui_wire.compat.EventEncoder(content_type={self._content_type!r})"
+
+
+_BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+
+
+# -- install / uninstall ------------------------------------------------------
+
+_lock: Final = threading.Lock()
+
+
+def _rebind(old: object, new: object) -> list[str]:
+    """Every module attribute bound to ``old`` (outside agui_wire) bound to ``new``."""
+    rebound = []
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, ModuleType) or name.partition(".")[0] == "agui_wire":
+            continue
+        namespace = module.__dict__
+        for attr, value in list(namespace.items()):
+            if value is old:
+                namespace[attr] = new
+                rebound.append(f"{name}.{attr}")
+    return rebound
+
+
+def install() -> list[str]:
+    """Serve both transports from every AG-UI server in this process.
+
+    Replaces ``ag_ui.encoder.EventEncoder`` (and ``ag_ui.encoder.encoder.EventEncoder``)
+    with ``agui_wire.compat.EventEncoder`` and rebinds the name in every module
+    that already imported the SDK's class (the frameworks' endpoint modules), so
+    it works before or after the framework is imported. Idempotent. Returns the
+    ``module.attribute`` names rebound by this call. Raises ``ImportError``
+    when the official SDK (``ag-ui-protocol``) is not installed.
+    """
+    if _SDK_CLASS is None:
+        raise ImportError(
+            "agui_wire.install() replaces the encoder of the official SDK, "
+            "which is not installed: pip install 'agui-wire[pydantic]'"
+        )
+    with _lock:
+        for name in _SDK_MODULES:  # import both, so their names are rebound below
+            __import__(name)
+        return _rebind(_SDK_CLASS, EventEncoder)
+
+
+def uninstall() -> list[str]:
+    """Undo ``install()``: the SDK's class is back wherever this module's class
+    is bound outside agui_wire (a module of yours that imported
+    ``agui_wire.compat.EventEncoder`` itself is included; refer to it as
+    ``compat.EventEncoder`` to keep it). Returns the names rebound; idempotent."""
+    if _SDK_CLASS is None:
+        return []
+    with _lock:
+        return _rebind(EventEncoder, _SDK_CLASS)
+
+
+def installed() -> bool:
+    """Whether ``ag_ui.encoder.EventEncoder`` is this module's class now."""
+    module = sys.modules.get("ag_ui.encoder")
+    return module is not None and getattr(module, "EventEncoder", None) is EventEncoder

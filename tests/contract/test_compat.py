@@ -1,0 +1,296 @@
+"""agui_wire.compat: the SDK-compatible encoder and install()/uninstall().
+
+Runs on whichever line of the official SDK is installed: 1.x in the project's
+venv, 0.1.x in .venv-fw/sdk-0.1 (``make frameworks`` runs this file there too), so
+both lines' pydantic events go through our encoders.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+import textwrap
+import types
+import warnings
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ag_ui.core")
+from ag_ui.core import events as sdk_events  # noqa: E402
+from ag_ui.encoder import encoder as sdk_encoder_module  # noqa: E402
+from pydantic import TypeAdapter, ValidationError  # noqa: E402
+
+import agui_wire  # noqa: E402
+from agui_wire import compat  # noqa: E402
+from agui_wire.errors import EncodeError, LossyNumberWarning  # noqa: E402
+from agui_wire._negotiation import CACHE_SIZE  # noqa: E402
+from tests.support import corpus  # noqa: E402
+
+SDK_VERSION = importlib.metadata.version("ag-ui-protocol")
+SDK = compat._SDK_CLASS
+PROTO = agui_wire.PROTO_MEDIA_TYPE
+SSE = agui_wire.SSE_MEDIA_TYPE
+_EVENT = TypeAdapter(sdk_events.Event)
+
+
+def sdk_models() -> list[tuple[str, Any]]:
+    """The corpus as the installed SDK's pydantic events (those its line knows)."""
+    out = []
+    for name, event in corpus.CASES.items():
+        try:
+            out.append((name, _EVENT.validate_python(event)))
+        except ValidationError:
+            continue  # a type or shape this SDK line does not have
+    return out
+
+
+MODELS = sdk_models()
+
+
+def test_the_corpus_reaches_both_lines() -> None:
+    # 0.1.19 lacks the 1.0 types (subagents, outcomes...), still most of the corpus
+    assert len(MODELS) >= (300 if SDK_VERSION.startswith("1.") else 150), SDK_VERSION
+
+
+def sse_payloads(text: str) -> list[dict[str, Any]]:
+    assert text.startswith("data: ")
+    assert text.endswith("\n\n")
+    return [json.loads(text[len("data: ") : -2])]
+
+
+def as_js_reads(value: Any) -> Any:
+    """A JSON value as a JavaScript client holds it: integers beyond 2**53 are doubles."""
+    if isinstance(value, dict):
+        return {k: as_js_reads(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_js_reads(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        return float(value)
+    return value
+
+
+@pytest.mark.parametrize(("name", "model"), MODELS, ids=[n for n, _ in MODELS])
+def test_sse_is_the_sdks_text_and_protobuf_carries_the_same_events(name: str, model: Any) -> None:
+    sdk_text = SDK(accept=SSE).encode(model)
+    sse = compat.EventEncoder(accept=SSE)
+    assert sse.encode(model) == sdk_text  # str, byte for byte
+    assert sse.encode_binary(model) == sdk_text.encode("utf-8")
+    # the strict library API writes the same events from the SDK's objects
+    assert agui_wire.decode(agui_wire.encode_sse(model), SSE) == sse_payloads(sdk_text)
+    proto = compat.EventEncoder(PROTO)
+    frame = proto.encode(model)
+    assert type(frame) is bytes
+    assert proto.encode_binary(model) == frame
+    assert frame == agui_wire.encode_proto(model)
+    (decoded,) = agui_wire.decode(frame, PROTO)
+    (from_sse,) = sse_payloads(sdk_text)
+    if SDK_VERSION.startswith("0."):
+        # 0.1.x writes with exclude_none=True, which also drops nulls the
+        # binary transport keeps (a null in an extra key or required value)
+        assert agui_wire.normalize(from_sse) == {k: v for k, v in decoded.items() if v is not None}
+    else:
+        assert agui_wire.normalize(from_sse) == decoded
+
+
+def test_the_sdk_interface() -> None:
+    assert compat.AGUI_MEDIA_TYPE == compat.EventEncoder.AGUI_MEDIA_TYPE == PROTO
+    assert compat.AGUI_MEDIA_TYPE == sdk_encoder_module.AGUI_MEDIA_TYPE
+    assert compat.EventEncoder().get_content_type() == SSE
+    assert compat.EventEncoder(None).get_content_type() == SSE
+    assert compat.EventEncoder(accept=PROTO).get_content_type() == PROTO
+    assert compat.EventEncoder(PROTO).AGUI_MEDIA_TYPE == PROTO
+
+
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [
+        (None, SSE),
+        ("", SSE),
+        ("*/*", SSE),
+        ("text/event-stream", SSE),
+        ("application/json", SSE),  # accepts neither: SSE, never an error (as the SDK)
+        (PROTO, PROTO),
+        (f"{PROTO}, text/event-stream;q=0.9", PROTO),
+        (f"text/event-stream, {PROTO};q=0.5", SSE),
+        (f"{PROTO};q=0, */*", SSE),
+        ("application/x-ag-ui", PROTO),
+    ],
+)
+def test_negotiation_follows_accept(accept: str | None, expected: str) -> None:
+    assert compat.EventEncoder(accept=accept).get_content_type() == expected
+
+
+def test_construction_is_a_lookup_and_bounded() -> None:
+    assert compat.EventEncoder(PROTO) is compat.EventEncoder(accept=PROTO)
+    assert agui_wire.EventEncoder(PROTO) is agui_wire.EventEncoder(PROTO)
+    assert agui_wire.EventEncoder(PROTO) is not agui_wire.EventEncoder(PROTO, lossy_numbers=True)
+    for i in range(CACHE_SIZE * 3):
+        accept = f"{PROTO}, text/x-{i}"
+        assert compat.EventEncoder(accept).get_content_type() == PROTO
+        assert agui_wire.EventEncoder(accept).content_type == PROTO
+    assert len(compat._BY_ACCEPT) <= CACHE_SIZE
+    from agui_wire import _encoder as encoder
+    from agui_wire import _negotiation as negotiation
+
+    assert len(encoder._BY_ACCEPT) <= CACHE_SIZE
+    assert len(negotiation._CACHE) <= CACHE_SIZE
+
+
+def test_a_subclass_gets_its_own_instances() -> None:
+    class Mine(compat.EventEncoder):
+        __slots__ = ("count",)
+
+    first, second = Mine(PROTO), Mine(PROTO)
+    assert first is not second
+    assert type(first) is Mine
+    assert first.get_content_type() == PROTO
+
+
+def test_strict_negotiation_is_not_bypassed_by_the_cache() -> None:
+    assert agui_wire.EventEncoder("application/json").content_type == SSE
+    with pytest.raises(agui_wire.NotAcceptable):
+        agui_wire.EventEncoder("application/json", strict=True)
+
+
+BIG = {"ns": 1_712_345_678_901_234_567, "u64": 2**64 + 1, "neg": -(2**70), "ok": 2**53 - 1}
+
+
+def test_integers_beyond_doubles_round_on_protobuf_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(compat, "_warned", False)
+    event = sdk_events.StateSnapshotEvent(snapshot=BIG)
+    encoder = compat.EventEncoder(PROTO)
+    with pytest.warns(LossyNumberWarning, match="2\\*\\*53"):
+        frame = encoder.encode(event)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert encoder.encode(event) == frame  # once per process
+        assert encoder.encode_binary(sdk_events.StateSnapshotEvent(snapshot={"x": 2**60})) > b""
+    (decoded,) = agui_wire.decode(frame, PROTO)
+    assert decoded["snapshot"] == as_js_reads(BIG)
+    assert frame == agui_wire.encode_proto(event, lossy_numbers=True)
+    # the strict API still refuses
+    with pytest.raises(EncodeError, match="does not fit a double"):
+        agui_wire.encode_proto(event)
+    with pytest.raises(EncodeError):
+        agui_wire.EventEncoder(PROTO).encode(event)
+
+
+def test_sse_writes_every_integer_the_sdk_writes() -> None:
+    event = sdk_events.StateSnapshotEvent(snapshot=BIG)
+    text = compat.EventEncoder(SSE).encode(event)
+    assert text == SDK().encode(event)
+    assert sse_payloads(text)[0]["snapshot"] == BIG  # exact, 2**64 + 1 included
+    with pytest.raises(EncodeError):  # the strict API refuses beyond 64 bits
+        agui_wire.encode_sse(event)
+
+
+def test_other_encode_errors_still_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compat, "_warned", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(EncodeError, match="TOOL_CALL_ARGS"):
+            compat.EventEncoder(PROTO).encode({"type": "TOOL_CALL_ARGS", "toolCallId": 5})
+    assert compat._warned is False
+
+
+def test_dicts_are_accepted_too() -> None:
+    event = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "é"}
+    assert compat.EventEncoder().encode(event) == agui_wire.encode_sse(event).decode()
+    assert compat.EventEncoder().encode_binary(event) == agui_wire.encode_sse(event)
+    assert compat.EventEncoder(PROTO).encode(event) == agui_wire.encode_proto(event)
+
+
+# -- install / uninstall ---------------------------------------------------------
+
+FRAMEWORK = textwrap.dedent(
+    """
+    from ag_ui.encoder import EventEncoder
+    from ag_ui.encoder import EventEncoder as Aliased
+    import ag_ui.encoder
+
+    def serve(accept):
+        return EventEncoder(accept=accept).get_content_type()
+
+    def serve_late(accept):
+        return ag_ui.encoder.EventEncoder(accept).get_content_type()
+    """
+)
+
+
+def load_framework(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(FRAMEWORK, module.__dict__)
+    return module
+
+
+@pytest.fixture
+def restore() -> Any:
+    yield
+    compat.uninstall()
+    for name in [n for n in sys.modules if n.startswith("fake_framework")]:
+        del sys.modules[name]
+
+
+@pytest.mark.usefixtures("restore")
+def test_install_after_and_before_the_framework_import() -> None:
+    import ag_ui.encoder
+
+    before = load_framework("fake_framework_before")
+    assert before.serve(PROTO) == SSE  # the SDK ignores Accept
+    rebound = compat.install()
+    assert {
+        "ag_ui.encoder.EventEncoder",
+        "ag_ui.encoder.encoder.EventEncoder",
+        "fake_framework_before.EventEncoder",
+        "fake_framework_before.Aliased",
+    } <= set(rebound)
+    assert compat.installed()
+    assert ag_ui.encoder.EventEncoder is compat.EventEncoder
+    assert sdk_encoder_module.EventEncoder is compat.EventEncoder
+    after = load_framework("fake_framework_after")
+    for module in (before, after):
+        assert module.serve(PROTO) == PROTO
+        assert module.serve_late(PROTO) == PROTO
+        assert module.serve("text/event-stream") == SSE
+        assert module.Aliased is compat.EventEncoder
+    assert compat.install() == []  # idempotent
+    assert compat.installed()
+    undone = set(compat.uninstall())
+    assert {"ag_ui.encoder.EventEncoder", "fake_framework_after.Aliased"} <= undone
+    assert not compat.installed()
+    assert ag_ui.encoder.EventEncoder is SDK
+    for module in (before, after):
+        assert module.EventEncoder is SDK
+        assert module.serve(PROTO) == SSE
+    assert compat.uninstall() == []
+    assert compat.EventEncoder(PROTO).get_content_type() == PROTO  # compat itself untouched
+
+
+def test_top_level_names() -> None:
+    assert agui_wire.install is compat.install
+    assert agui_wire.uninstall is compat.uninstall
+
+
+def test_install_is_one_line_in_a_fresh_process() -> None:
+    code = textwrap.dedent(
+        f"""
+        import agui_wire
+        agui_wire.install()
+        from ag_ui.encoder import EventEncoder
+        from ag_ui.core import TextMessageContentEvent
+        e = EventEncoder(accept={PROTO!r})
+        assert e.get_content_type() == {PROTO!r}
+        assert isinstance(e.encode(TextMessageContentEvent(message_id="m", delta="x")), bytes)
+        print("ok")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.stdout.strip() == "ok", result.stderr
