@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck generated bench fuzz sanitize clean
+.PHONY: demo test lint typecheck generated bench fuzz sanitize clean frameworks
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -44,13 +44,29 @@ typecheck: $(INSTALLED)
 	$(BIN)/mypy src
 
 test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
-	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks $(PYTEST_ARGS)
 	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
 	# and differential/test_sse_codec.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
 	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)
+
+# The real AG-UI frameworks with agui_wire.install() (tests/frameworks), each in
+# its own venv from a pinned freeze (their SDK pins differ), installed --no-deps
+# so the freeze is exactly what runs; plus test_compat.py on the SDK's 0.1 line.
+FW_VENVS := pydantic-ai langgraph strands sdk-0.1
+
+.venv-fw/%/.installed: tests/frameworks/requirements/%.txt
+	rm -rf .venv-fw/$*
+	$(PYTHON) -m venv .venv-fw/$*
+	.venv-fw/$*/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r $<
+	.venv-fw/$*/bin/python -m pip check
+	touch $@
+
+frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
+	AGUI_WIRE_REQUIRE_FRAMEWORKS=1 $(BIN)/pytest -q -p no:cacheprovider tests/frameworks
+	PYTHONPATH=src .venv-fw/sdk-0.1/bin/python -m pytest -q -p no:cacheprovider tests/contract/test_compat.py
 
 # Every fuzz target (tests/fuzz/) for FUZZ_SECONDS each, two at a time, seeded from
 # the corpus; prints executions per target and the crashes (must be 0).
@@ -63,4 +79,4 @@ sanitize: $(NODE_PEERS)
 	bash tests/sanitize.sh
 
 clean:
-	rm -rf $(VENV) build src/agui_wire/_fast.c src/agui_wire/*.so tests/interop/node_modules
+	rm -rf $(VENV) .venv-fw build src/agui_wire/_fast.c src/agui_wire/*.so tests/interop/node_modules
