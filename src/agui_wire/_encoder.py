@@ -15,7 +15,7 @@ the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH
@@ -101,9 +101,33 @@ class EventEncoder:
     encode: Callable[[Mapping[str, Any] | Any], bytes]
     encode_many: Callable[[Iterable[Mapping[str, Any] | Any]], bytes]
 
-    def __new__(
+    if TYPE_CHECKING:
+
+        def __new__(
+            cls,
+            accept: str | None = None,
+            *,
+            strict: bool = False,
+            lossy_numbers: bool = False,
+            extra_keys: str = "drop",
+            max_depth: int = DEFAULT_MAX_DEPTH,
+        ) -> EventEncoder: ...
+
+    else:
+        # The signature above, with the common call (no options) answered before
+        # any keyword handling: the SDK's constructor is an empty __init__, and
+        # this must cost no more.
+        def __new__(cls, accept: str | None = None, **options: Any) -> EventEncoder:
+            if not options and cls is EventEncoder:
+                shared = _BY_ACCEPT.get(accept)
+                if shared is not None:
+                    return shared
+            return cls._new(accept, **options)
+
+    @classmethod
+    def _new(
         cls,
-        accept: str | None = None,
+        accept: str | None,
         *,
         strict: bool = False,
         lossy_numbers: bool = False,
@@ -111,12 +135,9 @@ class EventEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> EventEncoder:
         if cls is not EventEncoder:  # a subclass may keep state: its own instance
-            return cls._build(negotiate(accept, strict=strict), lossy_numbers, extra_keys, max_depth)
+            content_type = negotiate(accept, strict=strict)
+            return cls._build(content_type, lossy_numbers, extra_keys, max_depth)
         plain = lossy_numbers is False and extra_keys == "drop" and max_depth == DEFAULT_MAX_DEPTH
-        if plain:  # the common call: one lookup by the header alone
-            shared = _BY_ACCEPT.get(accept)
-            if shared is not None:
-                return shared
         chosen = choose(accept)
         if chosen is None and strict:
             raise NotAcceptable(accept)
@@ -124,11 +145,12 @@ class EventEncoder:
         key = (content_type, lossy_numbers, extra_keys, max_depth)
         try:
             self = _INSTANCES.get(key)
+            hashable = True
         except TypeError:  # an unhashable option: let the option check name it
-            self, key = None, None
+            self, hashable = None, False
         if self is None:
             self = cls._build(content_type, lossy_numbers, extra_keys, max_depth)
-            if key is not None:
+            if hashable:
                 _remember(_INSTANCES, key, self)
         if plain and chosen is not None and (accept is None or len(accept) <= CACHE_MAX_KEY):
             # only a header that negotiated: one that accepts neither transport

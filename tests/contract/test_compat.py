@@ -19,15 +19,16 @@ from typing import Any
 import pytest
 
 pytest.importorskip("ag_ui.core")
-from ag_ui.core import events as sdk_events  # noqa: E402
-from ag_ui.encoder import encoder as sdk_encoder_module  # noqa: E402
-from pydantic import TypeAdapter, ValidationError  # noqa: E402
+import corpus
+from ag_ui.core import events as sdk_events
+from ag_ui.encoder import encoder as sdk_encoder_module
+from pydantic import TypeAdapter, ValidationError
 
-import agui_wire  # noqa: E402
-from agui_wire import compat  # noqa: E402
-from agui_wire.errors import EncodeError, LossyNumberWarning  # noqa: E402
-from agui_wire._negotiation import CACHE_SIZE  # noqa: E402
-from tests.support import corpus  # noqa: E402
+import agui_wire
+from agui_wire import compat
+from agui_wire._negotiation import CACHE_SIZE
+from agui_wire.errors import EncodeError, LossyNumberWarning
+from tests.support import corpus
 
 SDK_VERSION = importlib.metadata.version("ag-ui-protocol")
 SDK = compat._SDK_CLASS

@@ -37,7 +37,8 @@ class ScriptedChatModel(BaseChatModel):
 
     def _chunks(self, messages: list[BaseMessage]) -> list[AIMessageChunk]:
         if isinstance(messages[-1], ToolMessage):
-            return [AIMessageChunk(content=p, id="ai-2") for p in ("It is ", "21 °C ", "in Zürich.")]
+            pieces = ("It is ", "21 °C ", "in Zürich.")
+            return [AIMessageChunk(content=p, id="ai-2") for p in pieces]
         return [
             AIMessageChunk(
                 content="",

@@ -28,9 +28,9 @@ class ScriptedModel(Model):
         raise NotImplementedError
 
     async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        after_tool = any(
-            "toolResult" in block for block in messages[-1]["content"]
-        ) if messages else False
+        after_tool = (
+            any("toolResult" in block for block in messages[-1]["content"]) if messages else False
+        )
         yield {"messageStart": {"role": "assistant"}}
         if after_tool:
             yield {"contentBlockStart": {"start": {}}}

@@ -31,7 +31,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -106,7 +105,9 @@ def wait_ready(server: Server, deadline: float) -> None:
 
 
 @pytest.fixture(scope="module", params=list(FRAMEWORKS))
-def servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Server]]]:
+def servers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, dict[str, Server]]]:
     app = request.param
     venv, _ = FRAMEWORKS[app]
     if not venv_python(venv).exists():
@@ -173,9 +174,7 @@ class Canon:
 
     def value(self, value: Any) -> Any:
         if isinstance(value, dict):
-            return {
-                k: 0 if k == "timestamp" else self.value(v) for k, v in value.items()
-            }
+            return {k: 0 if k == "timestamp" else self.value(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if isinstance(value, str):
@@ -199,7 +198,9 @@ def routes(app: str) -> tuple[str, ...]:
     return FRAMEWORKS[app][1]
 
 
-def test_protobuf_is_served_and_carries_the_sse_events(servers: tuple[str, dict[str, Server]]) -> None:
+def test_protobuf_is_served_and_carries_the_sse_events(
+    servers: tuple[str, dict[str, Server]],
+) -> None:
     app, started = servers
     for route in routes(app):
         plain = post(started["plain"].url + route, PROTO, str(uuid.uuid4()))
@@ -236,7 +237,9 @@ def test_sse_is_byte_identical_to_the_plain_server(servers: tuple[str, dict[str,
 
 def http_agent(url: str, accept: str | None) -> dict[str, Any]:
     if shutil.which("node") is None or not NODE_MODULES.exists():
-        message = "node or tests/interop/node_modules missing (make tests/interop/node_modules/.package-lock.json)"
+        message = (
+            "node or the npm peers missing: make tests/interop/node_modules/.package-lock.json"
+        )
         if REQUIRED:
             pytest.fail(message)
         pytest.skip(message)
