@@ -3,6 +3,8 @@
 /agent: reasoning, then a tool call whose arguments stream in pieces; the tool
 returns a value plus a state snapshot (holding an integer beyond 2**53) and a
 custom event; then streamed text. /error: the model fails mid-stream.
+/streaming: /agent's run through agui_wire's EventStreamResponse instead of the
+adapter's StreamingResponse (streaming headers, SSE keep-alive; docs/integrations.md).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from agui_wire.asgi import EventStreamResponse
 
 BIG = 2**60 + 1
 
@@ -84,6 +88,15 @@ async def run_failing(request: Request) -> Response:
     return await AGUIAdapter.dispatch_request(request, agent=failing_agent)
 
 
+async def run_streaming(request: Request) -> Response:
+    adapter = await AGUIAdapter.from_request(request, agent=agent)
+    return EventStreamResponse(adapter.run_stream(), request, lossy_numbers=True)
+
+
 app = Starlette(
-    routes=[Route("/agent", run, methods=["POST"]), Route("/error", run_failing, methods=["POST"])]
+    routes=[
+        Route("/agent", run, methods=["POST"]),
+        Route("/error", run_failing, methods=["POST"]),
+        Route("/streaming", run_streaming, methods=["POST"]),
+    ]
 )
