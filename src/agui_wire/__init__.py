@@ -29,6 +29,8 @@ _LAZY: dict[str, str] = {
     "iter_decode": "._decoder",
     "sniff": "._decoder",
     "EventEncoder": "._encoder",
+    "install": ".compat",
+    "uninstall": ".compat",
     "encode_proto": "._encoder",
     "encode_sse": "._encoder",
     "AguiWireError": ".errors",
@@ -73,6 +75,8 @@ if TYPE_CHECKING:
     from ._negotiation import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
     from ._negotiation import negotiate as negotiate
     from ._normalize import normalize as normalize
+    from .compat import install as install
+    from .compat import uninstall as uninstall
     from .errors import AguiWireError as AguiWireError
     from .errors import DecodeError as DecodeError
     from .errors import EncodeError as EncodeError

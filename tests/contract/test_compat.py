@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 pytest.importorskip("ag_ui.core")
-import corpus
 from ag_ui.core import events as sdk_events
 from ag_ui.encoder import encoder as sdk_encoder_module
 from pydantic import TypeAdapter, ValidationError
