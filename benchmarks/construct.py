@@ -32,7 +32,8 @@ from ag_ui.core import TextMessageContentEvent
 from ag_ui.encoder import EventEncoder as SDKEncoder
 
 import agui_wire
-from agui_wire import backend, compat
+from agui_wire import compat
+from agui_wire._codec import backend
 
 ACCEPTS = (
     "text/event-stream",
