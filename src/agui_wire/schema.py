@@ -175,6 +175,24 @@ ROLE_CONTENT: Final = MappingProxyType(
     }
 )
 ANY_CONTENT: Final = ("str", "list", "dict")
+# Message: the JSON keys each known role's shape declares besides id, role and
+# subagentRunId (which every message has), in @ag-ui/core's order. The SSE
+# writer's null rule and the validator's shapes read it; tests/interop/
+# test_schema.py holds it to the zod schemas.
+ROLE_KEYS: Final = MappingProxyType(
+    {
+        "developer": ("name", "encryptedValue", "metadata", "content"),
+        "system": ("name", "encryptedValue", "metadata", "content"),
+        "assistant": ("name", "encryptedValue", "metadata", "content", "toolCalls"),
+        "user": ("name", "encryptedValue", "metadata", "content"),
+        "tool": ("content", "toolCallId", "error", "encryptedValue", "metadata"),
+        "activity": ("activityType", "content", "metadata"),
+        "reasoning": ("content", "encryptedValue", "metadata"),
+    }
+)
+# The roles a streamed text message (TEXT_MESSAGE_START/_CHUNK ``role``) may
+# take: not tool (TOOL_CALL_RESULT carries those), activity or reasoning.
+TEXT_MESSAGE_ROLES: Final = ("developer", "system", "assistant", "user")
 
 # JSON Patch: the op names in enum order, and what each op requires beyond op/path.
 PATCH_OPS: Final = tuple(
@@ -368,3 +386,11 @@ EVENT_TYPES: Final = tuple(sorted(EVENTS, key=lambda t: EVENTS[t].type_value))
 
 if len(EVENTS) != 31 or sorted(EVENT_BY_ARM) != list(range(1, 32)):
     raise ImportError("the generated schema does not have the 31 AG-UI 1.0 events")
+if not (
+    ROLE_KEYS.keys() == ROLE_REQUIRED.keys() == ROLE_CONTENT.keys()
+    and all(set(ROLE_REQUIRED[r]) <= set(keys) for r, keys in ROLE_KEYS.items())
+    and {k for keys in ROLE_KEYS.values() for k in keys} - {"content"}
+    <= {f.name for f in MESSAGES["Message"].fields}
+    and set(TEXT_MESSAGE_ROLES) <= ROLE_KEYS.keys()
+):
+    raise ImportError("the role tables (ROLE_KEYS, ROLE_REQUIRED, ROLE_CONTENT) disagree")

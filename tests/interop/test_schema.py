@@ -578,6 +578,7 @@ def check_json(
     zod: Mapping[str, Mapping[str, bool]],
     messages: Mapping[str, schema.MessageSpec],
     events: Mapping[str, schema.EventSpec],
+    role_keys: Mapping[str, Sequence[str]] = schema.ROLE_KEYS,
 ) -> list[str]:
     """``agui_wire.schema`` requiredness vs the reference's JSON shapes.
 
@@ -673,6 +674,11 @@ def check_json(
             )
         for key in sorted(keys.keys() - names):
             problems.append(f"Message[{role}].{key}: not mapped")
+        own = [k for k in keys if k not in ("id", "role", "subagentRunId")]
+        if own != list(role_keys.get(role, ())):
+            problems.append(
+                f"Message[{role}]: keys {own} != ROLE_KEYS {list(role_keys.get(role, ()))}"
+            )
 
     # JsonPatchOperation: a union on op.
     patch = messages["JsonPatchOperation"]
@@ -756,11 +762,19 @@ def test_json_checker_can_fail(json_shapes) -> None:
     messages[start.name] = forgot
     events["TEXT_MESSAGE_START"] = replace(events["TEXT_MESSAGE_START"], message=forgot)
 
-    problems = check_json(shapes, zod, messages, events)
+    # A role key table that lost a key.
+    role_keys = {
+        **schema.ROLE_KEYS,
+        "tool": ("content", "toolCallId", "encryptedValue", "metadata"),
+    }
+
+    problems = check_json(shapes, zod, messages, events, role_keys)
     assert sorted(problems) == sorted(
         [
             "ToolCall.id: ours required=False, reference required=True",
             "Usage.model: ours required=True, reference required=False",
             "TextMessageStartEvent.name: reference key our TextMessageStartEvent spec does not map",
+            "Message[tool]: keys ['content', 'toolCallId', 'error', 'encryptedValue', 'metadata']"
+            " != ROLE_KEYS ['content', 'toolCallId', 'encryptedValue', 'metadata']",
         ]
     )

@@ -14,12 +14,12 @@ rawEvent, tool parameters...). The walk is shape-aware: it recurses only into th
 known sub-objects: messages, tool calls, content parts and their sources, run
 input, tools, resume entries, interrupts, usage, outcomes (patch operations have
 no optional keys, so they are never walked). The shapes come from
-``agui_wire.schema`` (optional = not required and not nullable); the one fact the
-protobuf schema cannot carry, which ``Message`` keys each role declares, is the
-table ``_ROLE_KEYS``. Cost: for the 25 event types with nothing nested to walk,
-a look at the top-level values, walked only if one is ``None``; the 6 with nested
-shapes (messages snapshot, run started/finished/error, tool call result, subagent
-finished) are serialized first and walked only when the output holds an object
+``agui_wire.schema`` (optional = not required and not nullable; the ``Message``
+keys each role declares, which the protobuf schema cannot carry: ``ROLE_KEYS``).
+Cost: for the 25 event types with nothing nested to walk, a look at the top-level
+values, walked only if one is ``None``; the 6 with nested shapes (messages
+snapshot, run started/finished/error, tool call result, subagent finished) are
+serialized first and walked only when the output holds an object
 member ``:null`` (and serialized again if the walk removed something). An event
 without ``None`` thus costs one orjson call and a scan.
 
@@ -122,20 +122,6 @@ def _union(discriminator: str, variants: Mapping[str, _Walk]) -> _Walk:
 
 _BASE: Final = frozenset(f.name for f in schema.BASE_FIELDS)
 
-# Message keys each role's JSON shape declares beyond id, role, content, metadata
-# and subagentRunId (the @ag-ui/core zod schemas). Which of them are optional
-# follows from schema.ROLE_REQUIRED.
-_ROLE_COMMON: Final = ("content", "metadata", "subagentRunId")
-_ROLE_KEYS: Final = {
-    "developer": ("name", "encryptedValue"),
-    "system": ("name", "encryptedValue"),
-    "assistant": ("name", "encryptedValue", "toolCalls"),
-    "user": ("name", "encryptedValue"),
-    "tool": ("toolCallId", "error", "encryptedValue"),
-    "activity": ("activityType",),
-    "reasoning": ("encryptedValue",),
-}
-
 
 def _optional(spec: schema.MessageSpec) -> frozenset[str]:
     return frozenset(f.name for f in spec.fields if not f.required and not f.nullable)
@@ -183,9 +169,8 @@ _CONTENT_PARTS: Final = _array(
 def _message_walker() -> _Walk:
     fields = {f.name: f for f in schema.MESSAGES["Message"].fields}
     variants: dict[str, _Walk] = {}
-    for role, keys in _ROLE_KEYS.items():
-        declared = set(_ROLE_COMMON) | set(keys)
-        assert declared <= set(fields) | {"content"}, (role, declared)
+    for role, keys in schema.ROLE_KEYS.items():
+        declared = {"subagentRunId", *keys}
         optional = frozenset(declared - set(schema.ROLE_REQUIRED[role]))
         children: dict[str, _Walk] = {}
         if "toolCalls" in declared:
