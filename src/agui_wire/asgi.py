@@ -40,6 +40,10 @@ Contract:
   returns normally (a gone client is not a server error); background tasks
   still run. The sender yields to the loop every 16 events, so even a producer
   that never suspends notices a disconnect.
+* Pre-encoded batches: an item of ``events`` that is an ``EncodedEvents``
+  (events encoded once for many responses, as ``agui_wire.redis`` does for
+  fan-out) is written as its ``data(binary)`` bytes in one send, unchanged
+  (its SSE ids are its own; ``event_id`` does not apply to it).
 * Keep-alive: SSE only, ``: keep-alive\\n\\n`` after ``keepalive`` seconds
   without a write (default 15; ``None`` turns it off). The binary transport has
   no comment frame (every frame must decode to an event, and a zero-length frame
@@ -68,6 +72,7 @@ Contract:
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import itertools
 import logging
@@ -100,6 +105,7 @@ else:
 
 __all__ = [
     "KEEPALIVE_COMMENT",
+    "EncodedEvents",
     "EventStreamResponse",
     "last_event_id",
     "sequential_ids",
@@ -148,7 +154,26 @@ def sequential_ids(start: int = 1) -> EventIdFn:
     return lambda _event: str(next(counter))
 
 
+class EncodedEvents(abc.ABC):
+    """One or more events already encoded for both transports: what a producer
+    yields to write the same bytes to many responses without encoding them per
+    response. Written in one send, as they are."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def data(self, binary: bool) -> bytes:
+        """The bytes for the negotiated transport: binary frames, or SSE events."""
+
+    @property
+    @abc.abstractmethod
+    def last_type(self) -> str | None:
+        """The type of the last event (``on_error`` adds no event after a terminal one)."""
+
+
 def _event_type(event: Any) -> Any:
+    if isinstance(event, EncodedEvents):
+        return event.last_type
     if isinstance(event, Mapping):
         return event.get("type")
     return getattr(event, "type", None)
@@ -407,6 +432,7 @@ class _Stream:
         source = _Source(self.response._events, self.response._threaded, self.loop)
         next_event = source.next
         encode = self.encode
+        binary = not self.sse
         send = self.send
         lock = self.lock
         time = self.loop.time
@@ -416,7 +442,7 @@ class _Stream:
             while True:
                 try:
                     event = await next_event()
-                    data = encode(event)
+                    data = event.data(binary) if isinstance(event, EncodedEvents) else encode(event)
                 except StopAsyncIteration:
                     break
                 except Exception as exc:

@@ -27,7 +27,13 @@ from fastapi import BackgroundTasks, FastAPI, Request
 
 import agui_wire
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
-from agui_wire.asgi import KEEPALIVE_COMMENT, EventStreamResponse, last_event_id, sequential_ids
+from agui_wire.asgi import (
+    KEEPALIVE_COMMENT,
+    EncodedEvents,
+    EventStreamResponse,
+    last_event_id,
+    sequential_ids,
+)
 
 RUN = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
@@ -371,6 +377,44 @@ def test_each_event_is_sent_when_produced() -> None:
         assert 0 <= t - p < 0.03, (i, t - p)
         if i + 1 < len(produced):
             assert t < produced[i + 1]
+
+
+class Stored(EncodedEvents):
+    """Events encoded once, as a fan-out store hands them to many responses."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = events
+        self.calls: list[bool] = []
+
+    def data(self, binary: bool) -> bytes:
+        self.calls.append(binary)
+        if binary:
+            return b"".join(agui_wire.encode_proto(e) for e in self.events)
+        return b"".join(agui_wire.encode_sse(e, id=f"s{i}") for i, e in enumerate(self.events))
+
+    @property
+    def last_type(self) -> str | None:
+        return self.events[-1]["type"]
+
+
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+def test_encoded_events_are_written_as_they_are(accept) -> None:
+    stored = Stored(RUN[1:4])
+    d = Driver(accept=accept).run(EventStreamResponse([RUN[0], stored, RUN[4]], event_id=1))
+    assert d.events() == RUN
+    assert stored.calls == [accept == PROTO_MEDIA_TYPE]
+    assert stored.data(accept == PROTO_MEDIA_TYPE) in d.body
+    if accept == SSE_MEDIA_TYPE:  # its own ids; event_id numbers the other events
+        assert ids(d.body) == ["1", "s0", "s1", "s2", "2"]
+
+
+def test_no_run_error_after_encoded_events_that_end_the_run() -> None:
+    def gen() -> Iterator[Any]:
+        yield Stored(RUN)
+        raise RuntimeError("after the end")
+
+    d = Driver().run(EventStreamResponse(gen()))
+    assert d.events() == RUN
 
 
 def test_background_runs_after_the_stream() -> None:
