@@ -18,16 +18,23 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
+    "HistoryTrimmed",
     "IncompleteRun",
     "JsonLineError",
+    "LeaseLost",
     "LimitExceeded",
     "LossyNumberWarning",
     "NotAcceptable",
     "PatchError",
     "PointerError",
+    "RunInProgress",
+    "RunLost",
+    "RunNotFound",
     "SSEError",
     "SSELimitExceeded",
     "SequenceError",
+    "StoreError",
+    "StoreUnavailable",
     "TruncatedStream",
     "UnexpectedContentType",
     "UnknownEventError",
@@ -249,6 +256,59 @@ class SequenceError(AguiWireError):
 
 
 # -- warnings
+
+
+# -- the run store (agui_wire.redis)
+
+
+class StoreError(AguiWireError):
+    """A run store (``agui_wire.redis.RunStore``) cannot do what was asked.
+    ``run_id`` names the run. docs/scaling.md says what subscribers see for each."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(f"run {run_id!r}: {reason}")
+
+
+class StoreUnavailable(StoreError):
+    """Redis could not be reached (or kept failing) for longer than the store's
+    ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
+    retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+
+
+class RunNotFound(StoreError):
+    """The store holds no such run: never started, or expired after its ``ttl``."""
+
+
+class RunLost(StoreError):
+    """Events the store had acknowledged are gone: Redis restarted without
+    persistence (or lost writes it had confirmed), or the run's key was deleted.
+    The run cannot continue; its subscribers get a ``RUN_ERROR`` (code
+    ``RUN_LOST``)."""
+
+
+class RunInProgress(StoreError):
+    """Another producer holds the run's lease (it is alive and heartbeating)."""
+
+
+class LeaseLost(StoreError):
+    """This producer no longer holds the run: its lease expired (it stalled longer
+    than ``lease``, or Redis was unreachable that long) and the run was ended with
+    ``RUN_ERROR`` (code ``LEASE_EXPIRED``), or another producer took it over."""
+
+
+class HistoryTrimmed(StoreError):
+    """The events a subscriber asked for were trimmed (``maxlen``): resuming after
+    ``after`` would leave a gap. ``first`` is the oldest event still stored."""
+
+    def __init__(self, run_id: str, after: int, first: int) -> None:
+        self.after = after
+        self.first = first
+        super().__init__(
+            run_id,
+            f"events {after + 1}..{first - 1} were trimmed (maxlen); the oldest stored is {first}",
+        )
 
 
 class UnknownEventWarning(UserWarning):
