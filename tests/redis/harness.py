@@ -1,0 +1,189 @@
+"""Real processes for the run store's tests and benchmarks: ``redis-server`` and
+uvicorn replicas of tests/redis/app.py, each on a free loopback port.
+
+Strategy: ``RedisServer`` runs the Debian ``redis-server`` binary in a temporary
+directory (no config file, nothing shared with a system Redis), optionally with
+an append-only file fsynced on every write, so ``restart()`` on the same port
+shows what a persistent Redis keeps; ``kill()`` is SIGKILL. ``Replica`` runs
+``uvicorn tests.redis.app:app`` pointed at a Redis URL; ``kill()`` is SIGKILL
+(the producer's replica dying mid-run). The binary missing is an error naming
+the package: the Makefile installs it (``make redis-server``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def redis_server_binary() -> str:
+    found = shutil.which("redis-server")
+    if found is None:
+        raise RuntimeError(
+            "redis-server is not installed: `make redis-server` installs the Debian "
+            "package (apt-get install redis-server)"
+        )
+    return found
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One redis-server process on a loopback port, restartable on the same port."""
+
+    def __init__(self, directory: Path, *, persistent: bool = False) -> None:
+        self.directory = directory
+        self.persistent = persistent
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        args = [
+            redis_server_binary(),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.persistent else "no",
+            "--appendfsync",
+            "always",
+            "--logfile",
+            str(self.directory / "redis.log"),
+        ]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            if _ping(self.port):
+                return self
+            time.sleep(0.02)
+        log = self.directory / "redis.log"
+        raise RuntimeError(
+            "redis-server did not start:\n" + (log.read_text() if log.exists() else "")
+        )
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+        self.process = None
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def restart(self, down: float = 0.0) -> None:
+        """SIGKILL, stay down ``down`` seconds, start again on the same port."""
+        self.kill()
+        time.sleep(down)
+        self.start()
+
+
+class Replica:
+    """``uvicorn tests.redis.app:app`` on a loopback port."""
+
+    def __init__(self, redis_url: str, log: Path, **env: str) -> None:
+        self.redis_url = redis_url
+        self.log = log
+        self.env = env
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> Replica:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "AGUI_REDIS_URL": self.redis_url, **self.env}
+        for _attempt in range(3):  # the free port may be taken before uvicorn binds it
+            self.port = free_port()
+            with open(self.log, "ab") as out:
+                self.process = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "uvicorn",
+                        "tests.redis.app:app",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(self.port),
+                        "--log-level",
+                        "warning",
+                        "--no-access-log",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                        return self
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            self.stop()
+        raise RuntimeError(f"the replica did not start:\n{self.log.read_text(errors='replace')}")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the replica process so far (from /proc)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
