@@ -36,6 +36,19 @@ Contract:
   ``RUN_STARTED``. A violation raises ``SequenceError`` (the offending event is
   not yielded). A resumed run (``last_event_id`` given) may start anywhere.
   (Message, tool call and step nesting is left to the application.)
+* Reconnect and resume: a response that says where it stands in a stored run
+  (the ``agui-after`` and ``agui-snapshot-events`` headers of
+  ``agui_wire.redis.RunStore.response``) is resumable. When such a stream
+  breaks (transport error, cut frame, end inside the run), the same request is
+  sent again with ``Last-Event-ID: n``, n being the last event received (counted
+  from the headers, so it works for binary frames, which carry no id), and the
+  run continues with event n+1: no gap, no duplicate. Up to ``retries``
+  consecutive attempts without a new event (reconnects that fail with a
+  transport error or HTTP 502/503/504 count), waiting ``backoff`` seconds
+  before the first and doubling up to ``MAX_BACKOFF``; then ``IncompleteRun``.
+  A stream that breaks inside a compact prefix (before its last snapshot event)
+  has no position to resume from: ``IncompleteRun``. Other servers are never
+  re-requested (the request may not be idempotent).
 * Streams are read to their end (a response may carry several runs). Leaving
   the loop early closes the response, which the server sees as a disconnect;
   for ``arun_agent`` wrap it in ``contextlib.aclosing`` to make that prompt.
@@ -43,6 +56,8 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -64,6 +79,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BODY_EXCERPT",
     "DEFAULT_ACCEPT",
+    "DEFAULT_BACKOFF",
+    "DEFAULT_RETRIES",
+    "MAX_BACKOFF",
     "AgentHTTPError",
     "IncompleteRun",
     "SequenceError",
@@ -74,6 +92,14 @@ __all__ = [
 
 DEFAULT_ACCEPT: Final = f"{PROTO_MEDIA_TYPE}, {SSE_MEDIA_TYPE};q=0.9"
 BODY_EXCERPT: Final = 2048  # bytes of an error response's body kept in the error
+DEFAULT_RETRIES: Final = 5  # consecutive reconnects without progress
+DEFAULT_BACKOFF: Final = 0.25  # seconds before the first reconnect, doubled each time
+MAX_BACKOFF: Final = 5.0
+# The headers of a resumable response (agui_wire.redis; named here so that
+# this module does not import the Redis client).
+_AFTER: Final = "agui-after"
+_SNAPSHOT: Final = "agui-snapshot-events"
+_RETRY_STATUS: Final = frozenset({502, 503, 504})
 
 Event = dict[str, Any]
 
@@ -123,12 +149,16 @@ class _Run:
     def _fail(self, reason: str, etype: Any) -> None:
         raise SequenceError(reason, index=self.count, event_type=etype)
 
-    def end(self, decoder: EventDecoder) -> None:
+    def end(self, decoder: EventDecoder) -> IncompleteRun | None:
+        """The error for a stream that ended now, or ``None`` if it ended a run."""
         if self.state == _OPEN or self.state == _IDLE:
             reason = "the stream ended inside a run"
             if not self.count:
                 reason = "the stream ended before any event"
-            raise IncompleteRun(reason, events_read=self.count, last_event_id=decoder.last_event_id)
+            return IncompleteRun(
+                reason, events_read=self.count, last_event_id=decoder.last_event_id
+            )
+        return None
 
     def broken(self, decoder: EventDecoder, exc: BaseException) -> IncompleteRun:
         err = IncompleteRun(
@@ -138,6 +168,71 @@ class _Run:
         )
         err.__cause__ = exc
         return err
+
+
+class _Resume:
+    """Where a resumable stream stands, and whether (and when) to reconnect."""
+
+    __slots__ = (
+        "after",
+        "attempts",
+        "backoff",
+        "last_event_id",
+        "position",
+        "received",
+        "resumable",
+        "retries",
+        "snapshot",
+    )
+
+    def __init__(self, retries: int, backoff: float, last_event_id: str | None) -> None:
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an int >= 0, not {retries!r}")
+        if not backoff >= 0:
+            raise ValueError(f"backoff must be >= 0 seconds, not {backoff!r}")
+        self.retries = retries
+        self.backoff = backoff
+        self.last_event_id = last_event_id
+        self.attempts = 0  # consecutive reconnects without a new event
+        self.position: int | None = None  # the last event received, when known
+        self.resumable = False  # the current response says where it stands
+        self.after = 0
+        self.snapshot = 0
+        self.received = 0
+
+    @property
+    def reconnecting(self) -> bool:
+        return self.position is not None
+
+    def opened(self, response: httpx.Response) -> None:
+        after = response.headers.get(_AFTER)
+        snapshot = response.headers.get(_SNAPSHOT, "0")
+        self.resumable = after is not None and after.isdigit() and snapshot.isdigit()
+        self.received = 0
+        if not self.resumable:
+            self.position = None
+            return
+        self.after = int(after)
+        self.snapshot = int(snapshot)
+        # Inside a compact prefix there is no position to resume from.
+        self.position = self.after if self.snapshot == 0 else None
+
+    def seen(self) -> None:
+        if self.resumable:
+            self.received += 1
+            if self.received >= self.snapshot:
+                self.position = self.after + self.received - self.snapshot
+                self.attempts = 0
+
+    def retry(self, failure: IncompleteRun) -> float:
+        """Seconds to wait before reconnecting; raises ``failure`` when not to."""
+        if self.position is None or self.attempts >= self.retries:
+            if self.position is not None:
+                failure.last_event_id = str(self.position)
+            raise failure
+        self.attempts += 1
+        self.last_event_id = str(self.position)
+        return min(self.backoff * 2.0 ** (self.attempts - 1), MAX_BACKOFF)
 
 
 def _body(input: Mapping[str, Any] | Any) -> bytes:
@@ -196,31 +291,54 @@ def run_agent(
     headers: Mapping[str, str] | None = None,
     last_event_id: str | None = None,
     check_sequence: bool = True,
+    retries: int = DEFAULT_RETRIES,
+    backoff: float = DEFAULT_BACKOFF,
     **decoder_options: Any,
 ) -> Iterator[Event]:
     """Run the agent at ``url`` and yield its events as they arrive (see module doc)."""
     body = _body(input)
-    request_headers = _headers(accept, last_event_id, headers)
-    with client.stream("POST", url, content=body, headers=request_headers) as response:
-        if not response.is_success:
-            raise AgentHTTPError(url, response.status_code, _excerpt(response.iter_bytes()))
-        decoder = _decoder(url, response, decoder_options)
-        run = _Run(check_sequence, last_event_id is not None)
+    run = _Run(check_sequence, last_event_id is not None)
+    resume = _Resume(retries, backoff, last_event_id)
+    while True:
+        request_headers = _headers(accept, resume.last_event_id, headers)
         try:
-            for chunk in response.iter_bytes():
-                for event in decoder.feed(chunk):
-                    run.see(event)
-                    yield event
-            for event in decoder.close():
-                run.see(event)
-                yield event
-        except TruncatedStream as exc:
-            raise run.broken(decoder, exc) from exc
+            with client.stream("POST", url, content=body, headers=request_headers) as response:
+                if not response.is_success:
+                    excerpt = _excerpt(response.iter_bytes())
+                    error = AgentHTTPError(url, response.status_code, excerpt)
+                    if resume.reconnecting and response.status_code in _RETRY_STATUS:
+                        raise _Unavailable(error)
+                    raise error
+                decoder = _decoder(url, response, decoder_options)
+                resume.opened(response)
+                try:
+                    for chunk in response.iter_bytes():
+                        for event in decoder.feed(chunk):
+                            run.see(event)
+                            resume.seen()
+                            yield event
+                    for event in decoder.close():
+                        run.see(event)
+                        resume.seen()
+                        yield event
+                except TruncatedStream as exc:
+                    failure = run.broken(decoder, exc)
+                except Exception as exc:
+                    if not _transport_error(exc):
+                        raise
+                    failure = run.broken(decoder, exc)
+                else:
+                    ended = run.end(decoder)
+                    if ended is None:
+                        return
+                    failure = ended
+        except _Unavailable as exc:
+            failure = _unreachable(run, resume, exc.error)
         except Exception as exc:
-            if _transport_error(exc):
-                raise run.broken(decoder, exc) from exc
-            raise
-        run.end(decoder)
+            if not (resume.reconnecting and _transport_error(exc)):
+                raise
+            failure = _unreachable(run, resume, exc)
+        time.sleep(resume.retry(failure))
 
 
 async def arun_agent(
@@ -232,33 +350,74 @@ async def arun_agent(
     headers: Mapping[str, str] | None = None,
     last_event_id: str | None = None,
     check_sequence: bool = True,
+    retries: int = DEFAULT_RETRIES,
+    backoff: float = DEFAULT_BACKOFF,
     **decoder_options: Any,
 ) -> AsyncIterator[Event]:
     """``run_agent`` for an ``httpx.AsyncClient``, as an async generator."""
     body = _body(input)
-    request_headers = _headers(accept, last_event_id, headers)
-    async with client.stream("POST", url, content=body, headers=request_headers) as response:
-        if not response.is_success:
-            excerpt = bytearray()
-            async for chunk in response.aiter_bytes():
-                excerpt += chunk
-                if len(excerpt) >= BODY_EXCERPT:
-                    break
-            raise AgentHTTPError(url, response.status_code, bytes(excerpt[:BODY_EXCERPT]))
-        decoder = _decoder(url, response, decoder_options)
-        run = _Run(check_sequence, last_event_id is not None)
+    run = _Run(check_sequence, last_event_id is not None)
+    resume = _Resume(retries, backoff, last_event_id)
+    while True:
+        request_headers = _headers(accept, resume.last_event_id, headers)
         try:
-            async for chunk in response.aiter_bytes():
-                for event in decoder.feed(chunk):
-                    run.see(event)
-                    yield event
-            for event in decoder.close():
-                run.see(event)
-                yield event
-        except TruncatedStream as exc:
-            raise run.broken(decoder, exc) from exc
+            async with client.stream(
+                "POST", url, content=body, headers=request_headers
+            ) as response:
+                if not response.is_success:
+                    excerpt = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        excerpt += chunk
+                        if len(excerpt) >= BODY_EXCERPT:
+                            break
+                    error = AgentHTTPError(url, response.status_code, bytes(excerpt[:BODY_EXCERPT]))
+                    if resume.reconnecting and response.status_code in _RETRY_STATUS:
+                        raise _Unavailable(error)
+                    raise error
+                decoder = _decoder(url, response, decoder_options)
+                resume.opened(response)
+                try:
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            run.see(event)
+                            resume.seen()
+                            yield event
+                    for event in decoder.close():
+                        run.see(event)
+                        resume.seen()
+                        yield event
+                except TruncatedStream as exc:
+                    failure = run.broken(decoder, exc)
+                except Exception as exc:
+                    if not _transport_error(exc):
+                        raise
+                    failure = run.broken(decoder, exc)
+                else:
+                    ended = run.end(decoder)
+                    if ended is None:
+                        return
+                    failure = ended
+        except _Unavailable as exc:
+            failure = _unreachable(run, resume, exc.error)
         except Exception as exc:
-            if _transport_error(exc):
-                raise run.broken(decoder, exc) from exc
-            raise
-        run.end(decoder)
+            if not (resume.reconnecting and _transport_error(exc)):
+                raise
+            failure = _unreachable(run, resume, exc)
+        await asyncio.sleep(resume.retry(failure))
+
+
+class _Unavailable(Exception):
+    """A reconnect answered 502/503/504: retried like a transport error."""
+
+    def __init__(self, error: AgentHTTPError) -> None:
+        self.error = error
+
+
+def _unreachable(run: _Run, resume: _Resume, exc: BaseException) -> IncompleteRun:
+    err = IncompleteRun(
+        f"reconnecting failed: {type(exc).__name__}: {exc}",
+        events_read=run.count,
+        last_event_id=resume.last_event_id or "",
+    )
+    err.__cause__ = exc
+    return err

@@ -1,0 +1,141 @@
+"""The app the replica tests and benchmarks run under uvicorn: one replica of a
+deployment sharing runs through Redis (``AGUI_REDIS_URL``).
+
+* ``POST /agent``: a ``RunAgentInput``; starts the run in the background (unless
+  the request resumes: ``Last-Event-ID`` or ``?after=``, or a producer already
+  holds it) and streams it with ``RunStore.response``. Query: ``events`` (text
+  deltas, default: the scripted run), ``delay`` (seconds before each event),
+  ``compact``.
+* ``POST /runs/{run_id}/start``: the same run started without streaming it (202).
+* ``GET /runs/{run_id}/events``: the run as an observer reads it (``compact``).
+* ``POST /publish``: one pre-encoded benchmark run: ``events`` deltas of ``size``
+  characters, each carrying its publish time (``time.time()``) in ``rawEvent``-free
+  form: the delta starts with the time, so subscribers measure latency.
+
+``AGUI_LEASE`` (seconds, default 2) and ``AGUI_TTL`` configure the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from agui_wire.errors import RunInProgress
+from agui_wire.redis import RunStore, resume_after
+from examples.script import scripted_run
+
+Event = dict[str, Any]
+
+_store: RunStore | None = None
+
+
+def store() -> RunStore:
+    global _store
+    if _store is None:
+        client = aioredis.from_url(os.environ["AGUI_REDIS_URL"])
+        _store = RunStore(
+            client,
+            lease=float(os.environ.get("AGUI_LEASE", "2")),
+            ttl=float(os.environ.get("AGUI_TTL", "600")),
+        )
+    return _store
+
+
+def token_run(thread_id: str, run_id: str, n: int, size: int = 8) -> list[Event]:
+    """RUN_STARTED, one text message of ``n`` deltas, RUN_FINISHED."""
+    events: list[Event] = [{"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}]
+    events.append({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"})
+    events += [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": f"{i:07d}".ljust(size, ".")}
+        for i in range(n)
+    ]
+    events.append({"type": "TEXT_MESSAGE_END", "messageId": "m1"})
+    events.append({"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id})
+    return events
+
+
+async def paced(events: list[Event], delay: float) -> AsyncIterator[Event]:
+    for event in events:
+        if delay:
+            await asyncio.sleep(delay)
+        yield event
+
+
+def _events(request: Request, body: dict[str, Any], run_id: str) -> list[Event]:
+    thread_id = body.get("threadId", "thread-1")
+    count = request.query_params.get("events")
+    if count is None:
+        return scripted_run(thread_id, run_id)
+    return token_run(thread_id, run_id, int(count), int(request.query_params.get("size", "8")))
+
+
+async def _start(request: Request, body: dict[str, Any], run_id: str) -> None:
+    delay = float(request.query_params.get("delay", "0"))
+    try:
+        await store().start(run_id, paced(_events(request, body, run_id), delay))
+    except RunInProgress:
+        pass  # running elsewhere: this request reads it
+
+
+async def agent(request: Request) -> Response:
+    body = await request.json()
+    run_id = body["runId"]
+    if resume_after(request) is None:
+        await _start(request, body, run_id)
+    compact = request.query_params.get("compact") == "1"
+    return store().response(run_id, request, compact=compact)
+
+
+async def start(request: Request) -> Response:
+    run_id = request.path_params["run_id"]
+    await _start(request, {"threadId": "thread-1"}, run_id)
+    return JSONResponse({"runId": run_id}, status_code=202)
+
+
+async def events(request: Request) -> Response:
+    compact = request.query_params.get("compact") == "1"
+    return store().response(request.path_params["run_id"], request, compact=compact)
+
+
+async def publish(request: Request) -> Response:
+    """A benchmark run whose deltas carry their publish time (``time.time()``)."""
+    run_id = request.query_params["run"]
+    n = int(request.query_params.get("events", "1000"))
+    delay = float(request.query_params.get("delay", "0"))
+
+    async def stamped() -> AsyncIterator[Event]:
+        yield {"type": "RUN_STARTED", "threadId": "bench", "runId": run_id}
+        yield {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+        for _ in range(n):
+            if delay:
+                await asyncio.sleep(delay)
+            yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": f"{time.time():.6f}"}
+        yield {"type": "TEXT_MESSAGE_END", "messageId": "m1"}
+        yield {"type": "RUN_FINISHED", "threadId": "bench", "runId": run_id}
+
+    count = await store().publish(run_id, stamped())
+    return JSONResponse({"runId": run_id, "events": count})
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+app = Starlette(
+    routes=[
+        Route("/agent", agent, methods=["POST"]),
+        Route("/publish", publish, methods=["POST"]),
+        Route("/runs/{run_id}/start", start, methods=["POST"]),
+        Route("/runs/{run_id}/events", events, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+)
