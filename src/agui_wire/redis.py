@@ -197,13 +197,20 @@ return {0, last}
 """
 )
 
-# KEYS: lease, stream. ARGV: token, lease_ms, running_ttl_ms.
-_RENEW: Final = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 1
+# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, known.
+_RENEW: Final = (
+    _TOP
+    + """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  local last = top(KEYS[1]) or 0
+  if last < tonumber(ARGV[4]) then return {3, last} end
+  return {2, last}
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {0, -1}
 """
+)
 
 # KEYS: stream, lease. ARGV: known (events the caller has read), ttl_ms,
 # RUN_ERROR payload, '1' when event ``known`` is terminal.
@@ -873,18 +880,16 @@ class _Producer:
         while True:
             await asyncio.sleep(store.lease / 3)
             try:
-                ours = await store._retry(
+                code, last = await store._script(
                     self.run_id,
                     store._renew,
-                    keys=[self.keys[1], self.keys[0]],
-                    args=[self.token, store._lease_ms, store._running_ttl_ms],
+                    self.keys,
+                    [self.token, store._lease_ms, store._running_ttl_ms, self.stored],
                 )
+                if code != 0:
+                    self._check(code, last)
             except StoreError as exc:
                 self.lost = exc
-                main.cancel()
-                return
-            if not ours:
-                self.lost = LeaseLost(self.run_id, "the lease expired before it was renewed")
                 main.cancel()
                 return
 

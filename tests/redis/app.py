@@ -18,6 +18,7 @@ deployment sharing runs through Redis (``AGUI_REDIS_URL``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator
@@ -80,10 +81,8 @@ def _events(request: Request, body: dict[str, Any], run_id: str) -> list[Event]:
 
 async def _start(request: Request, body: dict[str, Any], run_id: str) -> None:
     delay = float(request.query_params.get("delay", "0"))
-    try:
+    with contextlib.suppress(RunInProgress):  # running elsewhere: this request reads it
         await store().start(run_id, paced(_events(request, body, run_id), delay))
-    except RunInProgress:
-        pass  # running elsewhere: this request reads it
 
 
 async def agent(request: Request) -> Response:

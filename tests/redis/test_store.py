@@ -47,9 +47,7 @@ def test_ids_are_indexes_and_every_subscriber_gets_the_run(redis_server, run_id)
         r = client(redis_server)
         store = RunStore(r, lease=2)
         task = await store.start(run_id, paced(RUN, 0.005))
-        early, late = await asyncio.gather(
-            collect(store, run_id), asyncio.sleep(0.05, None)
-        )
+        early, late = await asyncio.gather(collect(store, run_id), asyncio.sleep(0.05, None))
         assert task is not None
         assert await task == len(RUN)
         assert [i for i, _ in early] == list(range(1, len(RUN) + 1))
@@ -230,9 +228,11 @@ def test_maxlen_trims_and_resuming_into_the_trim_is_an_error(redis_server, run_i
     async def main() -> None:
         r = client(redis_server)
         store = RunStore(r, maxlen=100, batch=50)
-        events = [RUN[0]] + [
-            {"type": "CUSTOM", "name": "tick", "value": i} for i in range(2000)
-        ] + [RUN[-1]]
+        events = (
+            [RUN[0]]
+            + [{"type": "CUSTOM", "name": "tick", "value": i} for i in range(2000)]
+            + [RUN[-1]]
+        )
         await store.publish(run_id, events)
         assert await r.xlen(f"agui:{{{run_id}}}") < 400
         with pytest.raises(HistoryTrimmed) as info:
@@ -348,7 +348,9 @@ def test_response_writes_stored_bytes_one_send_per_batch(redis_server, run_id) -
         assert b"".join(bodies) == b"".join(frame(p) for p in payloads)
         assert b"".join(bodies) == b"".join(encode_proto(e) for e in events)
         assert len([b for b in bodies if b]) == 10  # 1000 events, 10 sends
-        start, bodies = await call(store.response(run_id, accept=SSE_MEDIA_TYPE), query=b"after=990")
+        start, bodies = await call(
+            store.response(run_id, accept=SSE_MEDIA_TYPE), query=b"after=990"
+        )
         text = b"".join(bodies).decode()
         assert text.startswith("id: 991\ndata: ")
         assert decode(b"".join(bodies), SSE_MEDIA_TYPE) == events[990:]

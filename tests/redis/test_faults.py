@@ -1,0 +1,127 @@
+"""Redis itself failing under a live run: restarted with persistence (nothing is
+lost, producer and subscribers carry on), restarted without it (the loss is
+reported as ``RunLost``, never skipped), unreachable (``StoreUnavailable``
+after the ``reconnect`` window, never a hang). Times are printed for the
+record (``pytest -s``)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from agui_wire.errors import RunLost, StoreUnavailable
+from agui_wire.redis import RunStore
+from tests.redis.conftest import run
+
+pytestmark = pytest.mark.slow
+
+
+def token_events(n: int) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
+    events += [{"type": "CUSTOM", "name": "tick", "value": i} for i in range(n)]
+    events.append({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    return events
+
+
+async def paced(events, delay):
+    for event in events:
+        await asyncio.sleep(delay)
+        yield event
+
+
+def restart_in_thread(server: Any, after: float, down: float) -> threading.Thread:
+    def go() -> None:
+        time.sleep(after)
+        server.restart(down=down)
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    return thread
+
+
+def test_restart_with_persistence_loses_nothing(fresh_redis, run_id) -> None:
+    server = fresh_redis(persistent=True)
+    events = token_events(150)
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=5, reconnect=10)
+        task = await store.start(run_id, paced(events, 0.01))
+        readers = [asyncio.ensure_future(collect(store, run_id)) for _ in range(3)]
+        thread = restart_in_thread(server, after=0.5, down=1.0)
+        assert await task == len(events)
+        for reader in readers:
+            got = await reader
+            assert [i for i, _ in got] == list(range(1, len(events) + 1))
+            assert [e for _, e in got] == events
+        await asyncio.to_thread(thread.join)
+        await r.aclose()
+
+    start = time.monotonic()
+    run(main())
+    print(
+        f"\nrestart with AOF: run of {len(events)} events done in {time.monotonic() - start:.2f} s"
+    )
+
+
+def test_restart_without_persistence_is_reported(fresh_redis, run_id) -> None:
+    server = fresh_redis(persistent=False)
+    events = token_events(150)
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=5, reconnect=10)
+        task = await store.start(run_id, paced(events, 0.01))
+        task.remove_done_callback(store._task_done)
+        reader = asyncio.ensure_future(collect(store, run_id))
+        thread = restart_in_thread(server, after=0.5, down=0.5)
+        with pytest.raises(RunLost):
+            await task
+        with pytest.raises(RunLost):
+            await reader
+        await asyncio.to_thread(thread.join)
+        await r.aclose()
+
+    run(main())
+
+
+def test_unreachable_redis_raises_store_unavailable(fresh_redis, run_id) -> None:
+    server = fresh_redis()
+    events = token_events(1000)
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=5, reconnect=1.0)
+        task = await store.start(run_id, paced(events, 0.01))
+        task.remove_done_callback(store._task_done)
+        reader = asyncio.ensure_future(collect(store, run_id))
+        await asyncio.sleep(0.3)
+        stopped = time.monotonic()
+        await asyncio.to_thread(server.kill)
+        with pytest.raises(StoreUnavailable):
+            await reader
+        reader_after = time.monotonic() - stopped
+        with pytest.raises(StoreUnavailable):
+            await task
+        producer_after = time.monotonic() - stopped
+        print(
+            f"\nRedis gone: subscriber raised StoreUnavailable after {reader_after:.2f} s, "
+            f"producer after {producer_after:.2f} s (reconnect window 1.0 s)"
+        )
+        # Bounded: the window plus redis-py's own connect timeouts, never a hang.
+        assert reader_after < 10
+        assert producer_after < 10
+        with pytest.raises(StoreUnavailable):
+            await collect(store, run_id)
+        await r.aclose()
+
+    run(main())
+
+
+async def collect(store: RunStore, run_id: str, **kwargs: Any) -> list[tuple[int, Any]]:
+    return [item async for item in store.subscribe(run_id, **kwargs)]
