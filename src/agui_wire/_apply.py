@@ -9,15 +9,16 @@ the events a joiner reads instead of the whole history:
 
 * the run's ``RUN_STARTED`` as it was (the client's verifier wants it first, and
   it carries the input echo the client applies);
-* ``MESSAGES_SNAPSHOT`` of the messages the events built, without the entities
-  still open (they come back below, else their content would be doubled);
+* ``MESSAGES_SNAPSHOT`` of the messages the events built, in their order, open
+  ones with their content (and tool call arguments) so far;
 * ``STATE_SNAPSHOT`` of the state, when the events determine it (a
   ``STATE_SNAPSHOT``, or the ``RUN_STARTED`` input's ``state``, before any
   delta); otherwise the deltas themselves, since they apply to the joiner's own
   state just as they did to the producer's client;
-* what is open, in the order it opened: its start event as it was, then one
-  ``*_CONTENT``/``TOOL_CALL_ARGS`` with the deltas so far joined (what
-  ``compactEvents`` in the reference does), so the live tail continues it;
+* what is open, in the order it opened: its start event without ``metadata``
+  (the snapshot has it merged already), so the client's verifier accepts the
+  tail's continuations; a start for a message or tool call the snapshot holds
+  creates nothing in the client, and the tail's deltas append to it;
 * the terminal event, when the run has ended.
 
 A client applying the prefix and then the tail ends with the messages and state
@@ -56,42 +57,6 @@ def _merge_metadata(entity: dict[str, Any], event: Event) -> None:
         entity["metadata"] = {**existing, **copy.deepcopy(incoming)}
 
 
-class _Open:
-    """An entity still open at the cut: its start event and what continued it."""
-
-    __slots__ = ("deltas", "extra", "metadata", "start")
-
-    def __init__(self, start: Event) -> None:
-        self.start = start
-        self.deltas: list[str] = []
-        self.metadata: dict[str, Any] | None = None  # merged from the continuation events
-        self.extra: list[Event] = []  # REASONING_ENCRYPTED_VALUE aimed at it
-
-    def events(self, kind: str, key: str, content_type: str | None) -> list[Event]:
-        out = [self.start]
-        if content_type is not None and self.deltas:
-            joined: Event = {
-                "type": content_type,
-                key: self.start[key],
-                "delta": "".join(self.deltas),
-            }
-            if self.metadata is not None:
-                joined["metadata"] = self.metadata
-            out.append(joined)
-        return out + self.extra
-
-
-# kind -> (the key naming it, the continuation event whose deltas are joined)
-_KINDS: Final = {
-    "text": ("messageId", "TEXT_MESSAGE_CONTENT"),
-    "reasoning_message": ("messageId", "REASONING_MESSAGE_CONTENT"),
-    "tool_call": ("toolCallId", "TOOL_CALL_ARGS"),
-    "reasoning": ("messageId", None),
-    "step": ("stepName", None),
-    "subagent": ("subagentRunId", None),
-}
-
-
 class Compactor:
     """Folds events into messages and state (see the module doc)."""
 
@@ -103,7 +68,8 @@ class Compactor:
         self.terminal: Event | None = None
         self.foldable = True
         self.count = 0
-        self._open: dict[tuple[str, Any], _Open] = {}  # insertion order = opening order
+        # what is open -> its start event; insertion order is opening order
+        self._open: dict[tuple[str, Any], Event] = {}
 
     # -- folding -------------------------------------------------------------------
 
@@ -126,14 +92,7 @@ class Compactor:
 
     def _opened(self, kind: str, key: Any, event: Event) -> None:
         if (kind, key) not in self._open:
-            self._open[(kind, key)] = _Open(event)
-
-    def _continued(self, kind: str, key: Any, event: Event) -> None:
-        item = self._open.get((kind, key))
-        if item is not None:
-            item.deltas.append(event.get("delta", ""))
-            if event.get("metadata") is not None:
-                item.metadata = {**(item.metadata or {}), **event["metadata"]}
+            self._open[(kind, key)] = event
 
     def _closed(self, kind: str, key: Any) -> None:
         self._open.pop((kind, key), None)
@@ -185,7 +144,6 @@ class Compactor:
         content = message.get("content")
         message["content"] = f"{content if isinstance(content, str) else ''}{event.get('delta')}"
         _merge_metadata(message, event)
-        self._continued(kind, mid, event)
 
     def _text_end(self, event: Event, kind: str) -> None:
         mid = event.get("messageId")
@@ -283,7 +241,6 @@ class Compactor:
             return
         found[1]["function"]["arguments"] += event.get("delta", "")
         _merge_metadata(found[1], event)
-        self._continued("tool_call", event.get("toolCallId"), event)
 
     def _on_TOOL_CALL_END(self, event: Event) -> None:
         found = self._tool_call(event.get("toolCallId"))
@@ -416,15 +373,10 @@ class Compactor:
             found = self._tool_call(entity)
             if found is not None and found[0].get("role") == "assistant":
                 found[1]["encryptedValue"] = event.get("encryptedValue")
-            kind = "tool_call"
         else:
             message = self._find(entity)
             if message is not None and message.get("role") != "activity":
                 message["encryptedValue"] = event.get("encryptedValue")
-            kind = "text" if ("text", entity) in self._open else "reasoning_message"
-        item = self._open.get((kind, entity))
-        if item is not None:
-            item.extra.append(event)
 
     # -- the prefix -----------------------------------------------------------------
 
@@ -432,24 +384,13 @@ class Compactor:
         """The events standing for everything fed so far (see the module doc)."""
         if not self.foldable or self.run_started is None:
             raise ValueError("these events cannot be folded (see Compactor.foldable)")
-        open_messages = {key for (kind, key) in self._open if kind in ("text", "reasoning_message")}
-        open_calls = {key for (kind, key) in self._open if kind == "tool_call"}
-        messages = []
-        for m in self.messages:
-            if m.get("id") in open_messages:
-                continue
-            if open_calls and m.get("toolCalls"):
-                m = {**m, "toolCalls": [c for c in m["toolCalls"] if c.get("id") not in open_calls]}
-            messages.append(m)
         out: list[Event] = [self.run_started]
-        if messages:
-            out.append({"type": "MESSAGES_SNAPSHOT", "messages": copy.deepcopy(messages)})
+        if self.messages:
+            out.append({"type": "MESSAGES_SNAPSHOT", "messages": copy.deepcopy(self.messages)})
         if self.state is not _UNKNOWN:
             out.append({"type": "STATE_SNAPSHOT", "snapshot": copy.deepcopy(self.state)})
         out += self.state_deltas
-        for (kind, _key), item in self._open.items():
-            key, content = _KINDS[kind]
-            out += item.events(kind, key, content)
+        out += [{k: v for k, v in e.items() if k != "metadata"} for e in self._open.values()]
         if self.terminal is not None:
             out.append(self.terminal)
         return out

@@ -314,6 +314,13 @@ class NodeHarness:
             r["passed"], JsError.from_json(r["error"]), r["completed"], tuple(r["warnings"])
         )
 
+    def apply(self, runs: Sequence[Sequence[Event]]) -> list[dict[str, Any]]:
+        """What ``defaultApplyEvents`` of ``@ag-ui/client`` makes of each list of
+        events (a client starting with no messages and the state of the
+        ``RUN_STARTED`` input echo, else ``{}``): ``messages``, ``state``,
+        ``warnings``."""
+        return _lines(self.run("apply", _jsonl([list(events) for events in runs])))
+
 
 @contextlib.contextmanager
 def _install_lock() -> Iterator[None]:

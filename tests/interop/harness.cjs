@@ -47,6 +47,11 @@
  *                  bool, "error": {"name","message"}|null, "warnings": [str]}
  *                  from @ag-ui/client verifyEvents(), the client's check that a
  *                  run is a well-formed sequence (starts, ends, nesting, ids)
+ *   apply          JSONL in, one JSON array of events per line -> JSONL
+ *                  {"messages": [...], "state": obj|null, "warnings": [str]} per
+ *                  line: what @ag-ui/client defaultApplyEvents() makes of the
+ *                  events for a client starting with no messages and the state its
+ *                  run input had (the RUN_STARTED input echo's, else {})
  *   shapes         -> the `shapes` table of @ag-ui/core's omitOptionalNulls
  *                  (dist/index.js), evaluated in an empty VM context
  *   zod-objects    -> {"<Name>": {"<key>": <optional: bool>}} for every object
@@ -305,6 +310,37 @@ async function verify(input) {
   return dump(result) + "\n";
 }
 
+async function apply(input) {
+  const { defaultApplyEvents } = require("@ag-ui/client");
+  const { from, lastValueFrom, toArray } = requireRxjs();
+  const lines = [];
+  for (const events of readJsonLines(input)) {
+    const result = { messages: [], state: {}, warnings: [] };
+    await capturing(result.warnings, async () => {
+      const state = events[0]?.input?.state ?? {};
+      const runInput = {
+        threadId: "thread-1",
+        runId: "run-1",
+        messages: [],
+        tools: [],
+        context: [],
+        state,
+        forwardedProps: {},
+      };
+      const agent = { messages: [], state };
+      const mutations = await lastValueFrom(
+        defaultApplyEvents(runInput, from(events), agent, []).pipe(toArray()),
+      );
+      for (const m of mutations) {
+        if (m.messages !== undefined) result.messages = m.messages;
+        if (m.state !== undefined) result.state = m.state;
+      }
+    });
+    lines.push(dump(result) + "\n");
+  }
+  return lines.join("");
+}
+
 // The rxjs the client itself resolves, so observables interoperate.
 function requireRxjs() {
   const clientDir = path.dirname(require.resolve("@ag-ui/client"));
@@ -365,6 +401,7 @@ const COMMANDS = {
   negotiate,
   validate,
   verify,
+  apply,
   shapes,
   "zod-objects": zodObjects,
 };

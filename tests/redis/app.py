@@ -8,9 +8,8 @@ deployment sharing runs through Redis (``AGUI_REDIS_URL``).
   ``compact``.
 * ``POST /runs/{run_id}/start``: the same run started without streaming it (202).
 * ``GET /runs/{run_id}/events``: the run as an observer reads it (``compact``).
-* ``POST /publish``: one pre-encoded benchmark run: ``events`` deltas of ``size``
-  characters, each carrying its publish time (``time.time()``) in ``rawEvent``-free
-  form: the delta starts with the time, so subscribers measure latency.
+* ``POST /publish?run=R``: a benchmark run whose deltas are their publish time
+  (``time.time()``), so subscribers measure latency.
 
 ``AGUI_LEASE`` (seconds, default 2) and ``AGUI_TTL`` configure the store.
 """
@@ -106,12 +105,16 @@ async def events(request: Request) -> Response:
 
 
 async def publish(request: Request) -> Response:
-    """A benchmark run whose deltas carry their publish time (``time.time()``)."""
+    """A benchmark run, started in the background (202 once claimed): after
+    ``hold`` seconds (subscribers connect meanwhile), ``events`` deltas, each
+    carrying its publish time (``time.time()``), ``delay`` seconds apart."""
     run_id = request.query_params["run"]
     n = int(request.query_params.get("events", "1000"))
     delay = float(request.query_params.get("delay", "0"))
+    hold = float(request.query_params.get("hold", "0"))
 
     async def stamped() -> AsyncIterator[Event]:
+        await asyncio.sleep(hold)
         yield {"type": "RUN_STARTED", "threadId": "bench", "runId": run_id}
         yield {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
         for _ in range(n):
@@ -121,8 +124,8 @@ async def publish(request: Request) -> Response:
         yield {"type": "TEXT_MESSAGE_END", "messageId": "m1"}
         yield {"type": "RUN_FINISHED", "threadId": "bench", "runId": run_id}
 
-    count = await store().publish(run_id, stamped())
-    return JSONResponse({"runId": run_id, "events": count})
+    await store().start(run_id, stamped())
+    return JSONResponse({"runId": run_id}, status_code=202)
 
 
 async def healthz(request: Request) -> Response:

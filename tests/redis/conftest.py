@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# The interop suite's node_harness fixture (the pinned npm peers), as
+# tests/e2e/conftest.py binds it.
+from tests.e2e.conftest import node_harness  # noqa: E402, F401
 from tests.redis.harness import RedisServer  # noqa: E402
 
 

@@ -12,14 +12,17 @@ the package: the Makefile installs it (``make redis-server``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -187,3 +190,90 @@ class Replica:
 
     def kill(self) -> None:
         self.stop(signal.SIGKILL)
+
+
+class Balancer:
+    """A round-robin TCP load balancer on a loopback port, in a thread of its own:
+    each new connection goes to the next backend port; ``cut()`` closes every open
+    connection (what a network switch or a proxy restart does to a stream)."""
+
+    def __init__(self, backends: list[int]) -> None:
+        import asyncio
+
+        self.backends = backends
+        self.port = 0
+        self.connections = 0
+        self._next = 0
+        self._loop = asyncio.new_event_loop()
+        self._writers: set[Any] = set()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Balancer:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def _serve(self) -> None:
+        import asyncio
+
+        asyncio.set_event_loop(self._loop)
+
+        async def pipe(reader: Any, writer: Any) -> None:
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            except (OSError, asyncio.CancelledError):
+                pass
+            finally:
+                writer.close()
+
+        async def handle(reader: Any, writer: Any) -> None:
+            backend = self.backends[self._next % len(self.backends)]
+            self._next += 1
+            self.connections += 1
+            try:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", backend)
+            except OSError:
+                writer.close()
+                return
+            self._writers |= {writer, up_writer}
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+            self._writers -= {writer, up_writer}
+
+        async def main() -> None:
+            server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            self.port = server.sockets[0].getsockname()[1]
+            self._ready.set()
+            async with server:
+                await server.serve_forever()
+
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            self._loop.run_until_complete(main())
+
+    def cut(self) -> None:
+        def close_all() -> None:
+            for writer in list(self._writers):
+                transport = writer.transport
+                transport.abort()
+
+        self._loop.call_soon_threadsafe(close_all)
+
+    def stop(self) -> None:
+        def halt() -> None:
+            for task in asyncio_all_tasks(self._loop):
+                task.cancel()
+
+        self._loop.call_soon_threadsafe(halt)
+        self._thread.join(5)
+
+
+def asyncio_all_tasks(loop: Any) -> set[Any]:
+    import asyncio
+
+    return asyncio.all_tasks(loop)
