@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck generated bench fuzz sanitize clean frameworks
+.PHONY: demo test lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,15 @@ $(NODE_PEERS): tests/interop/package-lock.json tests/interop/package.json
 	npm ci --prefix tests/interop --no-audit --no-fund
 	touch $@
 
+# tests/redis and tests/e2e/test_redis_replicas.py start redis-server themselves, on
+# free loopback ports (never a system service): the Debian package, installed when
+# missing.
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+
 demo: $(EXTENSION)
 	$(BIN)/agui-wire cost
 
@@ -43,7 +52,7 @@ lint: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(BIN)/mypy src
 
-test: $(EXTENSION) $(NODE_PEERS) generated lint typecheck
+test: $(EXTENSION) $(NODE_PEERS) redis-server generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks $(PYTEST_ARGS)
 	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
 	# and differential/test_sse_codec.py compare both implementations directly and ran above
@@ -67,6 +76,10 @@ FW_VENVS := pydantic-ai langgraph strands sdk-0.1
 frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
 	AGUI_WIRE_REQUIRE_FRAMEWORKS=1 $(BIN)/pytest -q -p no:cacheprovider tests/frameworks
 	PYTHONPATH=src .venv-fw/sdk-0.1/bin/python -m pytest -q -p no:cacheprovider tests/contract/test_compat.py
+
+# The run store under load: redis-server, two uvicorn replicas, 1/10/100 subscribers.
+bench-redis: $(EXTENSION) redis-server
+	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 
 # Every fuzz target (tests/fuzz/) for FUZZ_SECONDS each, two at a time, seeded from
 # the corpus; prints executions per target and the crashes (must be 0).

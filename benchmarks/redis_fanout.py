@@ -43,7 +43,7 @@ import httpx  # noqa: E402
 import redis  # noqa: E402
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, EventDecoder, encode_proto, encode_sse  # noqa: E402
-from agui_wire.sample import realistic_run  # noqa: E402
+from agui_wire._sample import realistic_run  # noqa: E402
 from tests.redis.harness import RedisServer, Replica  # noqa: E402
 
 SAMPLED = 4  # subscribers per run that decode and time every event

@@ -35,7 +35,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from .jsonpatch import PatchError, apply_patch
+from ._jsonpatch import apply_patch
+from .errors import PatchError
 
 __all__ = ["Compactor"]
 

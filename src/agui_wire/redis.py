@@ -65,6 +65,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ._apply import Compactor
+from ._codec.framing import frame
+from ._decoder import decode_proto
+from ._encoder import EventEncoder, encode_sse
+from ._negotiation import PROTO_MEDIA_TYPE
 from .asgi import (
     EncodedEvents,
     EventStreamResponse,
@@ -78,8 +82,6 @@ from .asgi import (
     _scope_header,
     _Source,
 )
-from .decoder import decode_proto
-from .encoder import EventEncoder, encode_sse
 from .errors import (
     HistoryTrimmed,
     LeaseLost,
@@ -89,8 +91,6 @@ from .errors import (
     StoreError,
     StoreUnavailable,
 )
-from .framing import frame
-from .negotiation import PROTO_MEDIA_TYPE
 
 if TYPE_CHECKING:
     from .asgi import _HasHeaders

@@ -5,7 +5,6 @@ fresh ones for the tests that kill or restart it; ``run`` runs a coroutine."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
@@ -14,14 +13,10 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 # The interop suite's node_harness fixture (the pinned npm peers), as
 # tests/e2e/conftest.py binds it.
-from tests.e2e.conftest import node_harness  # noqa: E402, F401
-from tests.redis.harness import RedisServer  # noqa: E402
+from tests.interop.conftest import node_harness as node_harness
+from tests.redis.harness import RedisServer
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode, encode_proto
+from agui_wire._codec.framing import frame
 from agui_wire.errors import HistoryTrimmed, LeaseLost, RunInProgress, RunNotFound
-from agui_wire.framing import frame
 from agui_wire.redis import AFTER_HEADER, SNAPSHOT_HEADER, RunStore, resume_after
 from examples.script import scripted_run
 from tests.redis.conftest import run
