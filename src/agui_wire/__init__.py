@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "LimitExceeded": ".errors",
     "NotAcceptable": ".errors",
     "SSEError": ".errors",
+    "StreamClosed": ".errors",
     "TruncatedStream": ".errors",
     "UnknownEventError": ".errors",
     "UnknownEventWarning": ".errors",
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from .errors import LimitExceeded as LimitExceeded
     from .errors import NotAcceptable as NotAcceptable
     from .errors import SSEError as SSEError
+    from .errors import StreamClosed as StreamClosed
     from .errors import TruncatedStream as TruncatedStream
     from .errors import UnknownEventError as UnknownEventError
     from .errors import UnknownEventWarning as UnknownEventWarning

@@ -38,14 +38,15 @@ from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from typing import IO, Any, Final, Literal
 
 from ._codec import backend
-from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader
-from ._codec.proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
-from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
+from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, as_bytes_view, check_max_frame_size
+from ._codec.proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
+from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader, check_max_event_size
 from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .errors import (
     DecodeError,
     LimitExceeded,
     SSELimitExceeded,
+    StreamClosed,
     UnknownEventError,
     UnknownEventWarning,
 )
@@ -110,6 +111,7 @@ class EventDecoder:
     """Sans-I/O decoder of one AG-UI stream (see the module doc for the contract)."""
 
     __slots__ = (
+        "_closed",
         "_count",
         "_decode_payload",
         "_depth",
@@ -141,8 +143,12 @@ class EventDecoder:
             )
         if invalid_utf8 not in ("error", "replace"):
             raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
-        if max_events is not None and max_events < 0:
-            raise ValueError(f"max_events must be >= 0, not {max_events!r}")
+        if max_events is not None and (type(max_events) is not int or max_events < 0):
+            raise ValueError(f"max_events must be None or an int >= 0, not {max_events!r}")
+        # every option is checked here, not when the transport is known
+        check_max_depth(max_depth)
+        check_max_frame_size(max_frame_size)
+        check_max_event_size(max_event_size)
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
         self._unknown = unknown_events
@@ -163,8 +169,7 @@ class EventDecoder:
             )
         )
         self._sse: SSEEventReader | None = None
-        if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-            raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+        self._closed = False
         if self.content_type is not None:
             self._start(self.content_type)
 
@@ -200,8 +205,16 @@ class EventDecoder:
         """Add ``chunk`` to the stream; return the events it completes."""
         if self._error is not None:
             raise self._error
+        if self._closed:
+            raise StreamClosed("EventDecoder.feed() called after close()")
         if self.content_type is None:
-            kind = sniff(chunk)
+            if type(chunk) is not bytes:
+                chunk = as_bytes_view(chunk)  # a TypeError for what is not bytes-like
+            try:
+                kind = sniff(chunk)
+            except DecodeError as exc:
+                self._error = exc  # a failed decoder stays failed
+                raise
             if kind is None:
                 return []
             self._start(kind)
@@ -232,6 +245,7 @@ class EventDecoder:
         """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
         if self._error is not None:
             raise self._error
+        self._closed = True
         if self._sse is not None:
             return self._deliver(self._sse.close())
         if self._frames is not None:

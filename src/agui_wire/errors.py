@@ -35,6 +35,7 @@ __all__ = [
     "SequenceError",
     "StoreError",
     "StoreUnavailable",
+    "StreamClosed",
     "TruncatedStream",
     "UnexpectedContentType",
     "UnknownEventError",
@@ -170,6 +171,11 @@ class JsonLineError(DecodeError):
     """A line of a JSON Lines input that is not a JSON object."""
 
     _unit = "event"
+
+
+class StreamClosed(AguiWireError, RuntimeError):
+    """``feed()`` after ``close()``: the stream has ended. A caller's mistake, not a
+    property of the bytes (so not a ``DecodeError``); a ``RuntimeError`` as well."""
 
 
 class NotAcceptable(AguiWireError):

@@ -26,6 +26,7 @@ from agui_wire import (
     LimitExceeded,
     NotAcceptable,
     SSEError,
+    StreamClosed,
     TruncatedStream,
     UnknownEventError,
     UnknownEventWarning,
@@ -123,12 +124,49 @@ def test_unknown_event_error_holds_fields() -> None:
 
 
 def test_bad_options_are_value_errors_at_once() -> None:
-    for kwargs in ({"max_depth": 0}, {"unknown_events": "ignore"}, {"invalid_utf8": "x"}):
-        with pytest.raises(ValueError, match=next(iter(kwargs))) as info:
-            EventDecoder(PROTO, **kwargs)
-        assert not isinstance(info.value, DecodeError)
+    bad: list[dict[str, Any]] = [
+        {"max_depth": 0},
+        {"max_depth": 10001},
+        {"max_depth": 1.5},
+        {"max_depth": True},
+        {"unknown_events": "ignore"},
+        {"invalid_utf8": "x"},
+        {"max_frame_size": -1},
+        {"max_event_size": 0},
+        {"max_events": -1},
+    ]
+    for kwargs in bad:
+        for content_type in (None, PROTO, SSE):  # at construction, whatever the transport
+            with pytest.raises(ValueError, match=next(iter(kwargs))) as info:
+                EventDecoder(content_type, **kwargs)
+            assert not isinstance(info.value, DecodeError)
     with pytest.raises(ValueError, match="not an AG-UI stream content type"):
         EventDecoder("text/html")
+
+
+@pytest.mark.parametrize("content_type", [None, PROTO, SSE])
+def test_a_chunk_that_is_not_bytes_like_is_a_type_error(content_type: str | None) -> None:
+    decoder = EventDecoder(content_type)
+    for chunk in (5, "text"):
+        with pytest.raises(TypeError):
+            decoder.feed(chunk)  # type: ignore[arg-type]
+    body = good() if content_type == PROTO else encode_sse(GOOD)
+    assert decoder.feed(body) == [GOOD]  # nothing was added by the refused calls
+
+
+@pytest.mark.parametrize("content_type", [None, PROTO, SSE])
+def test_stream_closed(content_type: str | None) -> None:
+    assert issubclass(StreamClosed, AguiWireError)
+    assert issubclass(StreamClosed, RuntimeError)
+    assert not issubclass(StreamClosed, DecodeError)
+    decoder = EventDecoder(content_type)
+    decoder.close()
+    with pytest.raises(StreamClosed):
+        decoder.feed(good())
+    for reader in (FrameReader(), SSEParser()):
+        reader.close()
+        with pytest.raises(StreamClosed):
+            reader.feed(b"")
 
 
 # -- What you get of the stream before an error ---------------------------------------
@@ -148,6 +186,14 @@ def test_streaming_delivers_good_events_then_raises(content_type: str) -> None:
         with pytest.raises(DecodeError) as info:
             call()
         assert info.value is pending
+    # also when what failed was the sniffing of the first byte
+    sniffing = EventDecoder()
+    with pytest.raises(DecodeError, match="cannot tell") as first:
+        sniffing.feed(b"\x80garbage")
+    for call in (lambda: sniffing.feed(encode_sse(GOOD)), sniffing.close):
+        with pytest.raises(DecodeError) as info:
+            call()
+        assert info.value is first.value
     # the iterators raise right after the good events, without more data
     got: list[Any] = []
 

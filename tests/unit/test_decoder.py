@@ -229,3 +229,72 @@ def test_live_stream_error_is_raised_without_waiting_for_more_data() -> None:
     assert next(events) == TMC
     with pytest.raises(DecodeError, match="empty frame"):
         next(events)
+
+
+# -- the caller's mistakes (issue 15: items 3, 4, 5), on whichever backend runs --------
+
+ALL_TYPES = (None, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE)
+
+
+def test_a_failed_sniff_stays_failed() -> None:
+    decoder = EventDecoder()
+    with pytest.raises(DecodeError, match="cannot tell the stream format") as first:
+        decoder.feed(b"\x80garbage")
+    assert decoder.pending_error is first.value
+    for call in (lambda: decoder.feed(agui_wire.encode_sse(TMC)), decoder.close):
+        with pytest.raises(DecodeError) as again:
+            call()
+        assert again.value is first.value
+
+
+@pytest.mark.parametrize("content_type", ALL_TYPES)
+@pytest.mark.parametrize("chunk", [5, 10**9, "data: x\n\n", None, 1.5, [1, 2]])
+def test_feed_takes_bytes_like_only(content_type: str | None, chunk: Any) -> None:
+    decoder = EventDecoder(content_type)
+    with pytest.raises(TypeError, match="bytes-like"):
+        decoder.feed(chunk)
+    # nothing was appended: the next event is read whole
+    body = agui_wire.encode_sse(TMC) if content_type != PROTO_MEDIA_TYPE else TMC_FRAME
+    assert decoder.feed(body) == [TMC]
+
+
+@pytest.mark.parametrize("content_type", ALL_TYPES)
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_feed_takes_any_bytes_like(content_type: str | None, kind: Any) -> None:
+    body = agui_wire.encode_sse(TMC) if content_type != PROTO_MEDIA_TYPE else TMC_FRAME
+    assert EventDecoder(content_type).feed(kind(body)) == [TMC]
+
+
+@pytest.mark.parametrize("content_type", ALL_TYPES)
+def test_feed_after_close_is_a_typed_error(content_type: str | None) -> None:
+    decoder = EventDecoder(content_type)
+    assert decoder.close() == []
+    assert decoder.close() == []  # idempotent
+    with pytest.raises(agui_wire.StreamClosed, match="after close"):
+        decoder.feed(TMC_FRAME)
+    assert issubclass(agui_wire.StreamClosed, RuntimeError)
+    assert issubclass(agui_wire.StreamClosed, agui_wire.AguiWireError)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_frame_size": -1},
+        {"max_frame_size": 2**32},
+        {"max_frame_size": True},
+        {"max_event_size": 0},
+        {"max_event_size": 1.0},
+        {"max_depth": 1.5},
+        {"max_depth": True},
+        {"max_depth": 0},
+        {"max_events": -1},
+        {"max_events": 2.0},
+    ],
+)
+def test_options_are_checked_at_construction(options: dict[str, Any]) -> None:
+    for content_type in ALL_TYPES:  # whatever the transport, and before any feed
+        with pytest.raises(ValueError, match=next(iter(options))):
+            EventDecoder(content_type, **options)
+
+
+TMC_FRAME = agui_wire.encode_proto(TMC)

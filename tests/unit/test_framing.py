@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_wire._codec import framing
-from agui_wire.errors import EncodeError, FrameTooLarge, TruncatedStream
+from agui_wire.errors import EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
 
 try:
     from agui_wire import _fast
@@ -360,7 +360,7 @@ def test_empty_stream(impl):
 def test_feed_after_close(impl):
     r = impl.FrameReader()
     r.close()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(StreamClosed):
         r.feed(b"")
 
 

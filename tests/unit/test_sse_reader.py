@@ -14,7 +14,7 @@ from agui_wire._codec.sse_reader import (
     decode_sse_message,
 )
 from agui_wire._codec.sse_writer import encode_sse
-from agui_wire.errors import LimitExceeded, SSEError
+from agui_wire.errors import LimitExceeded, SSEError, StreamClosed
 
 
 def parse(data: bytes, **kw) -> list[SSEMessage]:
@@ -323,7 +323,7 @@ def test_default_limit():
 def test_feed_after_close():
     p = SSEParser()
     p.close()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(StreamClosed):
         p.feed(b"data: x\n\n")
 
 

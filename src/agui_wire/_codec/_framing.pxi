@@ -17,6 +17,7 @@ from libc.string cimport memcpy
 
 from agui_wire._codec import framing as _fr_py
 from agui_wire.errors import EncodeError as _fr_EncodeError
+from agui_wire.errors import StreamClosed as _fr_StreamClosed
 
 cdef enum:
     _FR_HEADER = 4
@@ -104,7 +105,7 @@ cdef class FrameReader:
         self._header_len = 0
 
     def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE):
-        self._max = _fr_py._check_limit(max_frame_size)
+        self._max = _fr_py.check_max_frame_size(max_frame_size)
         self._frames = 0
         self._offset = 0
         self._fed = 0
@@ -198,10 +199,10 @@ cdef class FrameReader:
         if self._error is not None:
             raise self._error
         if self._closed:
-            raise RuntimeError(_fr_py._CLOSED)
+            raise _fr_StreamClosed(_fr_py._CLOSED)
         zero_copy = type(chunk) is bytes
         if not zero_copy:
-            chunk = _fr_py._as_bytes_view(chunk)
+            chunk = _fr_py.as_bytes_view(chunk)
         PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
         try:
             p = <const unsigned char*>view.buf

@@ -43,7 +43,7 @@ from __future__ import annotations
 from struct import Struct
 from typing import Final
 
-from ..errors import DecodeError, EncodeError, FrameTooLarge, TruncatedStream
+from ..errors import DecodeError, EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
@@ -117,16 +117,21 @@ def _truncated(
     )
 
 
-def _check_limit(max_frame_size: int) -> int:
+def check_max_frame_size(max_frame_size: int) -> int:
+    """``max_frame_size`` if it is valid, else ``ValueError`` (bool is not an int here)."""
     if type(max_frame_size) is not int or not 0 <= max_frame_size <= MAX_FRAME_SIZE:
-        raise ValueError(f"max_frame_size must be an int in [0, {MAX_FRAME_SIZE}]")
+        raise ValueError(
+            f"max_frame_size must be an int in [0, {MAX_FRAME_SIZE}], not {max_frame_size!r}"
+        )
     return max_frame_size
 
 
 _CLOSED = "FrameReader.feed() called after close()"
 
 
-def _as_bytes_view(chunk: object) -> memoryview:
+def as_bytes_view(chunk: object) -> memoryview:
+    """A flat byte view of ``chunk``; ``TypeError`` for anything that is not a
+    contiguous bytes-like object (an int is not: ``bytes(5)`` would be 5 NULs)."""
     try:
         mv = memoryview(chunk)  # type: ignore[arg-type]
     except TypeError:
@@ -154,7 +159,7 @@ class FrameReader:
     )
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
-        self._max = _check_limit(max_frame_size)
+        self._max = check_max_frame_size(max_frame_size)
         self._frames = 0  # complete frames handed out
         self._offset = 0  # stream offset of the next (incomplete) frame
         self._fed = 0  # bytes fed so far
@@ -203,9 +208,9 @@ class FrameReader:
         if self._error is not None:
             raise self._error
         if self._closed:
-            raise RuntimeError(_CLOSED)
+            raise StreamClosed(_CLOSED)
         data = chunk if type(chunk) is bytes else None  # immutable: slices may be views
-        mv = memoryview(chunk) if data is not None else _as_bytes_view(chunk)
+        mv = memoryview(chunk) if data is not None else as_bytes_view(chunk)
         n = len(mv)
         self._fed += n
         out: list[bytes | memoryview] = []

@@ -49,7 +49,7 @@ from ..schema import (
     number_from_double,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_LIMIT", "decode_payload"]
+__all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_LIMIT", "check_max_depth", "decode_payload"]
 
 DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
 MAX_DEPTH_LIMIT: Final = 10_000
@@ -68,6 +68,13 @@ _BASE: Final = MessageSpec("BaseEvent", BASE_FIELDS)
 _Occ = tuple[int, Any, int]
 # A message body: the spans of its occurrences, in wire order.
 _Spans = tuple[tuple[int, int], ...]
+
+
+def check_max_depth(max_depth: int) -> int:
+    """``max_depth`` if it is valid, else ``ValueError`` (bool is not an int here)."""
+    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
+        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    return max_depth
 
 
 def read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -622,8 +629,7 @@ def decode_payload(
     """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict."""
     if invalid_utf8 not in ("error", "replace"):
         raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
-    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    check_max_depth(max_depth)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")
     buf = data if isinstance(data, bytes) else bytes(data)

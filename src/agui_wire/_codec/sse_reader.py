@@ -67,9 +67,10 @@ from typing import Any, Final, Literal
 import orjson
 
 from .._jsonnames import json_type
-from ..errors import DecodeError, LimitExceeded, SSEError, SSELimitExceeded
+from ..errors import DecodeError, LimitExceeded, SSEError, SSELimitExceeded, StreamClosed
 from . import backend
-from .proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
+from .framing import as_bytes_view
+from .proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
 
 __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
@@ -87,6 +88,13 @@ _MAX_RETRY_DIGITS: Final = 18
 ORJSON_MAX_DEPTH: Final = 1024
 
 Errors = Literal["strict", "replace"]
+
+
+def check_max_event_size(max_event_size: int) -> int:
+    """``max_event_size`` if it is valid, else ``ValueError``."""
+    if type(max_event_size) is not int or max_event_size < 1:
+        raise ValueError(f"max_event_size must be a positive int, not {max_event_size!r}")
+    return max_event_size
 
 
 class SSEMessage:
@@ -161,11 +169,9 @@ class SSEParser:
     def __init__(
         self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE, errors: Errors = "strict"
     ) -> None:
-        if type(max_event_size) is not int or max_event_size < 1:
-            raise ValueError("max_event_size must be a positive int")
         if errors not in ("strict", "replace"):
             raise ValueError("errors must be 'strict' or 'replace'")
-        self._max = max_event_size
+        self._max = check_max_event_size(max_event_size)
         self._errors = errors
         self._fed = 0  # bytes fed
         self._head = True  # still looking at the first bytes (BOM)
@@ -209,8 +215,8 @@ class SSEParser:
         if self._error is not None:
             raise self._error
         if self._closed:
-            raise RuntimeError("SSEParser.feed() called after close()")
-        data = bytes(chunk)
+            raise StreamClosed("SSEParser.feed() called after close()")
+        data = chunk if type(chunk) is bytes else bytes(as_bytes_view(chunk))
         out: list[SSEMessage] = []
         try:
             self._feed(data, out)
@@ -565,8 +571,7 @@ class SSEEventReader:
         errors: Errors = "strict",
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
-        if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-            raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+        check_max_depth(max_depth)
         #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
         self.parser = SSEParser(max_event_size=max_event_size, errors=errors)
         self._max_depth = max_depth
