@@ -4,15 +4,17 @@
 "string", "array", "object"; tuples are arrays, as every encoder here writes
 them), or by its Python type when JSON has none. ``json_pointer`` and
 ``pointer_join`` write RFC 6901 pointers, escaping ``~`` as ``~0`` and ``/`` as
-``~1``. Every codec, the validator and the patcher use these, so an error names a
+``~1``. ``json_excerpt`` quotes a value as JSON, cut to a length a message can
+hold. Every codec, the validator and the patcher use these, so an error names a
 place the same way whichever of them raised it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
-__all__ = ["json_pointer", "json_type", "pointer_join"]
+__all__ = ["json_excerpt", "json_pointer", "json_type", "pointer_join"]
 
 
 def json_type(value: object) -> str:
@@ -39,3 +41,12 @@ def json_pointer(tokens: Iterable[str | int]) -> str:
 def pointer_join(parent: str, key: str | int) -> str:
     """The pointer of ``key`` inside the value at ``parent``."""
     return parent + "/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+def json_excerpt(value: object, limit: int) -> str:
+    """``value`` as JSON (``repr`` when it is not JSON), at most ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

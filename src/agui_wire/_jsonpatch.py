@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ._jsonnames import json_type
+from ._jsonnames import json_excerpt, json_type
 from .errors import PatchError, PointerError
 
 __all__ = [
@@ -237,7 +237,8 @@ def apply_patch(doc: Any, patch: Sequence[Any] | Any) -> Any:
                 actual = resolve(target.root, path)
                 if not json_equal(actual, expected):
                     raise PatchError(
-                        f"test failed: {path!r} is {_short(actual)}, not {_short(expected)}"
+                        f"test failed: {path!r} is {json_excerpt(actual, 60)}, "
+                        f"not {json_excerpt(expected, 60)}"
                     )
             else:
                 raise PatchError(f"unknown op {name!r}")
@@ -248,13 +249,3 @@ def apply_patch(doc: Any, patch: Sequence[Any] | Any) -> Any:
                 raise
             raise PatchError(exc.reason, i, op) from None
     return target.root
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    import json
-
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
