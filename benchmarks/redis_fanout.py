@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -50,28 +49,72 @@ SAMPLED = 4  # subscribers per run that decode and time every event
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of every thread of ``pid`` so far, in ns resolution (schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+class _Chunked:
+    """A minimal HTTP/1.1 chunked-body reader (the load generator must be cheaper
+    than the servers it measures: no HTTP client library per event)."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        self.buffer += data
+        out = []
+        while True:
+            line_end = self.buffer.find(b"\r\n")
+            if line_end < 0:
+                break
+            size = int(self.buffer[:line_end].split(b";")[0], 16)
+            if size == 0:
+                self.done = True
+                break
+            if len(self.buffer) < line_end + 2 + size + 2:
+                break
+            out.append(self.buffer[line_end + 2 : line_end + 2 + size])
+            self.buffer = self.buffer[line_end + 2 + size + 2 :]
+        return b"".join(out)
+
+
+async def get(port: int, path: str, headers: dict[str, str]) -> tuple[asyncio.StreamReader, Any]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    writer.write(f"GET {path} HTTP/1.1\r\nhost: bench\r\n{head}\r\n".encode())
+    status = await reader.readuntil(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 200"), status[:200]
+    assert b"transfer-encoding: chunked" in status.lower()
+    return reader, writer
 
 
 async def subscriber(
-    client: httpx.AsyncClient, url: str, accept: str, timed: bool, ready: asyncio.Event
+    port: int, path: str, accept: str, timed: bool, ready: asyncio.Event
 ) -> tuple[int, list[float]]:
     latencies: list[float] = []
+    reader, writer = await get(port, path, {"accept": accept})
+    ready.set()
+    body = _Chunked()
+    decoder = EventDecoder(accept) if timed else None
     size = 0
-    async with client.stream("GET", url, headers={"accept": accept}) as response:
-        assert response.status_code == 200, response.status_code
-        ready.set()
-        decoder = EventDecoder(accept) if timed else None
-        async for chunk in response.aiter_raw():
-            size += len(chunk)
-            if decoder is not None:
-                now = time.time()
-                for event in decoder.feed(chunk):
-                    if event["type"] == "TEXT_MESSAGE_CONTENT":
-                        if not latencies:
-                            latencies.append(float(event["delta"]))  # the first publish time
-                        latencies.append(now - float(event["delta"]))
+    while not body.done:
+        data = await reader.read(262144)
+        if not data:
+            break
+        chunk = body.feed(data)
+        size += len(chunk)
+        if decoder is not None and chunk:
+            now = time.time()
+            for event in decoder.feed(chunk):
+                if event["type"] == "TEXT_MESSAGE_CONTENT":
+                    if not latencies:
+                        latencies.append(float(event["delta"]))  # the first publish time
+                    latencies.append(now - float(event["delta"]))
+    writer.close()
     return size, latencies
 
 
@@ -79,8 +122,7 @@ async def one_run(
     replicas: list[Replica], redis_pid: int, n: int, accept: str, events: int, delay: float
 ) -> dict[str, Any]:
     run_id = f"bench-{uuid.uuid4()}"
-    limits = httpx.Limits(max_connections=n + 10)
-    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+    async with httpx.AsyncClient(timeout=120) as client:
         r = await client.post(
             f"{replicas[0].url}/publish",
             params={"run": run_id, "events": events, "delay": delay, "hold": 0.5 + n * 0.02},
@@ -90,8 +132,8 @@ async def one_run(
         tasks = [
             asyncio.ensure_future(
                 subscriber(
-                    client,
-                    f"{replicas[i % 2].url}/runs/{run_id}/events",
+                    replicas[i % 2].port,
+                    f"/runs/{run_id}/events",
                     accept,
                     i < SAMPLED,
                     readies[i],
@@ -156,12 +198,13 @@ async def resume_latency(replicas: list[Replica], accept: str) -> tuple[float, f
 
         async def first_byte(headers: dict[str, str]) -> float:
             t0 = time.perf_counter()
-            async with client.stream(
-                "GET", f"{replicas[1].url}/runs/{run_id}/events", headers=headers
-            ) as response:
-                async for _chunk in response.aiter_raw():
-                    return time.perf_counter() - t0
-            raise AssertionError("empty body")
+            reader, writer = await get(replicas[1].port, f"/runs/{run_id}/events", headers)
+            body = _Chunked()
+            while not body.feed(await reader.read(65536)):  # until the first event's bytes
+                pass
+            elapsed = time.perf_counter() - t0
+            writer.close()
+            return elapsed
 
         resumed, fresh = [], []
         for i in range(50):

@@ -119,6 +119,7 @@ SNAPSHOT_HEADER: Final = "agui-snapshot-events"
 
 _TERMINAL: Final = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 _RETRYABLE: Final = (RedisConnectionError, RedisTimeoutError, OSError)
+_FIRST_PAGE: Final = 32  # events in the first page of a replay
 _PAYLOAD: Final = b"p"
 _END: Final = b"end"
 
@@ -505,9 +506,11 @@ class _Subscription:
             self.ended = bool(pages) and pages[-1].end is not None
 
     async def _pages(self, cursor: int, stop: int | None = None) -> AsyncIterator[_Batch]:
-        """Stored events after ``cursor`` (up to ``stop``), in pages of ``batch``."""
+        """Stored events after ``cursor`` (up to ``stop``), in pages of up to
+        ``batch``: the first page small, so the first events go out at once."""
         store = self.store
         key = store._key(self.run_id)
+        count = min(_FIRST_PAGE, store.batch)
         while True:
             entries = await store._retry(
                 self.run_id,
@@ -515,7 +518,7 @@ class _Subscription:
                 key,
                 min=f"({cursor}-0" if cursor else "-",
                 max="+" if stop is None else f"{stop}-0",
-                count=store.batch,
+                count=count,
             )
             if not entries:
                 if cursor and stop is None and not await store.redis.exists(key):
@@ -524,8 +527,9 @@ class _Subscription:
             batch, ended = _entries(self.run_id, cursor, entries)
             cursor = batch.last
             yield batch
-            if ended or len(entries) < store.batch:
+            if ended or len(entries) < count:
                 return
+            count = min(count * 4, store.batch)
 
     async def batches(self) -> AsyncIterator[EncodedEvents]:
         if not self.opened:
