@@ -8,6 +8,9 @@ Message objects: ``event_to_proto``/``event_from_proto``. Protocol rules:
 ``validate_event``/``validate_stream``. Events are dicts shaped
 as ``@ag-ui/core`` 1.0.0 JSON (or the official SDK's pydantic objects on encode).
 docs/wire-format.md states the mapping; docs/errors.md the error contract.
+Modules imported on demand only: ``agui_wire.asgi`` (``EventStreamResponse``),
+``agui_wire.client`` (``run_agent``), ``agui_wire.redis`` (``RunStore``: runs on
+Redis Streams, resumable on any replica; the ``redis`` extra, docs/scaling.md).
 """
 
 from __future__ import annotations

@@ -418,3 +418,12 @@ def test_resume_after_reads_query_then_header() -> None:
         resume_after(scope(header="-1"))
     with pytest.raises(ValueError, match="event index"):
         resume_after(scope(b"after=1e3"))
+
+
+def test_import_agui_wire_does_not_import_the_store() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, agui_wire; print('agui_wire.redis' in sys.modules, 'redis' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
