@@ -419,3 +419,96 @@ def test_example_app_through_asgi_transport(accept) -> None:
             return [e async for e in stream]
 
     assert asyncio.run(main()) == scripted_run("a", "b")
+
+
+# -- reconnect and resume (responses of agui_wire.redis.RunStore) -----------------------
+
+
+class Resumable:
+    """A server that resumes by position: each request gets the run after its
+    ``Last-Event-ID`` (the response says where with ``agui-after``), and the
+    responses listed in ``breaks`` break off after that many events."""
+
+    def __init__(self, encode: Callable[..., bytes], breaks: list[int], snapshot: int = 0) -> None:
+        self.encode = encode
+        self.breaks = list(breaks)
+        self.snapshot = snapshot
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        after = int(request.headers.get("last-event-id") or 0)
+        rest = RUN[after:]
+        fail = None
+        if self.breaks:
+            rest = rest[: self.breaks.pop(0)]
+            fail = httpx.ReadError("connection reset")
+        if self.encode is proto:
+            body = proto(*rest)
+            content_type = PROTO_MEDIA_TYPE
+        else:
+            body = b"".join(encode_sse(e, id=str(after + i)) for i, e in enumerate(rest, 1))
+            content_type = SSE_MEDIA_TYPE
+        headers = {
+            "content-type": content_type,
+            "agui-after": str(after),
+            "agui-snapshot-events": str(self.snapshot if not after else 0),
+        }
+        return httpx.Response(200, headers=headers, stream=Chunks([body], fail))
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("encode", [sse, proto], ids=["sse", "proto"])
+def test_a_broken_resumable_stream_is_resumed(runner, encode) -> None:
+    server = Resumable(encode, breaks=[2, 0, 1])
+    assert runner(server, backoff=0) == RUN  # every event once, in order
+    ids = [r.headers.get("last-event-id") for r in server.requests]
+    assert ids == [None, "2", "2", "3"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_reconnects_are_bounded(runner) -> None:
+    server = Resumable(sse, breaks=[2] + [0] * 10)
+    with pytest.raises(IncompleteRun) as info:
+        runner(server, backoff=0, retries=3)
+    assert len(server.requests) == 1 + 3
+    assert info.value.last_event_id == "2"  # where a caller could resume later
+
+
+def test_backoff_doubles_up_to_the_cap(monkeypatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr("agui_wire.client.time.sleep", waits.append)
+    server = Resumable(sse, breaks=[2] + [0] * 10)
+    with pytest.raises(IncompleteRun):
+        run_sync(server, backoff=1.0, retries=5)
+    assert waits == [1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_unavailable_on_reconnect_is_retried(runner) -> None:
+    server = Resumable(sse, breaks=[2])
+    answers = iter([None, 503, 502, None])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        status = next(answers)
+        if status is not None:
+            return httpx.Response(status, text="restarting")
+        return server(request)
+
+    assert runner(handler, backoff=0) == RUN
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_servers_that_do_not_say_where_they_stand_are_not_re_requested(runner) -> None:
+    seen: list[httpx.Request] = []
+    with pytest.raises(IncompleteRun):
+        runner(respond(sse(*RUN[:2]), fail=httpx.ReadError("reset"), seen=seen), backoff=0)
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_a_break_inside_a_compact_prefix_is_not_resumed(runner) -> None:
+    server = Resumable(sse, breaks=[2], snapshot=3)
+    with pytest.raises(IncompleteRun):
+        runner(server, backoff=0)
+    assert len(server.requests) == 1
