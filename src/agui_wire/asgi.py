@@ -77,20 +77,26 @@ import asyncio
 import itertools
 import logging
 import threading
+import types
+from collections import deque
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
     Collection,
+    Coroutine,
+    Generator,
     Iterable,
     Iterator,
     Mapping,
     MutableMapping,
+    Sequence,
 )
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH
+from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
 from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .errors import EncodeError, NotAcceptable
@@ -124,8 +130,27 @@ ErrorHandler = Callable[[Exception], Any]
 KEEPALIVE_COMMENT: Final = b": keep-alive\n\n"
 _FORBIDDEN_HEADERS: Final = frozenset({"content-type", "content-length", "transfer-encoding"})
 _TERMINAL: Final = ("RUN_FINISHED", "RUN_ERROR")
-_YIELD_EVERY: Final = 16  # events between forced trips to the event loop
+# One send carries up to about this many bytes (the batch that reaches it ends
+# there): uvicorn pauses a writer above 64 KiB buffered, and a batch this size
+# costs ~0.1 ms to encode, so the first event in it waits no longer than that.
+_BATCH_BYTES: Final = 32 * 1024
+_AHEAD: Final = 256  # events a threaded sync producer may run ahead of the socket
 _END: Final = object()  # end of a sync producer
+
+
+_FULL: Final = object()  # yielded by _collect: a batch is full
+
+
+@types.coroutine
+def _flush() -> Generator[Any, Any, None]:
+    yield _FULL
+
+
+@types.coroutine
+def _wait(waiting: Any) -> Generator[Any, Any, None]:
+    """Hand the task what the producer's ``await`` yielded (a future, or None for
+    a bare yield); what is thrown in (cancellation) is raised to the sender."""
+    yield waiting
 
 
 class _HasHeaders(Protocol):
@@ -201,6 +226,10 @@ class EventStreamResponse(_Base):
     (anything with ``.headers``, e.g. a Starlette ``Request``) or ``accept``
     negotiate at once, so ``content_type`` is known after construction;
     without either the scope's ``Accept`` is used when the response runs.
+    ``compress``: ``True`` compresses with the best coding the client accepts
+    among those installed (``agui_wire._compression.CODINGS`` order), a
+    sequence of codings offers those in that order, ``False`` (default) sends
+    the body as it is.
     """
 
     def __init__(
@@ -220,6 +249,7 @@ class EventStreamResponse(_Base):
         lossy_numbers: bool = False,
         extra_keys: str = "drop",
         max_depth: int = DEFAULT_MAX_DEPTH,
+        compress: bool | Sequence[str] = False,
     ) -> None:
         if keepalive is not None and not keepalive > 0:
             raise ValueError(f"keepalive must be a positive number of seconds, not {keepalive!r}")
@@ -240,17 +270,18 @@ class EventStreamResponse(_Base):
             "extra_keys": extra_keys,
             "max_depth": max_depth,
         }
+        self._codings = _codings(compress)
         self.status_code = status_code
         self.background = background  # type: ignore[assignment]  # any async callable
         self._used = False
         raw: list[tuple[bytes, bytes]] = [
             (b"cache-control", b"no-cache, no-transform"),
             (b"x-accel-buffering", b"no"),
-            (b"vary", b"accept"),
+            (b"vary", b"accept, accept-encoding" if self._codings else b"accept"),
         ]
         for name, value in (headers or {}).items():
             key = name.lower()
-            if key in _FORBIDDEN_HEADERS:
+            if key in _FORBIDDEN_HEADERS or (self._codings and key == "content-encoding"):
                 raise ValueError(f"{name} is set by EventStreamResponse, not by headers=")
             raw = [h for h in raw if h[0] != key.encode("latin-1")]
             raw.append((key.encode("latin-1"), value.encode("latin-1")))
@@ -292,28 +323,33 @@ class EventStreamResponse(_Base):
         if not self._negotiated:
             self._negotiate(_scope_header(scope, b"accept"))
         encoder = self._encoder
+        coding = None
+        if self._codings:
+            coding = negotiate_encoding(_scope_header(scope, b"accept-encoding"), self._codings)
         streaming = False
         try:
             if encoder is None:
                 await self._send_not_acceptable(send)
             elif scope.get("method") == "HEAD":
-                await send(self._start(scope, encoder.content_type))
+                await send(self._start(scope, encoder.content_type, coding))
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:
-                await send(self._start(scope, encoder.content_type))
+                await send(self._start(scope, encoder.content_type, coding))
                 streaming = True
         except OSError:  # the client left before the headers went out
             pass
         if streaming:
             assert encoder is not None
-            await _Stream(self, encoder, send).run(receive)
+            await _Stream(self, encoder, send, coding).run(receive)
         else:
             await _close_unstarted(self._events)
         if self.background is not None:
             await self.background()
 
-    def _start(self, scope: Scope, content_type: str) -> Message:
+    def _start(self, scope: Scope, content_type: str, coding: str | None) -> Message:
         headers = [(b"content-type", content_type.encode("latin-1")), *self.raw_headers]
+        if coding is not None:
+            headers.append((b"content-encoding", coding.encode("latin-1")))
         if scope.get("http_version") == "1.1" and not any(k == b"connection" for k, _ in headers):
             connection = _scope_header(scope, b"connection") or ""
             if "close" not in connection.lower():
@@ -342,6 +378,23 @@ class EventStreamResponse(_Base):
         return f"EventStreamResponse(content_type={self.content_type!r})"
 
 
+def _codings(compress: bool | Sequence[str]) -> tuple[str, ...]:
+    """The content codings a response offers (``compress=``), checked now."""
+    if compress is False:
+        return ()
+    if compress is True:
+        return available()
+    if isinstance(compress, str):
+        raise TypeError("compress takes True, False or a sequence of codings, not a str")
+    codings = tuple(compress)
+    for coding in codings:
+        if coding not in CODINGS:
+            raise ValueError(f"unknown content coding {coding!r}; known: {', '.join(CODINGS)}")
+        if coding not in available():
+            compressor(coding)  # raises CompressionUnavailable, naming the package
+    return codings
+
+
 async def _close_unstarted(events: EventSource) -> None:
     """Close a producer that will never be iterated (a generator holds resources)."""
     try:
@@ -359,26 +412,35 @@ async def _close_unstarted(events: EventSource) -> None:
 class _Stream:
     """The state of one response being streamed (sender, watcher, pinger)."""
 
-    def __init__(self, response: EventStreamResponse, encoder: EventEncoder, send: Send) -> None:
+    def __init__(
+        self,
+        response: EventStreamResponse,
+        encoder: EventEncoder,
+        send: Send,
+        coding: str | None,
+    ) -> None:
         self.response = response
         self.send = send
         self.loop = asyncio.get_running_loop()
-        self.sse = not encoder.is_binary
-        self.keepalive = response.keepalive if self.sse else None
-        self.lock = asyncio.Lock() if self.keepalive is not None else None
-        self.last_write = self.loop.time()
+        self.time = self.loop.time
+        self.binary = encoder.is_binary
+        self.keepalive = None if self.binary else response.keepalive
+        self.compressor = None if coding is None else compressor(coding)
+        self.last_write = self.time()
+        self.writing = False  # a body message is being sent
+        self.pinging: asyncio.Future[None] | None = None  # a keep-alive is being sent
         self.finished = False  # the final body message went out (or will not)
         self.disconnected = False
         self.closing = False  # the sender is closing the producer
         self.sender: asyncio.Task[None] | None = None
         id_fn = response._event_id
-        if id_fn is not None and self.sse:
+        if id_fn is not None and not self.binary:
             self.encode: Callable[[Any], bytes] = lambda e: encode_sse(e, id=id_fn(e))
         else:
             self.encode = encoder.encode
 
     async def run(self, receive: Receive) -> None:
-        self.last_write = self.loop.time()
+        self.last_write = self.time()
         sender = self.sender = asyncio.ensure_future(self._produce())
         helpers = [asyncio.ensure_future(self._watch(receive))]
         if self.keepalive is not None:
@@ -402,23 +464,25 @@ class _Stream:
 
     # -- writing -------------------------------------------------------------------
 
-    async def _write(self, body: bytes) -> None:
-        message = {"type": "http.response.body", "body": body, "more_body": True}
-        if self.lock is None:
-            await self.send(message)
-        else:
-            async with self.lock:
-                await self.send(message)
-        self.last_write = self.loop.time()
-
-    async def _finish(self) -> None:
-        if self.lock is None:
+    async def _write(self, body: bytes, more: bool = True) -> None:
+        """One body message. The sender and the pinger never send at once (a
+        flag each, no lock: the common path pays two attribute stores), and
+        nothing goes after the final message."""
+        if self.pinging is not None:
+            await asyncio.wait({self.pinging})
+        if not more:
             self.finished = True
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-            return
-        async with self.lock:  # after any keep-alive in flight
-            self.finished = True
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        comp = self.compressor
+        if comp is not None:
+            body = comp.compress(body) if body else b""
+            if not more:
+                body += comp.finish()
+        self.writing = True
+        try:
+            await self.send({"type": "http.response.body", "body": body, "more_body": more})
+        finally:
+            self.writing = False
+        self.last_write = self.time()
 
     def _gone(self) -> None:
         self.disconnected = True
@@ -429,69 +493,106 @@ class _Stream:
     # -- the three tasks -------------------------------------------------------------
 
     async def _produce(self) -> None:
+        """The sender: drives ``_collect`` by hand (see ``_collect``) and writes
+        what it gathered each time it stops."""
         source = _Source(self.response._events, self.response._threaded, self.loop)
-        next_event = source.next
-        encode = self.encode
-        binary = not self.sse
-        send = self.send
-        lock = self.lock
-        time = self.loop.time
-        last: Any = None
-        count = 0
+        parts: list[bytes] = []
+        collect = self._collect(source, parts)
+        write = self._write
+        thrown: BaseException | None = None
+        waiting: Any = _FULL  # what collect waits on: _FULL (not in the producer) or a future
         try:
             while True:
+                ended = False
+                error: Exception | None = None
                 try:
-                    event = await next_event()
-                    data = event.data(binary) if isinstance(event, EncodedEvents) else encode(event)
+                    if thrown is None:
+                        waiting = collect.send(None)
+                    else:
+                        waiting, thrown = collect.throw(thrown), None
                 except StopAsyncIteration:
-                    break
+                    ended = True
                 except Exception as exc:
-                    await self._failed(exc, last)
-                    break
+                    error = exc
+                if ended or error is not None:
+                    waiting = _FULL  # collect is finished
                 if self.disconnected:  # a producer that swallowed our cancellation
                     return
-                message = {"type": "http.response.body", "body": data, "more_body": True}
+                if error is not None:
+                    if self.response._on_error == "raise":
+                        if parts:  # what came before the failure, then the server aborts
+                            try:
+                                await write(b"".join(parts))
+                            except OSError:
+                                self._gone()
+                                return
+                        raise error
+                    parts += self._failed(error, self.last)
+                    ended = True
                 try:
-                    if lock is None:
-                        await send(message)
-                    else:
-                        async with lock:
-                            await send(message)
-                        self.last_write = time()
+                    if ended:  # the last batch and the end of the body: one message
+                        await write(b"".join(parts), False)
+                        return
+                    if parts:
+                        body = parts[0] if len(parts) == 1 else b"".join(parts)
+                        parts.clear()
+                        await write(body)
                 except OSError:
                     self._gone()
                     return
-                last = event
-                count += 1
-                if count % _YIELD_EVERY == 0:
-                    await asyncio.sleep(0)  # let the watcher see a disconnect
-            try:
-                await self._finish()
-            except OSError:
-                self._gone()
+                if waiting is _FULL:
+                    # A batch reached the bound: the producer may never suspend, so
+                    # let the watcher (disconnects) and the other streams run.
+                    await asyncio.sleep(0)
+                    continue
+                try:
+                    await _wait(waiting)  # what the producer awaits, as its task would
+                except BaseException as exc:  # (a cancellation): the producer gets it there
+                    thrown = exc
         finally:
             self.closing = True
+            await _unwind(collect, waiting)
             await source.close()
 
-    async def _failed(self, exc: Exception, last: Any) -> None:
+    async def _collect(self, source: _Source, parts: list[bytes]) -> None:
+        """Encode the producer's events into ``parts``, and stop (``await _flush()``)
+        once they reach ``_BATCH_BYTES``. The sender steps this coroutine by hand:
+        it runs until the producer suspends (its ``await`` yields a future: no
+        event is ready) or the batch is full, and the sender writes ``parts``
+        then. So events already available go out in one send, and an event is
+        never held waiting for the next; no timer, and per event no more than a
+        plain ``async for`` (no exception per event, unlike stepping
+        ``__anext__`` by hand). ``StopAsyncIteration`` ends it."""
+        encode = self.encode
+        binary = self.binary
+        limit = _BATCH_BYTES
+        size = 0
+        async for event in source.events:
+            if type(event) is not dict and isinstance(event, EncodedEvents):
+                data = event.data(binary)
+            else:
+                data = encode(event)
+            if not parts:  # the sender took the batch
+                size = 0
+            parts.append(data)
+            self.last = event
+            size += len(data)
+            if size >= limit:
+                await _flush()
+        raise StopAsyncIteration
+
+    def _failed(self, exc: Exception, last: Any) -> list[bytes]:
+        """What to write after the producer failed: the ``on_error`` event, or nothing."""
         policy = self.response._on_error
-        if policy == "raise":
-            raise exc
         logger.error("AG-UI event producer failed; ending the stream", exc_info=exc)
         if _event_type(last) in _TERMINAL:
-            return  # the run is over already: another RUN_ERROR would break the sequence
+            return []  # the run is over already: another RUN_ERROR would break the sequence
         try:
-            event = _default_error_event(exc) if policy == "event" else policy(exc)
-            if event is None:
-                return
-            data = self.encode(event)
+            event = _default_error_event(exc) if not callable(policy) else policy(exc)
+            return [] if event is None else [self.encode(event)]
         except Exception as err:
             logger.error("the on_error handler failed", exc_info=err)
-            return
-        try:
-            await self._write(data)
-        except OSError:
-            self._gone()
+            return []
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -502,69 +603,158 @@ class _Stream:
                 return
 
     async def _ping(self, interval: float) -> None:
-        assert self.lock is not None
+        comp = self.compressor
         try:
             while True:
-                wait = self.last_write + interval - self.loop.time()
+                wait = self.last_write + interval - self.time()
                 if wait > 0:
                     await asyncio.sleep(wait)
                     continue
-                async with self.lock:
-                    if self.finished:
-                        return
-                    await self.send(
-                        {"type": "http.response.body", "body": KEEPALIVE_COMMENT, "more_body": True}
-                    )
-                self.last_write = self.loop.time()
+                if self.finished:
+                    return
+                if self.writing:  # an event write in flight (backpressure) is traffic
+                    self.last_write = self.time()
+                    continue
+                body = KEEPALIVE_COMMENT if comp is None else comp.compress(KEEPALIVE_COMMENT)
+                done = self.pinging = self.loop.create_future()
+                try:
+                    await self.send({"type": "http.response.body", "body": body, "more_body": True})
+                finally:
+                    self.pinging = None
+                    done.set_result(None)
+                self.last_write = self.time()
         except OSError:
             self._gone()
 
 
+async def _unwind(collect: Coroutine[Any, Any, None], waiting: Any) -> None:
+    """Stop ``_collect`` (the sender is ending). Suspended inside the producer's
+    ``await``: what a task cancelled there does, the future cancelled and
+    ``CancelledError`` thrown in, so the producer runs its cleanup; suspended at
+    a full batch: just closed (the producer is at its ``yield``)."""
+    if waiting is _FULL:
+        collect.close()
+        return
+    if isinstance(waiting, asyncio.Future):
+        waiting.cancel()
+    try:
+        while True:
+            try:
+                waiting = collect.throw(asyncio.CancelledError())
+            except (StopIteration, StopAsyncIteration, asyncio.CancelledError):
+                return
+            await _wait(waiting)  # a producer that awaits in its cleanup
+    except Exception as exc:
+        logger.error("the AG-UI event producer failed while cancelled", exc_info=exc)
+    finally:
+        collect.close()
+
+
+class _Raised:
+    """An exception a threaded producer raised, queued after its events."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
 class _Source:
-    """The producer behind one ``next()`` awaitable; ``StopAsyncIteration`` at the end."""
+    """The producer as one async iterator, ``events`` (``next()`` awaits its next
+    event; ``StopAsyncIteration`` at the end), and ``close()`` to stop it.
+
+    An async iterable is used as it is. A sync one is wrapped: a collection (or
+    ``threaded=False``) is iterated inline; otherwise the producer runs ahead in
+    a worker thread by up to ``_AHEAD`` events into a queue that the wrapper
+    drains, waiting only when it is empty (so events the thread made while the
+    last batch was written go out together).
+    """
 
     def __init__(
         self, events: EventSource, threaded: bool | None, loop: asyncio.AbstractEventLoop
     ) -> None:
         self.loop = loop
         self.done = False  # sync producers: exhausted or failed (nothing to close)
-        self.aiter: AsyncIterator[Any] | None = None
+        self.aiter: AsyncIterator[Any] | None = None  # the producer's own
         self.iter: Iterator[Any] | None = None
-        self.lock: threading.Lock | None = None
-        self.next: Callable[[], Awaitable[Any]]
+        # threaded sync producers
+        self.lock: threading.Lock | None = None  # one step at a time; close() after it
+        self.queue: deque[Any] = deque()
+        self.job: asyncio.Future[None] | None = None  # the worker thread's run
+        self.waiter: asyncio.Future[None] | None = None
+        self.stop = False
+        self.events: AsyncIterator[Any]
         if isinstance(events, AsyncIterable):
-            self.aiter = aiter(events)
-            self.next = self.aiter.__anext__  # no wrapper on the common path
+            self.events = self.aiter = aiter(events)
         else:
             self.iter = iter(events)
             if threaded is None:
                 threaded = not isinstance(events, Collection)
             if threaded:
                 self.lock = threading.Lock()
-            self.next = self._next_sync
-
-    async def _next_sync(self) -> Any:
-        try:
-            if self.lock is not None:
-                event = await self.loop.run_in_executor(None, self._step)
+                self.events = self._threaded()
             else:
-                assert self.iter is not None
-                event = next(self.iter, _END)
-        except Exception:
-            self.done = True  # a generator that raised is finished
-            raise
-        # (CancelledError: a step may still be running in its thread; close()
-        # waits for it, then closes the generator.)
-        if event is _END:
-            self.done = True
-            raise StopAsyncIteration
-        return event
+                self.events = self._inline()
+        self.next: Callable[[], Awaitable[Any]] = self.events.__anext__
 
-    def _step(self) -> Any:
-        assert self.lock is not None
+    async def _inline(self) -> AsyncIterator[Any]:
         assert self.iter is not None
+        try:
+            for event in self.iter:
+                yield event
+        finally:
+            self.done = not self.stop  # exhausted or raised (a generator that raised is done)
+
+    # -- sync iterables, in a worker thread ----------------------------------------------
+
+    async def _threaded(self) -> AsyncIterator[Any]:
+        queue = self.queue
+        while True:
+            if len(queue) < _AHEAD // 2:
+                self._start()
+            if not queue:
+                waiter = self.waiter = self.loop.create_future()
+                try:
+                    if not queue:  # (an event queued before the waiter was set)
+                        await waiter
+                finally:
+                    self.waiter = None
+                continue
+            event = queue.popleft()
+            if event is _END:
+                return
+            if type(event) is _Raised:
+                raise event.exc
+            yield event
+
+    def _run(self) -> None:
+        """The worker thread: steps the producer while the queue has room."""
+        assert self.iter is not None
+        assert self.lock is not None
+        queue = self.queue
         with self.lock:
-            return next(self.iter, _END)
+            while not self.stop and len(queue) < _AHEAD:
+                try:
+                    event: Any = next(self.iter, _END)
+                except BaseException as exc:
+                    event = _Raised(exc)
+                queue.append(event)
+                if self.waiter is not None:  # set before the loop looked at the queue
+                    self.loop.call_soon_threadsafe(self._wake)
+                if event is _END or type(event) is _Raised:
+                    self.done = True
+                    return
+
+    def _wake(self, _job: object = None) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _start(self) -> None:
+        job = self.job
+        if (job is None or job.done()) and not self.done and not self.stop:
+            job = self.job = self.loop.run_in_executor(None, self._run)
+            job.add_done_callback(self._wake)  # it stopped: the queue is full or ended
 
     def _close_sync(self) -> None:
         assert self.lock is not None
@@ -573,13 +763,19 @@ class _Source:
             if close is not None:
                 close()
 
+    # -- closing -------------------------------------------------------------------------
+
     async def close(self) -> None:
         """Stop the producer: ``aclose()`` an async generator, ``close()`` a sync one."""
+        self.stop = True
         try:
-            if self.aiter is not None:
+            if self.aiter is None:
+                await self.events.aclose()  # type: ignore[attr-defined]  # our wrapper
+                aclose = None
+            else:
                 aclose = getattr(self.aiter, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            if aclose is not None:
+                await aclose()
             elif not self.done:
                 if self.lock is not None:
                     await self.loop.run_in_executor(None, self._close_sync)

@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "AgentHTTPError",
     "AguiWireError",
+    "CompressionUnavailable",
     "DecodeError",
     "EncodeError",
     "FrameTooLarge",
@@ -186,6 +187,19 @@ class NotAcceptable(AguiWireError):
         super().__init__(
             f"no acceptable AG-UI transport in Accept: {accept!r}; "
             "offered text/event-stream and application/vnd.ag-ui.event+proto"
+        )
+
+
+class CompressionUnavailable(AguiWireError, ImportError):
+    """A content coding (``br``, ``zstd``) was asked for by name but its library is
+    not installed."""
+
+    def __init__(self, coding: str, package: str) -> None:
+        self.coding = coding
+        self.package = package
+        super().__init__(
+            f"Content-Encoding {coding!r} needs the {package!r} package: "
+            f"pip install 'agui-wire[{'brotli' if coding == 'br' else 'zstd'}]'"
         )
 
 

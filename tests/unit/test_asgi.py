@@ -28,6 +28,7 @@ from fastapi import BackgroundTasks, FastAPI, Request
 import agui_wire
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.asgi import (
+    _BATCH_BYTES,
     KEEPALIVE_COMMENT,
     EncodedEvents,
     EventStreamResponse,
@@ -42,6 +43,9 @@ RUN = [
     {"type": "TEXT_MESSAGE_END", "messageId": "m"},
     {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
 ]
+
+
+DELTA = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
 
 
 class Driver:
@@ -184,7 +188,7 @@ class Probe:
                 if delay:
                     await asyncio.sleep(delay)
                 self.produced += 1
-                yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
+                yield DELTA
         except BaseException as exc:
             self.ended = type(exc).__name__
             raise
@@ -320,7 +324,7 @@ def test_argument_validation() -> None:
 
 @pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
 @pytest.mark.parametrize("kind", ["list", "generator", "async generator", "pydantic"])
-def test_one_message_per_event(accept, kind) -> None:
+def test_ready_events_share_one_message(accept, kind) -> None:
     probe = Probe()
     if kind == "list":
         source: Any = list(RUN)
@@ -345,9 +349,38 @@ def test_one_message_per_event(accept, kind) -> None:
             RunFinishedEvent(thread_id="t", run_id="r"),
         ]
     d = Driver(accept=accept).run(EventStreamResponse(source))
-    bodies = d.bodies
-    assert bodies[-1] == b""  # the end of the body, after the last event
-    assert [decode(b, accept) for b in bodies[:-1]] == [[e] for e in RUN]
+    assert d.events() == RUN
+    assert d.ended
+    if kind != "generator":  # (a worker thread hands events over as it makes them)
+        # Nothing made the producer wait: every event and the end of the body
+        # go out in one message.
+        assert len(d.bodies) == 1
+
+
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+def test_an_event_is_not_held_for_the_next(accept) -> None:
+    """A producer that suspends between events (the model streams tokens): each
+    event is sent as soon as it is ready, alone."""
+
+    async def paced() -> AsyncIterator[Any]:
+        for event in RUN:
+            yield event
+            await asyncio.sleep(0)
+
+    d = Driver(accept=accept).run(EventStreamResponse(paced()))
+    assert [decode(b, accept) for b in d.bodies] == [[e] for e in RUN] + [[]]
+
+
+def test_batches_are_bounded_and_ordered() -> None:
+    from agui_wire import asgi
+
+    delta = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x" * 1000}
+    events = [RUN[0], RUN[1], *[delta] * 200, RUN[3], RUN[4]]
+    d = Driver(accept=PROTO_MEDIA_TYPE).run(EventStreamResponse(events))
+    assert d.events() == events
+    sizes = [len(b) for b in d.bodies]
+    assert len(sizes) > 1
+    assert max(sizes) < asgi._BATCH_BYTES + 1100  # the batch that reaches the bound ends there
 
 
 def test_sync_generators_run_in_a_worker_thread_unless_told_not_to() -> None:
@@ -481,7 +514,7 @@ def test_keepalive_comments_while_the_producer_is_idle() -> None:
     # ~3 pings in each 0.35 s gap (0.1, 0.2, 0.3 after the last write); never
     # sooner than the interval after a write; none after the end of the body.
     assert 4 <= len(pings) <= 6
-    assert sent[-1][1] == b""
+    assert d.ended
     last = 0.0
     for t, body in sent:
         if body == KEEPALIVE_COMMENT:
@@ -503,7 +536,7 @@ def test_no_keepalive_for_binary_or_when_off(accept, keepalive) -> None:
     d = Driver(accept=accept).run(
         EventStreamResponse(Probe().agen(RUN[:2], delay=0.2), keepalive=keepalive)
     )
-    assert len(d.bodies) == 3  # two events and the end
+    assert len(d.bodies) == 2  # two events, the end with the second
     assert d.events() == RUN[:2]
 
 
@@ -542,9 +575,10 @@ def test_http_disconnect_while_send_blocks() -> None:
 
     asyncio.run(main())
     assert probe.ended == "GeneratorExit"  # aclose() at its yield
-    # RUN_STARTED and one delta were sent; the second delta's send blocked, and
-    # nothing was produced after it.
-    assert probe.produced == 2
+    # Two batches were sent; the third one's send blocked, and nothing was
+    # produced after it.
+    assert len(d.bodies) == 3
+    assert probe.produced == len(decode(d.body, SSE_MEDIA_TYPE)) - 1  # (RUN_STARTED)
 
 
 def test_send_failing_stops_the_producer() -> None:
@@ -554,7 +588,12 @@ def test_send_failing_stops_the_producer() -> None:
     d.run(EventStreamResponse(gen))  # returns normally: a gone client is no server error
     assert probe.ended == "GeneratorExit"
     assert len(d.bodies) == 5
-    assert probe.produced == 5  # the event whose send failed, and no more
+    # The batch whose send failed, and no more.
+    sent = len(decode(d.body, SSE_MEDIA_TYPE)) - 1
+    assert 0 < probe.produced - sent <= BATCH_EVENTS
+
+
+BATCH_EVENTS = _BATCH_BYTES // len(agui_wire.encode_sse(DELTA)) + 1  # forever()'s in a batch
 
 
 def test_disconnect_stops_a_producer_that_never_suspends() -> None:
@@ -565,7 +604,7 @@ def test_disconnect_stops_a_producer_that_never_suspends() -> None:
     d = Driver(disconnect_after=0.0)
     d.run(EventStreamResponse(gen))
     assert probe.ended in ("CancelledError", "GeneratorExit")
-    assert probe.produced < 64
+    assert probe.produced <= 2 * BATCH_EVENTS  # it yields to the loop after each batch
 
 
 def test_disconnect_closes_a_sync_generator_after_its_step() -> None:
