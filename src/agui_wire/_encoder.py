@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
-from ._codec.proto_writer import DEFAULT_MAX_DEPTH
-from ._codec.sse_writer import encode_sse as _encode_sse_dict
+from ._codec.proto_writer import DEFAULT_MAX_DEPTH, as_event_dict
 from ._negotiation import (
     CACHE_MAX_KEY,
     CACHE_SIZE,
@@ -33,47 +32,11 @@ from .errors import NotAcceptable
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 
 
-def as_event_dict(event: Any) -> Any:
-    """The JSON dict of an event: dicts as they are, pydantic models of the
-    official SDK dumped the way its own encoder writes them (camelCase aliases,
-    optional fields without a value left out by the SDK's serializer)."""
-    if isinstance(event, dict):
-        return event
-    dump = getattr(event, "model_dump", None)
-    if dump is not None:
-        return dump(mode="json", by_alias=True)
-    return event  # the encoders reject it with an EncodeError naming its type
-
-
-def encode_proto(
-    event: Mapping[str, Any] | Any,
-    *,
-    lossy_numbers: bool = False,
-    extra_keys: str = "drop",
-    max_depth: int = DEFAULT_MAX_DEPTH,
-) -> bytes:
-    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
-
-    Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid events. Raises
-    ``EncodeError`` (event type, JSON pointer, reason) for anything the wire cannot
-    carry faithfully; see docs/wire-format.md for the rules.
-    """
-    return backend.encode_frame(
-        as_event_dict(event),
-        lossy_numbers=lossy_numbers,
-        extra_keys=extra_keys,
-        max_depth=max_depth,
-    )
-
-
-_SSE: Final = backend.SSEEncoder(convert=as_event_dict)
-
-
-def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> bytes:
-    """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given)."""
-    if id is None:
-        return _SSE.encode(event)
-    return _encode_sse_dict(as_event_dict(event), id=id)
+# The one-shot encoders are the codec's own builtins (C when built): a Python
+# wrapper here would double their cost (a frame, keyword passing), and they take
+# SDK pydantic events themselves (``as_event_dict``).
+encode_proto: Final = backend.encode_frame
+encode_sse: Final = backend.encode_sse
 
 
 class EventEncoder:

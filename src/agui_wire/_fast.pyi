@@ -48,13 +48,14 @@ def encode_payload(
     """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
 
 def encode_frame(
-    event: Mapping[str, Any],
+    event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
     extra_keys: str = "drop",
     max_depth: int = 1024,
 ) -> bytes:
-    """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes."""
+    """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes
+    (a dict, or an official SDK pydantic event)."""
 
 def encode_frames(
     events: Iterable[Mapping[str, Any]],
@@ -101,6 +102,10 @@ def _decoder_fallbacks() -> int:
 # _codec/_sse_writer.pxi, _codec/_sse_reader.pxi
 # (twins: sse_writer.SSEEncoder, sse_reader.plain_sse_blocks)
 # ---------------------------------------------------------------------------
+
+def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> bytes:
+    """One SSE event (a dict, or an official SDK pydantic event); one C call in
+    the common case."""
 
 class SSEEncoder:
     """``encode_sse`` without ids, one C call per event in the common case."""

@@ -1210,9 +1210,17 @@ def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1
 def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
     """encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
 
-    One frame: the 4-byte big-endian payload length, then the ``Event`` bytes.
+    One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
+    (public as ``agui_wire.encode_proto``).
+
+    ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
+    event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
+    events. Raises ``EncodeError`` (event type, JSON pointer, reason) for anything
+    the wire cannot carry faithfully; see docs/wire-format.md for the rules.
     """
     cdef Py_ssize_t depth = 0
+    if type(event) is not dict:
+        event = _en_py.as_event_dict(event)
     cdef int flags = _en_options(
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )

@@ -79,6 +79,27 @@ cdef object _sse_message(object data):
     return out
 
 
+@cython.binding(False)     # a plain builtin: the cheapest call CPython has
+def encode_sse(event, *, id=None):
+    """encode_sse(event, *, id=None) -> bytes
+
+    One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
+
+    ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
+    event (``proto_writer.as_event_dict``). ``id`` (for resumption with
+    ``Last-Event-ID``) must not contain CR, LF or NUL.
+    """
+    global _sse_fallback_count
+    if type(event) is not dict:
+        event = _en_py.as_event_dict(event)
+    if id is None:
+        data = _sse_json(event)
+        if data is not None:
+            return _sse_message(data)
+    _sse_fallback_count += 1
+    return _sse_py.encode_sse(event, id=id)
+
+
 cdef class SSEEncoder:
     """SSEEncoder(*, convert=None)
 

@@ -28,6 +28,7 @@ __all__ = [
     "decode_payload",
     "encode_frame",
     "encode_frames",
+    "encode_sse",
     "frame",
     "plain_sse_blocks",
 ]
@@ -41,6 +42,7 @@ _NAMES: Final = {
     "encode_frames": "proto_writer",
     "decode_payload": "proto_reader",
     "SSEEncoder": "sse_writer",
+    "encode_sse": "sse_writer",
     "plain_sse_blocks": "sse_reader",
 }
 
@@ -73,6 +75,7 @@ if TYPE_CHECKING:
     from .proto_writer import encode_frames as encode_frames
     from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
+    from .sse_writer import encode_sse as encode_sse
 else:
     for _name, _module in _NAMES.items():
         if IMPLEMENTATIONS[_name] == "cython":

@@ -595,15 +595,36 @@ def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
     return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth).event(event)
 
 
+def as_event_dict(event: Any) -> Any:
+    """The JSON dict of an event: dicts as they are, pydantic models of the
+    official SDK dumped the way its own encoder writes them (camelCase aliases,
+    optional fields without a value left out by the SDK's serializer)."""
+    if isinstance(event, dict):
+        return event
+    dump = getattr(event, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", by_alias=True)
+    return event  # the encoders reject it with an EncodeError naming its type
+
+
 def encode_frame(
-    event: Mapping[str, Any],
+    event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
     extra_keys: str = "drop",
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
-    """One frame: the 4-byte big-endian payload length, then the ``Event`` bytes."""
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
+    (public as ``agui_wire.encode_proto``).
+
+    ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
+    event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
+    events. Raises ``EncodeError`` (event type, JSON pointer, reason) for anything
+    the wire cannot carry faithfully; see docs/wire-format.md for the rules.
+    """
     _check_options(extra_keys, max_depth, lossy_numbers)
+    if type(event) is not dict:
+        event = as_event_dict(event)
     payload = _encode(event, lossy_numbers, extra_keys, max_depth)
     return _prefix(payload) + payload
 

@@ -44,6 +44,7 @@ from .. import schema
 from .._jsonnames import pointer_join
 from .._pb import events_pb2
 from ..errors import EncodeError
+from .proto_writer import as_event_dict
 
 __all__ = ["SSEEncoder", "encode_sse", "encode_sse_many"]
 
@@ -302,11 +303,15 @@ def _check_id(id: str) -> bytes:
         raise EncodeError(f"SSE id is not valid Unicode: {id!r}") from None
 
 
-def encode_sse(event: Mapping[str, Any], *, id: str | None = None) -> bytes:
-    """One event as an SSE message: ``[id: <id>\\n]data: <json>\\n\\n``.
+def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> bytes:
+    """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
 
-    ``id`` (for resumption with ``Last-Event-ID``) must not contain CR, LF or NUL.
+    ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
+    event (``proto_writer.as_event_dict``). ``id`` (for resumption with
+    ``Last-Event-ID``) must not contain CR, LF or NUL.
     """
+    if type(event) is not dict:
+        event = as_event_dict(event)
     if id is None:
         return b"data: " + _encode(event) + b"\n\n"
     return _check_id(id) + b"\ndata: " + _encode(event) + b"\n\n"
