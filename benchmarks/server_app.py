@@ -13,7 +13,8 @@ realistic run (``agui_wire._sample.realistic_run``, first ``n`` events):
   coding, negotiated from the request's ``Accept-Encoding``);
 * ``esr_pydantic``: the same, fed the SDK's pydantic events;
 * ``floor1``: pre-encoded frames, one ASGI send per event, nothing else;
-* ``floor64``: pre-encoded frames joined 64 to a send (burst only).
+* ``floor64``: pre-encoded frames joined 64 to a send (burst only);
+* ``idle``: the producer run to its end, nothing sent (paced: the pacing's own cost).
 
 Modes: ``burst``, the producer has every event ready (an async generator that
 never suspends: a replay, a fast model); ``paced``, the producer sleeps
@@ -42,9 +43,9 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, encode_proto, encode_sse  # noqa: E402
-from agui_wire._sample import realistic_run  # noqa: E402
-from agui_wire.asgi import EventStreamResponse  # noqa: E402
+from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, encode_proto, encode_sse
+from agui_wire._sample import realistic_run
+from agui_wire.asgi import EventStreamResponse
 
 EVENTS = 20_004
 SEED = 20_004
@@ -149,6 +150,15 @@ def app_for(data: Data) -> Any:
             codings = [q["z"]] if "z" in q else False
             return EventStreamResponse(produce(events[:n], stamps), accept=ctype, compress=codings)
         frames = data.frames[t][:n]
+        if c == "idle":
+
+            async def idle(scope: Any, receive: Any, send: Any) -> None:
+                await send(_start(ctype))
+                async for _ in produce(frames, stamps):
+                    pass
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+            return idle
         if c == "floor64":
             frames = [b"".join(frames[i : i + 64]) for i in range(0, len(frames), 64)]
 
