@@ -43,6 +43,11 @@ __all__ = ["Compactor"]
 Event = dict[str, Any]
 
 _CHUNKS: Final = frozenset({"TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK", "REASONING_MESSAGE_CHUNK"})
+# Events that only append to a string: between two other events their deltas are
+# collected and joined once (a 50,000-token message must not cost 50,000 copies).
+_APPENDING: Final = frozenset(
+    {"TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT", "TOOL_CALL_ARGS"}
+)
 _UNKNOWN: Final = object()
 
 
@@ -71,6 +76,9 @@ class Compactor:
         self.count = 0
         # what is open -> its start event; insertion order is opening order
         self._open: dict[tuple[str, Any], Event] = {}
+        self._appended: dict[int, tuple[dict[str, Any], str, list[str]]] = {}
+        self._last_message: dict[str, Any] | None = None
+        self._last_call: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     # -- folding -------------------------------------------------------------------
 
@@ -79,6 +87,8 @@ class Compactor:
         if not self.foldable:
             return
         etype = event.get("type")
+        if etype not in _APPENDING:
+            self._flush()
         handler = getattr(self, f"_on_{etype}", None) if isinstance(etype, str) else None
         if etype in _CHUNKS or (etype == "RUN_STARTED" and self.run_started is not None):
             self.foldable = False
@@ -86,10 +96,35 @@ class Compactor:
             handler(event)
 
     def _find(self, message_id: Any) -> dict[str, Any] | None:
+        last = self._last_message
+        if last is not None and last.get("id") == message_id:
+            return last
         for m in self.messages:
             if m.get("id") == message_id:
+                self._last_message = m
                 return m
         return None
+
+    def _append(self, entity: dict[str, Any], key: str, delta: Any) -> None:
+        """``entity[key] += delta``, deferred to ``_flush``."""
+        entry = self._appended.get(id(entity))
+        if entry is None:
+            base = entity.get(key)
+            entry = self._appended[id(entity)] = (
+                entity,
+                key,
+                [base if isinstance(base, str) else ""],
+            )
+        entry[2].append(str(delta))
+
+    def _flush(self) -> None:
+        """Join the deltas appended since the last event of another kind (and forget
+        the lookup caches: other events may replace messages)."""
+        for entity, key, parts in self._appended.values():
+            entity[key] = "".join(parts)
+        self._appended.clear()
+        self._last_message = None
+        self._last_call = None
 
     def _opened(self, kind: str, key: Any, event: Event) -> None:
         if (kind, key) not in self._open:
@@ -142,8 +177,7 @@ class Compactor:
         message = self._find(mid)
         if message is None or message.get("role") == "activity":
             return
-        content = message.get("content")
-        message["content"] = f"{content if isinstance(content, str) else ''}{event.get('delta')}"
+        self._append(message, "content", event.get("delta"))
         _merge_metadata(message, event)
 
     def _text_end(self, event: Event, kind: str) -> None:
@@ -194,9 +228,13 @@ class Compactor:
         self._closed("subagent", event.get("subagentRunId"))
 
     def _tool_call(self, call_id: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        last = self._last_call
+        if last is not None and last[1].get("id") == call_id:
+            return last
         for m in self.messages:
             for call in m.get("toolCalls") or ():
                 if call.get("id") == call_id:
+                    self._last_call = (m, call)
                     return m, call
         return None
 
@@ -240,7 +278,7 @@ class Compactor:
         found = self._tool_call(event.get("toolCallId"))
         if found is None:
             return
-        found[1]["function"]["arguments"] += event.get("delta", "")
+        self._append(found[1]["function"], "arguments", event.get("delta", ""))
         _merge_metadata(found[1], event)
 
     def _on_TOOL_CALL_END(self, event: Event) -> None:
@@ -383,6 +421,7 @@ class Compactor:
 
     def prefix(self) -> list[Event]:
         """The events standing for everything fed so far (see the module doc)."""
+        self._flush()
         if not self.foldable or self.run_started is None:
             raise ValueError("these events cannot be folded (see Compactor.foldable)")
         out: list[Event] = [self.run_started]

@@ -53,6 +53,7 @@ package (``pip install agui-wire[redis]``) and a client made with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections import deque
@@ -903,12 +904,9 @@ class _Producer:
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
         source = _Source(self.events, None, asyncio.get_running_loop())
         skip = self.stored  # a retried run: these are stored already
+        writer = _Writer(self, skip + 1)
         count = 0
         last: Any = None
-        pending: list[bytes] = []
-        first = skip + 1
-        inflight: asyncio.Task[None] | None = None
-        batch = self.store.batch
         try:
             try:
                 while True:
@@ -917,60 +915,38 @@ class _Producer:
                     except StopAsyncIteration:
                         break
                     count += 1
-                    if count <= skip:
-                        last = event
-                        continue
-                    pending.append(_PROTO.encode(event)[4:])
                     last = event
-                    if inflight is not None and (inflight.done() or len(pending) >= batch):
-                        await inflight
-                        inflight = None
-                    if inflight is None:
-                        inflight = asyncio.ensure_future(self._append(first, pending))
-                        first += len(pending)
-                        pending = []
-                if inflight is not None:
-                    await inflight
-                    inflight = None
-                if pending:
-                    await self._append(first, pending)
+                    if count > skip:
+                        await writer.add(_PROTO.encode(event)[4:])
+                await writer.drain()
                 await self._finish("finished")
                 return count
             except asyncio.CancelledError:
                 if self.lost is not None:
                     raise self.lost from None
-                await self._end_with(inflight, pending, first, last, "cancelled", None)
+                await self._end_with(writer, last, "cancelled", None)
                 raise
             except StoreError:
                 raise
             except Exception as exc:
-                await self._end_with(inflight, pending, first, last, "failed", exc)
+                await self._end_with(writer, last, "failed", exc)
                 raise
         finally:
             heartbeat.cancel()
-            if inflight is not None and not inflight.done():
-                inflight.cancel()
+            writer.cancel()
             await source.close()
 
     async def _end_with(
         self,
-        inflight: asyncio.Task[None] | None,
-        pending: list[bytes],
-        first: int,
+        writer: _Writer,
         last: Any,
         reason: Literal["cancelled", "failed"],
         exc: Exception | None,
     ) -> None:
         """End the run after a failure: what was produced, a RUN_ERROR, the end."""
         try:
-            stored_all = True
-            if inflight is not None:
-                try:
-                    await inflight
-                except Exception:
-                    stored_all = False  # the RUN_ERROR follows what Redis has
-            payloads = pending if stored_all else []
-            at = first if stored_all else self.stored + 1
+            with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
+                await writer.drain()
             if _event_type(last) not in _TERMINAL:
                 if exc is None:
                     error = {
@@ -980,12 +956,68 @@ class _Producer:
                     }
                 else:
                     error = _default_error_event(exc)
-                payloads = [*payloads, _PROTO.encode(error)[4:]]
-            if payloads:
-                await self._append(at, payloads)
+                await self._append(self.stored + 1, [_PROTO.encode(error)[4:]])
             await self._finish(reason)
         except Exception as err:
             logger.error("could not end run %r after a failure", self.run_id, exc_info=err)
+
+
+class _Writer:
+    """The producer's appends: one in flight at a time; what is produced meanwhile
+    goes in the next one, started as soon as the previous returns (a burst costs
+    one round trip per batch, a paced run one per event, and nothing waits for a
+    later event). ``add`` waits only when ``batch`` events are queued."""
+
+    def __init__(self, producer: _Producer, first: int) -> None:
+        self.producer = producer
+        self.first = first  # the index of pending[0]
+        self.pending: list[bytes] = []
+        self.task: asyncio.Task[None] | None = None
+        self.error: BaseException | None = None
+
+    async def add(self, payload: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.pending.append(payload)
+        if self.task is None:
+            self._start()
+        elif len(self.pending) >= self.producer.store.batch:
+            await asyncio.wait({self.task})
+            if self.error is not None:
+                raise self.error
+
+    def _start(self) -> None:
+        payloads, self.pending = self.pending, []
+        first = self.first
+        self.first += len(payloads)
+        self.task = asyncio.ensure_future(self.producer._append(first, payloads))
+        self.task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.task = None
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.error = error
+        elif self.pending:
+            self._start()
+
+    async def drain(self) -> None:
+        """Until everything added is stored (or an append failed: raised)."""
+        while True:
+            if self.error is not None:
+                raise self.error
+            if self.task is not None:
+                await asyncio.wait({self.task})
+            elif self.pending:
+                self._start()
+            else:
+                return
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 # -- HTTP ------------------------------------------------------------------------------

@@ -427,3 +427,114 @@ def test_import_agui_wire_does_not_import_the_store() -> None:
     code = "import sys, agui_wire; print('agui_wire.redis' in sys.modules, 'redis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_late_joiner_of_a_long_run_gets_a_snapshot_not_every_token(redis_server, run_id) -> None:
+    from tests.redis.app import token_run
+
+    events = token_run("thread-1", run_id, 50_000, size=4)
+    events = events[:-2]  # still streaming: the message is open, the run too
+
+    async def main() -> None:
+        r = client(redis_server)
+        store = RunStore(r, batch=2000)
+        gate = asyncio.Event()
+
+        async def producer():
+            for event in events:
+                yield event
+            await gate.wait()
+            yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "!"}
+            yield {"type": "TEXT_MESSAGE_END", "messageId": "m1"}
+            yield {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": run_id}
+
+        task = await store.start(run_id, producer())
+        while await r.xlen(f"agui:{{{run_id}}}") < len(events):
+            await asyncio.sleep(0.05)
+        joiner = store.subscribe(run_id, compact=True)
+        prefix = [await joiner.__anext__() for _ in range(3)]
+        gate.set()
+        rest = [item async for item in joiner]
+        types = [e["type"] for _, e in prefix]
+        assert types == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "TEXT_MESSAGE_START"]
+        assert {i for i, _ in prefix} == {len(events)}
+        text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert prefix[1][1]["messages"] == [{"id": "m1", "role": "assistant", "content": text}]
+        assert [e["type"] for _, e in rest] == [
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED",
+        ]
+        assert [i for i, _ in rest] == [len(events) + 1, len(events) + 2, len(events) + 3]
+        await task
+        await r.aclose()
+
+    run(main())
+
+
+def test_fan_out_shares_each_batch_between_responses(redis_server, run_id) -> None:
+    """20 responses of one replica on a live burst: each batch read from Redis is
+    written to every response as the very same bytes object, one send each."""
+
+    async def main() -> None:
+        r = client(redis_server)
+        store = RunStore(r, batch=256)
+        events = [RUN[0]] + [{"type": "CUSTOM", "name": "t", "value": i} for i in range(3000)]
+        events.append(RUN[-1])
+        gate = asyncio.Event()
+
+        async def producer():
+            yield events[0]
+            await gate.wait()
+            for event in events[1:]:
+                yield event
+
+        await store.start(run_id, producer())
+        responses = []
+        for accept in [PROTO_MEDIA_TYPE] * 10 + [SSE_MEDIA_TYPE] * 10:
+            responses.append(asyncio.ensure_future(call(store.response(run_id, accept=accept))))
+        await asyncio.sleep(0.3)  # all attached to the tail
+        gate.set()
+        results = [await response for response in responses]
+        accepts = [PROTO_MEDIA_TYPE] * 10 + [SSE_MEDIA_TYPE] * 10
+        for (_, bodies), accept in zip(results, accepts, strict=True):
+            assert decode(b"".join(bodies), accept) == events
+            assert len(bodies) < 100  # one send per batch, not per event
+        for group in (results[:10], results[10:]):
+            live = [bodies[1:-1] for _, bodies in group]  # after the replayed first event
+            for other in live[1:]:
+                assert len(other) == len(live[0])
+                assert all(a is b for a, b in zip(other, live[0], strict=True))
+        await r.aclose()
+
+    run(main())
+
+
+def test_events_are_stored_while_the_producer_waits(redis_server, run_id) -> None:
+    """Events produced while an append is in flight go out as soon as it returns,
+    not with the producer's next event (which may be minutes away)."""
+
+    async def main() -> None:
+        r = client(redis_server)
+        store = RunStore(r)
+        gate = asyncio.Event()
+
+        async def producer():
+            for event in RUN[:20]:
+                yield event  # a burst: most arrive while an append is in flight
+            await gate.wait()
+            for event in RUN[20:]:
+                yield event
+
+        task = await store.start(run_id, producer())
+        got = []
+        async for item in store.subscribe(run_id):
+            got.append(item)
+            if len(got) == 20:
+                break
+        gate.set()
+        assert [e for _, e in got] == RUN[:20]
+        assert await task == len(RUN)
+        await r.aclose()
+
+    run(main())
