@@ -125,3 +125,35 @@ def test_unreachable_redis_raises_store_unavailable(fresh_redis, run_id) -> None
 
 async def collect(store: RunStore, run_id: str, **kwargs: Any) -> list[tuple[int, Any]]:
     return [item async for item in store.subscribe(run_id, **kwargs)]
+
+
+def test_http_view_of_an_unreachable_redis(fresh_redis, run_id) -> None:
+    """Before the headers: 503 with Retry-After. Mid-stream: the body ends without a
+    terminal event (an incomplete run the client resumes), not a made-up RUN_ERROR."""
+    from agui_wire import SSE_MEDIA_TYPE, decode
+    from tests.redis.test_store import call
+
+    server = fresh_redis()
+    events = token_events(1000)
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=5, reconnect=0.5)
+        task = await store.start(run_id, paced(events, 0.01))
+        task.remove_done_callback(store._task_done)
+        reading = asyncio.ensure_future(call(store.response(run_id)))
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(server.kill)
+        start, bodies = await reading
+        assert start["status"] == 200
+        got = decode(b"".join(bodies), SSE_MEDIA_TYPE)
+        assert 10 < len(got) < len(events)
+        assert got == events[: len(got)]  # what it has is right; no terminal event added
+        start, bodies = await call(store.response(run_id))
+        assert start["status"] == 503
+        assert (b"retry-after", b"1") in start["headers"]
+        with pytest.raises(StoreUnavailable):
+            await task
+        await r.aclose()
+
+    run(main())
