@@ -60,7 +60,7 @@ import orjson  # noqa: E402
 import workloads as W  # noqa: E402
 
 import agui_wire  # noqa: E402
-from agui_wire import backend  # noqa: E402
+from agui_wire._codec import backend  # noqa: E402
 
 MiB = 1 << 20
 
