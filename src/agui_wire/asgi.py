@@ -2,13 +2,13 @@
 
 Strategy: one pure-ASGI callable per response, run on asyncio. Negotiation goes
 through ``EventEncoder`` (from the ``request``/``accept`` given, else from the
-scope when called). Headers go out at once; then a *sender* task pulls one event
-from the producer, encodes it and awaits ``send``, and only then pulls the next,
-so the producer runs exactly as fast as the client reads (no queue, no
-buffering: see "Backpressure"). Beside it, a *watcher* task awaits
+scope when called). Headers go out at once; then a *sender* task pulls from the
+producer the events it has ready, encodes them and awaits one ``send``, and only
+then pulls more, so the producer runs exactly as fast as the client reads (no
+queue, no buffering: see "Backpressure"). Beside it, a *watcher* task awaits
 ``http.disconnect`` on ``receive`` and, for SSE with ``keepalive``, a *pinger*
-writes ``: keep-alive`` comments when nothing was written for that long. Sends
-are serialised by a lock. With Starlette installed the class subclasses
+writes ``: keep-alive`` comments when nothing was written for that long (never
+while an event write is in flight). With Starlette installed the class subclasses
 ``starlette.responses.Response``, so FastAPI and Starlette endpoints return it
 as is; without Starlette it is a plain ASGI app (``import agui_wire`` never
 imports Starlette).
@@ -26,9 +26,12 @@ Contract:
   ``strict=True`` an ``Accept`` that allows neither is answered ``406`` with a
   plain-text body naming the two types, and the producer is closed unstarted.
   ``HEAD`` gets the headers, no body, and the producer closed unstarted.
-* Streaming: one ``http.response.body`` message per event, sent as soon as the
-  producer yields it. Sync iterables that are not collections (generators) are
-  advanced in the default thread pool so a blocking producer cannot stall the
+* Streaming: events the producer has ready go out together in one
+  ``http.response.body`` message (up to ~32 KiB), and an event is sent as soon
+  as the producer yields it when no other is ready: no timer, no added delay
+  (the sender stops collecting where the producer suspends). Sync iterables
+  that are not collections (generators) are advanced in the default thread pool
+  (running ahead by up to 256 events) so a blocking producer cannot stall the
   event loop (``threaded=False`` advances them inline); collections and async
   iterables are iterated inline.
 * Disconnect: detected either way it can surface: ``http.disconnect`` from
@@ -40,6 +43,10 @@ Contract:
   returns normally (a gone client is not a server error); background tasks
   still run. The sender yields to the loop every 16 events, so even a producer
   that never suspends notices a disconnect.
+* Compression: ``compress=True`` (or a sequence of codings) negotiates gzip,
+  zstd or Brotli from ``Accept-Encoding`` (``agui_wire._compression``), one
+  streaming compressor per response flushed after every send, so each send
+  decodes on arrival; ``vary: accept, accept-encoding``. Off by default.
 * Pre-encoded batches: an item of ``events`` that is an ``EncodedEvents``
   (events encoded once for many responses, as ``agui_wire.redis`` does for
   fan-out) is written as its ``data(binary)`` bytes in one send, unchanged
@@ -67,7 +74,8 @@ Contract:
   awaits its transport's drain when the write buffer is above its high-water
   mark (64 KiB), so for a slow reader the kernel socket buffers fill, then the
   transport buffer, then ``send`` blocks and the producer is not advanced.
-  Server memory per stream is bounded by that buffer plus one event.
+  Server memory per stream is bounded by that buffer plus one batch (and up to
+  256 events a threaded sync producer made ahead).
 """
 
 from __future__ import annotations

@@ -10,11 +10,12 @@ import orjson
 import pytest
 
 from agui_wire._cli._progress import Progress
-from agui_wire._cli.cost import measure, table
+from agui_wire._cli.cost import TRANSPORTS, measure, table
 from agui_wire._cli.report import render_html
+from agui_wire._compression import available
 from agui_wire._sample import realistic_run
 
-LABELS = ("SSE", "protobuf", "SSE + gzip", "protobuf + gzip")
+LABELS = tuple(label for _, label in TRANSPORTS)
 
 
 def test_default_cost_is_fast_and_complete(cli) -> None:
@@ -39,7 +40,12 @@ def test_json_and_html_report(cli, tmp_path) -> None:
     data = orjson.loads(r.stdout)
     assert data["events"] == 400
     transports = {t["key"]: t for t in data["transports"]}
-    assert list(transports) == ["sse", "proto", "sse+gzip", "proto+gzip"]
+    assert list(transports)[:4] == ["sse", "proto", "sse+gzip", "proto+gzip"]
+    # Brotli and zstd beside gzip when installed (the test extra installs both)
+    assert {k.partition("+")[2] for k in transports} - {""} == set(available())
+    assert set(data["send_us"]) == {"sse", "proto"}
+    for cost in data["send_us"].values():
+        assert cost["per_event"] > cost["coalesced"] > 0
     for t in transports.values():
         assert t["bytes"] > 0
         assert t["encode_us"] > 0
@@ -87,6 +93,9 @@ def test_measure_figures_add_up() -> None:
     assert sse.bytes == sum(len(encode_sse(e)) for e in events)
     assert proto.bytes == sum(len(encode_proto(e)) for e in events)
     assert report.transport("sse+gzip").bytes < sse.bytes
+    for coding in available():  # (measure checks that each decodes to every event)
+        for base, plain in (("sse", sse), ("proto", proto)):
+            assert report.transport(f"{base}+{coding}").bytes < plain.bytes
     text = table(report)
     for t in report.transports:
         assert f"{t.bytes:,}" in text

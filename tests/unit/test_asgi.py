@@ -873,3 +873,62 @@ print("ok")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
     assert agui_wire.__name__ == "agui_wire"
+
+
+# -- compression ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("coding", ["gzip", "br", "zstd"])
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+def test_compress_negotiated_from_accept_encoding(coding, accept) -> None:
+    from agui_wire._compression import decompressor
+
+    async def paced() -> AsyncIterator[Any]:
+        for event in RUN:
+            yield event
+            await asyncio.sleep(0)
+
+    d = Driver(
+        accept=accept, headers=[(b"accept-encoding", f"{coding};q=1, identity;q=0.5".encode())]
+    )
+    d.run(EventStreamResponse(paced(), compress=True))
+    assert d.headers["content-encoding"] == coding
+    assert d.headers["vary"] == "accept, accept-encoding"
+    # One compressor per response, flushed per send: each send decodes on its own.
+    inflate = decompressor(coding)
+    plain = [inflate(b) for b in d.bodies]
+    assert [decode(b, accept) for b in plain] == [[e] for e in RUN] + [[]]
+
+
+def test_compress_falls_back_to_identity_and_checks_its_argument() -> None:
+    d = Driver(headers=[(b"accept-encoding", b"deflate")]).run(
+        EventStreamResponse(RUN, compress=True)
+    )
+    assert "content-encoding" not in d.headers
+    assert d.headers["vary"] == "accept, accept-encoding"
+    assert d.events() == RUN
+    d = Driver(headers=[(b"accept-encoding", b"gzip")]).run(EventStreamResponse(RUN))
+    assert "content-encoding" not in d.headers  # off unless asked for
+    with pytest.raises(ValueError, match="unknown content coding"):
+        EventStreamResponse(RUN, compress=["deflate"])
+    with pytest.raises(TypeError, match="sequence of codings"):
+        EventStreamResponse(RUN, compress="gzip")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="set by EventStreamResponse"):
+        EventStreamResponse(RUN, compress=True, headers={"content-encoding": "br"})
+
+
+def test_compressed_keepalives_and_head() -> None:
+    import zlib
+
+    events = RUN[:2]
+    gz = [(b"accept-encoding", b"gzip")]
+    d = Driver(headers=gz).run(
+        EventStreamResponse(Probe().agen(events, delay=0.25), keepalive=0.1, compress=["gzip"])
+    )
+    inflate = zlib.decompressobj(31).decompress
+    plain = [inflate(b) for b in d.bodies]
+    assert KEEPALIVE_COMMENT in plain
+    assert decode(b"".join(plain), SSE_MEDIA_TYPE) == events
+    d = Driver(method="HEAD", headers=gz).run(EventStreamResponse(RUN, compress=True))
+    assert d.headers["content-encoding"] == "gzip"
+    assert d.body == b""

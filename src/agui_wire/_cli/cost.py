@@ -5,15 +5,20 @@ default, else the events of the captures given), encode each one as the server
 writes it, once per transport, and measure:
 
 * bytes: per event (so per event type) and in total, for SSE and protobuf, each
-  also gzip-compressed *with a sync flush after every event* — what a streaming
-  server has to do for the client to see each event when it is sent (Starlette's
-  GZipMiddleware does exactly this; buffering the whole response defeats
-  streaming). Whole-response gzip is reported alongside, as the lower bound;
+  also compressed with every content coding browsers accept that is installed
+  (gzip always; Brotli and Zstandard with their packages: ``agui_wire._compression``),
+  *flushed after every event* — what a streaming server has to do for the
+  client to see each event when it is sent (Starlette's GZipMiddleware does
+  exactly this; buffering the whole response defeats streaming). Whole-response
+  gzip is reported alongside, as the lower bound;
 * CPU per event, on this machine: encoding the run event by event (plus
   compressing, for gzip) and decoding it from the chunks the server wrote
-  (``EventDecoder.feed`` per chunk, after decompressing). Each measurement is a
+  (``EventDecoder.feed`` per chunk, after decompressing); and the server's cost
+  of *writing* each event to a TCP socket on loopback (this thread's CPU), one
+  send per event vs coalesced sends of up to 32 KiB as ``EventStreamResponse``
+  does — per event, a send costs more than encoding. Each measurement is a
   pass of whole runs (as many as fill about 12 ms, so scheduler noise stays small);
-  the median of ``--repeats`` passes is kept, the eight
+  the median of ``--repeats`` passes is kept, the
   (transport, direction) passes interleaved in a rotating order so that drift
   (thermal, other load) hits all of them alike, with the garbage collector off
   during a pass and one warm-up round first.
@@ -35,8 +40,10 @@ import datetime as _dt
 import gc
 import os
 import platform
+import socket
 import statistics
 import sys
+import threading
 import time
 import zlib
 from collections import Counter
@@ -48,6 +55,7 @@ import orjson
 
 from .. import __version__
 from .._codec import backend
+from .._compression import available, compressor, decompressor
 from .._decoder import EventDecoder
 from .._encoder import encode_proto, encode_sse
 from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
@@ -60,11 +68,13 @@ from ._progress import Progress, progress_enabled
 
 __all__ = ["CostReport", "TransportCost", "measure", "register", "run", "verdict"]
 
-HELP = "measure bytes and CPU per transport (SSE, protobuf, +gzip) and give a verdict"
+HELP = "measure bytes and CPU per transport (SSE, protobuf, compressed) and give a verdict"
 DESCRIPTION = """\
-The transport-cost report: for SSE and binary protobuf, each also gzip-compressed,
-the total bytes, bytes per event type, encode and decode CPU per event measured
-on this machine, and a verdict: is binary worth it for this traffic, and why.
+The transport-cost report: for SSE and binary protobuf, each also compressed
+(gzip; Brotli and zstd when installed) with a flush per event, the total bytes,
+bytes per event type, encode and decode CPU per event and the cost of writing
+each event to a socket, measured on this machine, and a verdict: is binary worth
+it for this traffic, and why.
 
 With no CAPTURE it runs on a realistic agent run shipped with agui_wire
 (agui_wire._sample.realistic_run); with captures, on their events.
@@ -76,12 +86,21 @@ examples:
   agui-wire cost capture.bin session.har --json > cost.json
 """
 
-TRANSPORTS: Final = (
-    ("sse", "SSE"),
-    ("proto", "protobuf"),
-    ("sse+gzip", "SSE + gzip"),
-    ("proto+gzip", "protobuf + gzip"),
-)
+CODING_LABELS: Final = {"gzip": "gzip", "br": "Brotli", "zstd": "zstd"}
+
+
+def _transports() -> tuple[tuple[str, str], ...]:
+    """(key, label) per transport measured: plain, then gzip, Brotli and zstd where
+    installed (each coding once for SSE, once for protobuf)."""
+    out = [("sse", "SSE"), ("proto", "protobuf")]
+    for coding in sorted(available(), key=("gzip", "br", "zstd").index):
+        label = CODING_LABELS[coding]
+        out += [(f"sse+{coding}", f"SSE + {label}"), (f"proto+{coding}", f"protobuf + {label}")]
+    return tuple(out)
+
+
+TRANSPORTS: Final = _transports()
+COALESCE_BYTES: Final = 32 * 1024  # what EventStreamResponse puts in one send, at most
 DEFAULT_EVENTS: Final = 2000
 DEFAULT_REPEATS: Final = 7
 PASS_NS: Final = 12_000_000  # a timed pass lasts about this long (whole runs, repeated)
@@ -113,6 +132,10 @@ class CostReport:
     implementation: dict[str, str]
     skipped: int = 0
     verdict: dict[str, Any] = field(default_factory=dict)
+    #: server's CPU to write the stream to a loopback TCP socket, µs per event:
+    #: {"sse"/"proto": {"per_event": .., "coalesced": ..}}
+    send_us: dict[str, dict[str, float]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # codings not installed
 
     def transport(self, key: str) -> TransportCost:
         return next(t for t in self.transports if t.key == key)
@@ -126,12 +149,12 @@ class CostReport:
 # -- measuring --------------------------------------------------------------------------
 
 
-def _gzip_chunks(chunks: Sequence[bytes], level: int) -> list[bytes]:
-    """Each chunk compressed with a sync flush after it, as a streaming server does;
-    the gzip trailer rides with the last one."""
-    comp = zlib.compressobj(level, zlib.DEFLATED, 31)
-    out = [comp.compress(c) + comp.flush(zlib.Z_SYNC_FLUSH) for c in chunks]
-    tail = comp.flush()
+def _compressed(chunks: Sequence[bytes], coding: str, level: int | None) -> list[bytes]:
+    """Each chunk compressed and flushed, as a streaming server sends it; the end of
+    the compressed stream rides with the last one."""
+    comp = compressor(coding, level)
+    out = [comp.compress(c) for c in chunks]
+    tail = comp.finish()
     if out:
         out[-1] += tail
     else:
@@ -144,62 +167,116 @@ def _whole_gzip(chunks: Sequence[bytes], level: int) -> int:
     return len(comp.compress(b"".join(chunks)) + comp.flush())
 
 
-def _encoders(events: Sequence[dict[str, Any]], level: int) -> dict[str, Callable[[], object]]:
-    sync = zlib.Z_SYNC_FLUSH
+def _split(key: str) -> tuple[str, str | None]:
+    """'proto+br' -> ('proto', 'br'); 'sse' -> ('sse', None)."""
+    base, _, coding = key.partition("+")
+    return base, coding or None
 
+
+def _encoders(
+    events: Sequence[dict[str, Any]], levels: dict[str, int | None]
+) -> dict[str, Callable[[], object]]:
     def plain(encode: Callable[[Any], bytes]) -> Callable[[], object]:
         def go() -> object:
             return [encode(e) for e in events]
 
         return go
 
-    def gzipped(encode: Callable[[Any], bytes]) -> Callable[[], object]:
+    def compressed(encode: Callable[[Any], bytes], coding: str) -> Callable[[], object]:
         def go() -> object:
-            comp = zlib.compressobj(level, zlib.DEFLATED, 31)
-            out = [comp.compress(encode(e)) + comp.flush(sync) for e in events]
-            out.append(comp.flush())
+            comp = compressor(coding, levels.get(coding))
+            squeeze = comp.compress
+            out = [squeeze(encode(e)) for e in events]
+            out.append(comp.finish())
             return out
 
         return go
 
-    return {
-        "sse": plain(encode_sse),
-        "proto": plain(encode_proto),
-        "sse+gzip": gzipped(encode_sse),
-        "proto+gzip": gzipped(encode_proto),
-    }
+    encode: dict[str, Callable[[Any], bytes]] = {"sse": encode_sse, "proto": encode_proto}
+    jobs: dict[str, Callable[[], object]] = {}
+    for key, _ in TRANSPORTS:
+        base, coding = _split(key)
+        jobs[key] = plain(encode[base]) if coding is None else compressed(encode[base], coding)
+    return jobs
 
 
 def _decoders(wire: dict[str, list[bytes]]) -> dict[str, Callable[[], object]]:
-    def plain(chunks: list[bytes], ctype: str) -> Callable[[], object]:
+    def go_for(chunks: list[bytes], ctype: str, coding: str | None) -> Callable[[], object]:
         def go() -> object:
             decoder = EventDecoder(ctype)
             feed = decoder.feed
             n = 0
-            for chunk in chunks:
-                n += len(feed(chunk))
+            if coding is None:
+                for chunk in chunks:
+                    n += len(feed(chunk))
+            else:
+                inflate = decompressor(coding)
+                for chunk in chunks:
+                    n += len(feed(inflate(chunk)))
             return n + len(decoder.close())
 
         return go
 
-    def gzipped(chunks: list[bytes], ctype: str) -> Callable[[], object]:
-        def go() -> object:
-            decoder = EventDecoder(ctype)
-            feed = decoder.feed
-            inflate = zlib.decompressobj(31).decompress
-            n = 0
-            for chunk in chunks:
-                n += len(feed(inflate(chunk)))
-            return n + len(decoder.close())
+    ctypes = {"sse": SSE_MEDIA_TYPE, "proto": PROTO_MEDIA_TYPE}
+    out = {}
+    for key, _ in TRANSPORTS:
+        base, coding = _split(key)
+        out[key] = go_for(wire[key], ctypes[base], coding)
+    return out
 
-        return go
 
-    return {
-        "sse": plain(wire["sse"], SSE_MEDIA_TYPE),
-        "proto": plain(wire["proto"], PROTO_MEDIA_TYPE),
-        "sse+gzip": gzipped(wire["sse+gzip"], SSE_MEDIA_TYPE),
-        "proto+gzip": gzipped(wire["proto+gzip"], PROTO_MEDIA_TYPE),
-    }
+def _coalesce(chunks: Sequence[bytes], limit: int) -> list[bytes]:
+    """The chunks joined into writes of up to about ``limit`` bytes."""
+    out: list[bytes] = []
+    batch: list[bytes] = []
+    size = 0
+    for c in chunks:
+        batch.append(c)
+        size += len(c)
+        if size >= limit:
+            out.append(b"".join(batch))
+            batch, size = [], 0
+    if batch:
+        out.append(b"".join(batch))
+    return out
+
+
+def _send_cost(wire: dict[str, list[bytes]], repeats: int) -> dict[str, dict[str, float]]:
+    """This thread's CPU (µs per event) to write each plain stream to a loopback TCP
+    socket: one send per event, and coalesced writes. A reader thread drains the
+    other end (its CPU is not counted: ``thread_time``)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        writer = socket.create_connection(server.getsockname())
+        reader, _ = server.accept()
+    stop = threading.Event()
+
+    def drain() -> None:
+        buf = bytearray(1 << 20)
+        while reader.recv_into(buf):
+            pass
+        stop.set()
+
+    thread = threading.Thread(target=drain, daemon=True)
+    thread.start()
+    out: dict[str, dict[str, float]] = {}
+    try:
+        for key in ("sse", "proto"):
+            chunks = wire[key]
+            modes = {"per_event": list(chunks), "coalesced": _coalesce(chunks, COALESCE_BYTES)}
+            runs: dict[str, list[float]] = {m: [] for m in modes}
+            for _ in range(repeats):
+                for mode, writes in modes.items():
+                    send = writer.sendall
+                    start = time.thread_time_ns()
+                    for w in writes:
+                        send(w)
+                    runs[mode].append((time.thread_time_ns() - start) / len(chunks) / 1000)
+            out[key] = {m: statistics.median(r) for m, r in runs.items()}
+    finally:
+        writer.close()
+        stop.wait(5)
+        reader.close()
+    return out
 
 
 def _time(fn: Callable[[], object], loops: int = 1) -> int:
@@ -264,12 +341,12 @@ def measure(
     n = len(events)
     sse = [encode_sse(e) for e in events]
     proto = [encode_proto(e) for e in events]
-    wire = {
-        "sse": sse,
-        "proto": proto,
-        "sse+gzip": _gzip_chunks(sse, gzip_level),
-        "proto+gzip": _gzip_chunks(proto, gzip_level),
-    }
+    levels: dict[str, int | None] = {"gzip": gzip_level}
+    wire = {"sse": sse, "proto": proto}
+    for key, _ in TRANSPORTS:
+        base, coding = _split(key)
+        if coding is not None:
+            wire[key] = _compressed(wire[base], coding, levels.get(coding))
     types = [str(e.get("type")) for e in events]
     by_type: dict[str, dict[str, int]] = {}
     for key, chunks in wire.items():
@@ -285,7 +362,7 @@ def measure(
         if got != n:
             raise CliError(f"internal check failed: {key} decodes to {got} events, not {n}")
 
-    encoders = _encoders(events, gzip_level)
+    encoders = _encoders(events, levels)
     jobs = [(key, "encode", encoders[key]) for key, _ in TRANSPORTS]
     jobs += [(key, "decode", decoders[key]) for key, _ in TRANSPORTS]
     # Warm-up, and as many whole-run calls per pass as make it last PASS_NS, so
@@ -324,6 +401,8 @@ def measure(
         repeats=repeats,
         machine=_machine(),
         implementation=dict(backend.IMPLEMENTATIONS),
+        send_us=_send_cost(wire, repeats),
+        missing=[c for c in ("br", "zstd") if c not in available()],
     )
     report.verdict = verdict(report)
     return report
@@ -423,6 +502,18 @@ def verdict(report: CostReport) -> dict[str, Any]:
             "faster.)"
         )
     reasons.append(cpu)
+    reasons += _coding_reasons(report)
+    if report.send_us:
+        send_s, send_p = report.send_us["sse"], report.send_us["proto"]
+        reasons.append(
+            "Writing costs more than encoding: one socket send per event takes "
+            f"{send_s['per_event']:.2f} µs (SSE) / {send_p['per_event']:.2f} µs (protobuf) of "
+            f"server CPU here, against {sse.encode_us:.2f} / {proto.encode_us:.2f} µs to encode; "
+            f"coalesced writes (as EventStreamResponse makes them) cost {send_s['coalesced']:.2f}"
+            f" / {send_p['coalesced']:.2f} µs. An ASGI server adds its own per-send cost "
+            "(several µs: benchmarks/server_cost.py), so coalescing matters more than the "
+            "transport."
+        )
     if worth in ("only-uncompressed", "no"):
         reasons.append(
             "Choose protobuf when the path cannot compress (some proxies and mobile stacks "
@@ -446,7 +537,37 @@ def verdict(report: CostReport) -> dict[str, Any]:
     }
 
 
+def _coding_reasons(report: CostReport) -> list[str]:
+    """Brotli and zstd beside gzip: bytes and encode CPU, SSE and protobuf."""
+    out = []
+    keys = {t.key for t in report.transports}
+    n = report.events
+    gz_s, gz_p = report.transport("sse+gzip"), report.transport("proto+gzip")
+    for coding in ("br", "zstd"):
+        if f"sse+{coding}" not in keys:
+            continue
+        s, p = report.transport(f"sse+{coding}"), report.transport(f"proto+{coding}")
+        out.append(
+            f"{CODING_LABELS[coding]} (flushed per event): SSE {_per_million(s.bytes, n)}, "
+            f"protobuf {_per_million(p.bytes, n)} per million events ({s.bytes / gz_s.bytes:.0%}"
+            f" / {p.bytes / gz_p.bytes:.0%} of gzip's), encoding at {s.encode_us:.2f} / "
+            f"{p.encode_us:.2f} µs per event (gzip {gz_s.encode_us:.2f} / {gz_p.encode_us:.2f})."
+        )
+    if report.missing:
+        names = " and ".join(CODING_LABELS[c] for c in report.missing)
+        extras = " ".join(f"agui-wire[{'brotli' if c == 'br' else 'zstd'}]" for c in report.missing)
+        out.append(f"{names} not measured: not installed here (pip install {extras}).")
+    return out
+
+
 # -- output ---------------------------------------------------------------------------------
+
+
+def _short(key: str) -> str:
+    """'proto+gzip' -> 'proto+gz' (the by-type table's column heads)."""
+    base, coding = _split(key)
+    head = "SSE" if base == "sse" else "proto"
+    return head if coding is None else f"{head}+{ {'gzip': 'gz'}.get(coding, coding) }"
 
 
 def table(report: CostReport) -> str:
@@ -455,7 +576,8 @@ def table(report: CostReport) -> str:
     sse = report.transport("sse")
     lines = [
         f"agui-wire cost: {report.source}",
-        f"{n:,} events; gzip level {report.gzip_level}, flushed per event; CPU: median of "
+        f"{n:,} events; gzip level {report.gzip_level} (Brotli 5, zstd 3), flushed per event; "
+        "CPU: median of "
         f"{report.repeats} interleaved passes on {report.machine['cpu']}",
         "",
         f"{'transport':<17}{'bytes':>11}{'per event':>11}{'vs SSE':>8}"
@@ -469,14 +591,22 @@ def table(report: CostReport) -> str:
     lines += [
         "",
         "mean bytes per event, by type",
-        f"{'type':<28}{'count':>7}"
-        + "".join(f"{lbl:>11}" for lbl in ("SSE", "proto", "SSE+gz", "proto+gz")),
+        f"{'type':<28}{'count':>7}" + "".join(f"{_short(t.key):>11}" for t in report.transports),
     ]
     for etype, count in report.counts.items():
         row = f"{etype:<28}{count:>7,}"
         for t in report.transports:
             row += f"{t.by_type.get(etype, 0) / count:>11.1f}"
         lines.append(row)
+    if report.send_us:
+        lines += [
+            "",
+            "server CPU to write to a loopback socket, µs per event "
+            f"(one send per event / coalesced up to {COALESCE_BYTES // 1024} KiB):",
+        ]
+        for key, label in (("sse", "SSE"), ("proto", "protobuf")):
+            cost = report.send_us[key]
+            lines.append(f"  {label:<15}{cost['per_event']:>8.2f}{cost['coalesced']:>8.2f}")
     lines += ["", "verdict: " + report.verdict["headline"]]
     lines += [f"  - {r}" for r in report.verdict["reasons"]]
     if report.skipped:

@@ -24,6 +24,10 @@ COLORS: Final = {
     "proto": "#2f6fdb",
     "sse+gzip": "#f2b27f",
     "proto+gzip": "#8db4f2",
+    "sse+br": "#f5c9a3",
+    "proto+br": "#b3cdf5",
+    "sse+zstd": "#c98a55",
+    "proto+zstd": "#5f8fd6",
 }
 TYPE_COLORS: Final = (
     "#4e79a7",
@@ -93,6 +97,27 @@ def _svg(width: int, height: int, body: str, label: str) -> str:
         f'<svg viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}" '
         f'xmlns="http://www.w3.org/2000/svg">{body}</svg>'
     )
+
+
+def _send_note(report: CostReport) -> str:
+    if not report.send_us:
+        return ""
+    s, p = report.send_us["sse"], report.send_us["proto"]
+    return (
+        '<p class="notes">Writing to a loopback TCP socket (server CPU per event): one send per '
+        f"event {s['per_event']:.2f} µs (SSE) / {p['per_event']:.2f} µs (protobuf); coalesced "
+        f"into writes of up to 32 KiB {s['coalesced']:.2f} / {p['coalesced']:.2f} µs. An ASGI "
+        "server adds its own cost per send (benchmarks/server_cost.py).</p>"
+    )
+
+
+def _missing_note(report: CostReport) -> str:
+    if not report.missing:
+        return ""
+    names = ", ".join(
+        {"br": "Brotli (brotli)", "zstd": "zstd (zstandard)"}[c] for c in report.missing
+    )
+    return f" ({escape(names)} not installed here, so not measured)"
 
 
 def _bytes_chart(report: CostReport) -> str:
@@ -279,9 +304,9 @@ def render_html(report: CostReport) -> str:
 
 <h2>CPU per event on this machine</h2>
 <div class="card">{_cpu_chart(report)}
-<p class="notes">Median of {report.repeats} passes over the whole run, the eight measurements
-interleaved; encode includes gzip compression and decode includes decompression for the gzip
-transports. Lighter bars: decode.</p></div>
+<p class="notes">Median of {report.repeats} passes over the whole run, the measurements
+interleaved; encode includes compression and decode includes decompression for the compressed
+transports. Lighter bars: decode.</p>{_send_note(report)}</div>
 
 <h2>Bytes per event, by type</h2>
 <div class="card">{_type_table(report)}{skipped}</div>
@@ -290,8 +315,9 @@ transports. Lighter bars: decode.</p></div>
 <div class="card notes">
 <p>Each event is encoded as a server writes it: SSE as <code>data: &lt;json&gt;\\n\\n</code>
 (text/event-stream), protobuf as a 4-byte big-endian length and one <code>ag_ui.Event</code>
-(application/vnd.ag-ui.event+proto). gzip is level {report.gzip_level} with a sync flush after
-every event, which a streaming server must do for the client to see each event when it is sent;
+(application/vnd.ag-ui.event+proto). gzip is level {report.gzip_level}, Brotli quality 5, zstd
+level 3, each flushed after every event, which a streaming server must do for the client to see
+each event when it is sent{_missing_note(report)};
 gzipping the whole response at once (the dashed lines) gives SSE
 {report.whole_gzip["sse"]:,} and protobuf {report.whole_gzip["proto"]:,} bytes. Decoding reads
 the chunks the server wrote, in order, with <code>agui_wire.EventDecoder</code>.</p>
