@@ -73,8 +73,27 @@ def label(value: Any) -> str:
     return "undefined" if value is ABSENT else value if isinstance(value, str) else short(value)
 
 
+class _Same:
+    """An id that is a JSON array or object: equal only to itself, as JS compares
+    objects, and named by its JSON in messages."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __repr__(self) -> str:
+        return short(self.value)
+
+
 def entity_key(value: Any) -> Any:
     """A dict/set key for an id as JS would compare it (objects never match)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    return ("<object>", id(value))
+    return _Same(value)

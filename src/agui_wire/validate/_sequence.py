@@ -87,35 +87,36 @@ def _who(owner: Any) -> str:
 class _Run:
     """Per-run tracking state (``resetRunState`` in verify.ts)."""
 
-    messages: set[Any] = field(default_factory=set)
-    tool_calls: set[Any] = field(default_factory=set)
-    reasoning_spans: set[Any] = field(default_factory=set)
-    reasoning_messages: set[Any] = field(default_factory=set)
+    # what is open: id key -> the id as the stream wrote it, in opening order (as
+    # verify.ts's Maps, which its messages list in that order)
+    messages: dict[Any, Any] = field(default_factory=dict)
+    tool_calls: dict[Any, Any] = field(default_factory=dict)
+    reasoning_spans: dict[Any, Any] = field(default_factory=dict)
+    reasoning_messages: dict[Any, Any] = field(default_factory=dict)
     # owners per entity kind: id -> subagentRunId (None: the parent agent)
     owners: dict[str, dict[Any, Any]] = field(
         default_factory=lambda: {"message": {}, "toolCall": {}, "activity": {}, "reasoning": {}}
     )
-    steps: dict[Any, dict[Any, bool]] = field(default_factory=dict)  # owner -> {name}
-    subagents: dict[Any, bool] = field(default_factory=dict)
+    steps: dict[Any, dict[Any, Any]] = field(default_factory=dict)  # owner -> {name key: name}
+    subagents: dict[Any, Any] = field(default_factory=dict)  # id -> id
     closed_subagents: set[Any] = field(default_factory=set)
 
     def open_summary(self) -> str:
-        parts = []
         steps = [
             f"{name}" if owner is None else f"{name} (subagent '{owner}')"
             for owner, names in self.steps.items()
-            for name in names
+            for name in names.values()
         ]
-        for what, items in (
-            ("steps", steps),
+        parts = [f"steps: {', '.join(steps)}"] if steps else []
+        for what, open_ in (
             ("text messages", self.messages),
             ("reasoning messages", self.reasoning_messages),
             ("reasoning spans", self.reasoning_spans),
             ("tool calls", self.tool_calls),
             ("subagents", self.subagents),
         ):
-            if items:
-                parts.append(f"{what}: " + ", ".join(label(i) for i in items))
+            if open_:
+                parts.append(f"{what}: " + ", ".join(label(i) for i in open_.values()))
         return "; ".join(parts)
 
 
@@ -235,7 +236,7 @@ class Sequencer:
         tag = ABSENT if tag is None else tag
         # verify.ts throws the first of these; the later rules still run here so
         # that the run stays what the stream meant (their errors are dropped).
-        for rule in (_attr_null, *RULES.get(et or "", ())):
+        for rule in _CHECKS.get(et, _NO_RULES):  # type: ignore[arg-type]
             try:
                 rule(self, event, et, tag)
             except _SeqError as err:
@@ -387,7 +388,7 @@ def _text_start(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) -> Non
     mid = entity_key(event.get("messageId"))
     if mid in run.messages:
         raise _duplicate(_TEXT, event.get("messageId"))
-    run.messages.add(mid)
+    run.messages[mid] = event.get("messageId")
     if mid not in owners:
         owners[mid] = None if tag is ABSENT else tag
     else:
@@ -406,7 +407,7 @@ def _reasoning_start(entity: _Streamed) -> Rule:
         existing = mid in owners
         if existing:
             seq.owner_error(et, tag, owners, event.get("messageId"), entity.kind)
-        open_.add(mid)
+        open_[mid] = event.get("messageId")
         if not existing:
             owners[mid] = None if tag is ABSENT else tag
 
@@ -426,7 +427,7 @@ def _continues(entity: _Streamed, *, closes: bool) -> Rule:
                 f": it needs a {entity.start} first",
             )
         if closes:
-            open_.discard(key)
+            open_.pop(key, None)
         seq.owner_error(
             et, tag, seq.run.owners[entity.owners], event.get(entity.id_key), entity.kind
         )
@@ -470,7 +471,7 @@ def _tool_call_start(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) -
                 f"TOOL_CALL_START: tool call '{label(tid_raw)}' is owned by {_who(existing)} "
                 f"but its parent message '{label(parent)}' is owned by {_who(inherited)}",
             )
-    run.tool_calls.add(tid)
+    run.tool_calls[tid] = tid_raw
     if tid not in owners["toolCall"]:
         owners["toolCall"][tid] = (
             tag if tag is not ABSENT else None if inherited is ABSENT else inherited
@@ -513,7 +514,7 @@ def _step_started(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) -> N
             "step.duplicate",
             f'step "{label(event.get("stepName"))}" is already active{where}',
         )
-    steps[name] = True
+    steps[name] = event.get("stepName")
 
 
 def _step_finished(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) -> None:
@@ -620,7 +621,7 @@ def _subagent_started(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) 
             "subagent.parent",
             f"parentSubagentRunId '{label(parent)}' has not been started in this run",
         )
-    run.subagents[sid] = True
+    run.subagents[sid] = sid
 
 
 def _subagent_end(seq: Sequencer, event: dict[str, Any], et: Any, tag: Any) -> None:
@@ -710,3 +711,6 @@ RULES: Final[Mapping[str, tuple[Rule, ...]]] = {
     "RUN_FINISHED": (_interrupt_nulls, _run_finished),
     "RUN_ERROR": (_run_error,),
 }
+# With the check every event gets first (built once: feed runs per event).
+_NO_RULES: Final = (_attr_null,)
+_CHECKS: Final = {et: (_attr_null, *rules) for et, rules in RULES.items()}
