@@ -47,18 +47,17 @@ class StreamValidator:
         etype = event.get("type") if isinstance(event, dict) else None
         et = etype if isinstance(etype, str) else None
         found: list[Problem] = []
-        patch_ok = True  # the delta/patch itself is well-formed (else it is not applied)
+        # the state layer needs the verdict even when the schema layer is off
+        shape = validate_event(event) if self.schema or self.state else []
         if self.schema:
-            for p in validate_event(event):
-                found.append(p.located(index, offset))
-                if p.severity == "error" and p.path.startswith(("/delta", "/patch")):
-                    patch_ok = False
+            found += [p.located(index, offset) for p in shape]
         if isinstance(event, dict):
             if self.sequence:
                 for rule, message in self._sequencer.feed(event, et):
                     found.append(Problem("error", rule, message, index, offset, "", et))
             if self.state:
-                for severity, rule, message, path in self._state.feed(event, et, patch_ok):
+                valid = not any(p.severity == "error" for p in shape)
+                for severity, rule, message, path in self._state.feed(event, et, valid):
                     found.append(Problem(severity, rule, message, index, offset, path, et))
         self.problems += found
         return found
