@@ -471,6 +471,16 @@ STREAMS: dict[str, tuple[list[Any], str | None, int | None]] = {
         2,
     ),
     "subagent description null": ([RS, sub("STARTED", description=None), RF], "subagent.null", 1),
+    "subagent without id": (
+        [RS, {"type": "SUBAGENT_STARTED", "name": "researcher"}, RF],
+        "subagent.required",
+        1,
+    ),
+    "subagent without name": (
+        [RS, {"type": "SUBAGENT_STARTED", "subagentRunId": "s1"}, RF],
+        "subagent.required",
+        1,
+    ),
     # -- attribution ----------------------------------------------------------------------------
     "subagentRunId null": ([RS, tms(subagentRunId=None), tme(), RF], "attr.null", 1),
     "content tagged by another subagent": (
