@@ -64,7 +64,7 @@ bench: $(EXTENSION) $(NODE_PEERS)
 # The real AG-UI frameworks with agui_wire.install() (tests/frameworks), each in
 # its own venv from a pinned freeze (their SDK pins differ), installed --no-deps
 # so the freeze is exactly what runs; plus test_compat.py on the SDK's 0.1 line.
-FW_VENVS := pydantic-ai langgraph strands sdk-0.1
+FW_VENVS := pydantic-ai langgraph strands adk agent-framework sdk-0.1
 
 .venv-fw/%/.installed: tests/frameworks/requirements/%.txt
 	rm -rf .venv-fw/$*

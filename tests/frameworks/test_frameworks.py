@@ -7,13 +7,21 @@ apps (``app_<name>.py``) use scripted models: no network but loopback. Per
 framework three servers run the same app: ``plain`` (untouched), ``before`` and
 ``after`` (``agui_wire.install()`` before / after importing the framework).
 
-Checked for every route:
+A route is served in one of three ways (``Route.served_by``): ``encoder``, the
+framework's endpoint writing what the SDK's ``EventEncoder`` returns (protobuf
+once installed); ``sse``, the framework's endpoint declaring SSE itself
+(agent-framework: SSE whatever the client asks, installed or not); ``adapter``,
+the framework's event stream served by ``agui_wire.asgi.EventStreamResponse``
+(docs/integrations.md), which negotiates by itself in every mode. Checked for
+every route:
 
 * a client asking for protobuf gets exactly ``application/vnd.ag-ui.event+proto``
-  from the installed servers, SSE from the plain one (the SDK ignores Accept);
-* SSE from an installed server is byte-identical to the plain server's, once ids
-  and timestamps (random per run) are replaced by placeholders in order of
-  first appearance; the response headers match too;
+  where the route serves it (``encoder`` once installed, ``adapter``), SSE
+  elsewhere;
+* SSE from an installed server is byte-identical to the plain server's
+  framework endpoint (``Route.reference``), once ids and timestamps (random per
+  run) are replaced by placeholders in order of first appearance; the response
+  headers match too when it is the same endpoint;
 * the protobuf events equal the SSE events (same canonicalisation; integers
   beyond 2**53 as a JavaScript client reads them: doubles);
 * the real ``@ag-ui/client`` ``HttpAgent``, its Accept overridden to protobuf,
@@ -51,11 +59,37 @@ PROTO = agui_wire.PROTO_MEDIA_TYPE
 SSE = agui_wire.SSE_MEDIA_TYPE
 REQUIRED = os.environ.get("AGUI_WIRE_REQUIRE_FRAMEWORKS", "") not in ("", "0")
 
+
+@dataclass(frozen=True)
+class Route:
+    path: str
+    served_by: str = "encoder"  # or "sse", "adapter" (module doc)
+    reference: str = ""  # the plain server's endpoint whose SSE this route's must equal
+
+    @property
+    def sse_reference(self) -> str:
+        return self.reference or self.path
+
+    def content_type(self, mode: str, accept: str) -> str:
+        """What the route answers a client asking for ``accept`` with."""
+        if accept != PROTO or self.served_by == "sse":
+            return SSE
+        return PROTO if self.served_by == "adapter" or mode != "plain" else SSE
+
+
 # framework -> (venv name, routes to run)
-FRAMEWORKS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "pydantic_ai": ("pydantic-ai", ("/agent", "/error", "/streaming")),
-    "langgraph": ("langgraph", ("/agent",)),
-    "strands": ("strands", ("/agent",)),
+FRAMEWORKS: dict[str, tuple[str, tuple[Route, ...]]] = {
+    "pydantic_ai": (
+        "pydantic-ai",
+        (Route("/agent"), Route("/error"), Route("/streaming", "adapter", reference="/agent")),
+    ),
+    "langgraph": ("langgraph", (Route("/agent"),)),
+    "strands": ("strands", (Route("/agent"),)),
+    "adk": ("adk", (Route("/agent"),)),
+    "agent_framework": (
+        "agent-framework",
+        (Route("/agent", "sse"), Route("/adapter", "adapter", reference="/agent")),
+    ),
 }
 MODES = ("plain", "before", "after")
 
@@ -194,7 +228,7 @@ def canonical_events(events: list[dict[str, Any]], *, binary: bool) -> list[dict
     return out
 
 
-def routes(app: str) -> tuple[str, ...]:
+def routes(app: str) -> tuple[Route, ...]:
     return FRAMEWORKS[app][1]
 
 
@@ -203,20 +237,20 @@ def test_protobuf_is_served_and_carries_the_sse_events(
 ) -> None:
     app, started = servers
     for route in routes(app):
-        plain = post(started["plain"].url + route, PROTO, str(uuid.uuid4()))
-        if route != "/streaming":  # (EventStreamResponse negotiates by itself)
-            assert plain.headers["content-type"].startswith(SSE)  # the SDK ignores Accept
-        for mode in ("before", "after"):
+        for mode in MODES:
             # fresh thread ids (a UUID each: canonicalised) so no run resumes another
-            binary = post(started[mode].url + route, PROTO, str(uuid.uuid4()))
-            assert binary.headers["content-type"] == PROTO, (mode, route)
-            sse = post(started[mode].url + route, SSE, str(uuid.uuid4()))
+            binary = post(started[mode].url + route.path, PROTO, str(uuid.uuid4()))
+            expected = route.content_type(mode, PROTO)
+            assert binary.headers["content-type"].partition(";")[0] == expected, (mode, route)
+            if expected == PROTO:
+                assert binary.headers["content-type"] == PROTO  # exactly: the client uses ===
+            sse = post(started[mode].url + route.path, SSE, str(uuid.uuid4()))
             assert sse.headers["content-type"].startswith(SSE)
-            from_binary = agui_wire.decode(binary.content, PROTO)
+            from_binary = agui_wire.decode(binary.content, expected)
             from_sse = agui_wire.decode(sse.content, SSE)
             assert from_binary, (mode, route)
             assert from_binary[-1]["type"] in ("RUN_FINISHED", "RUN_ERROR")
-            assert canonical_events(from_binary, binary=True) == canonical_events(
+            assert canonical_events(from_binary, binary=expected == PROTO) == canonical_events(
                 from_sse, binary=False
             ), (mode, route)
 
@@ -225,15 +259,19 @@ def test_sse_is_byte_identical_to_the_plain_server(servers: tuple[str, dict[str,
     app, started = servers
     for route in routes(app):
         for accept in (None, SSE, "*/*"):
-            plain = post(started["plain"].url + route, accept, str(uuid.uuid4()))
-            for mode in ("before", "after"):
-                installed = post(started[mode].url + route, accept, str(uuid.uuid4()))
-                assert installed.headers["content-type"] == plain.headers["content-type"]
-                for header in ("cache-control", "x-accel-buffering", "content-length"):
-                    assert installed.headers.get(header) == plain.headers.get(header)
-                plain_text = Canon().text(plain.content.decode())
+            plain = post(started["plain"].url + route.sse_reference, accept, str(uuid.uuid4()))
+            plain_text = Canon().text(plain.content.decode())
+            assert len(plain_text) > 200
+            for mode in MODES:
+                if mode == "plain" and not route.reference:
+                    continue
+                installed = post(started[mode].url + route.path, accept, str(uuid.uuid4()))
+                assert installed.headers["content-type"].startswith(SSE)
+                if not route.reference:  # the same endpoint: the same headers
+                    assert installed.headers["content-type"] == plain.headers["content-type"]
+                    for header in ("cache-control", "x-accel-buffering", "content-length"):
+                        assert installed.headers.get(header) == plain.headers.get(header)
                 assert Canon().text(installed.content.decode()) == plain_text, (mode, route)
-                assert len(plain_text) > 200
 
 
 def http_agent(url: str, accept: str | None) -> dict[str, Any]:
@@ -255,9 +293,10 @@ def http_agent(url: str, accept: str | None) -> dict[str, Any]:
 def test_the_typescript_http_agent_reads_protobuf(servers: tuple[str, dict[str, Server]]) -> None:
     app, started = servers
     for route in routes(app):
-        url = started["after"].url + route
+        url = started["after"].url + route.path
         binary = http_agent(url, PROTO)
-        assert binary["contentType"] == PROTO
+        expected = route.content_type("after", PROTO)
+        assert binary["contentType"].partition(";")[0] == expected, route
         assert binary["error"] is None, binary["error"]
         assert binary["completed"]
         sse = http_agent(url, None)  # HttpAgent's own Accept: text/event-stream
@@ -265,6 +304,6 @@ def test_the_typescript_http_agent_reads_protobuf(servers: tuple[str, dict[str, 
         assert sse["error"] is None
         assert binary["events"]
         # Both parsed by the reference client: JSON-parsed SSE vs protobuf-decoded
-        assert canonical_events(binary["events"], binary=True) == canonical_events(
+        assert canonical_events(binary["events"], binary=expected == PROTO) == canonical_events(
             sse["events"], binary=False
         ), route
