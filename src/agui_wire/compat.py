@@ -19,14 +19,17 @@ Contract of ``EventEncoder`` (what callers of the SDK class rely on):
 * SSE: ``encode`` returns the ``str`` the installed SDK's own encoder returns for
   the event, byte for byte (agent-framework calls ``.encode("utf-8")`` on it);
   the SDK writes every integer, 2**64 and beyond included. Dicts, which the SDK
-  does not take, go through ``agui_wire.encode_sse``. ``encode_binary`` returns
-  the same text as UTF-8 bytes, as the TypeScript encoder does.
+  does not take, go through ``agui_wire.encode_sse``, except that integers
+  beyond 64 bits, which it refuses, are written as their digits too.
+  ``encode_binary`` returns the same text as UTF-8 bytes, as the TypeScript
+  encoder does.
 * Protobuf: ``encode`` and ``encode_binary`` return one frame (``bytes``). An
   integer the wire cannot hold exactly (beyond 2**53 in a JSON value) is
-  rounded to the nearest double, as the reference does and as a JavaScript
-  client reads it over SSE too, with one ``LossyNumberWarning`` per process;
-  a stream is never cut for it. The strict library API (``agui_wire.EventEncoder``)
-  still refuses such integers unless asked (``lossy_numbers=True``).
+  written as the double a JavaScript client reads over SSE for it (the nearest
+  one; ±Infinity past the largest), as ``@ag-ui/proto`` writes it, with one
+  ``LossyNumberWarning`` per process; a stream is never cut for it. The strict
+  library API (``agui_wire.EventEncoder``) still refuses such integers unless
+  asked (``lossy_numbers=True``).
 * Construction costs a dictionary lookup: encoders hold no per-stream state, so
   ``EventEncoder(accept)`` returns one shared instance per ``Accept`` string
   (bounded), like the negotiation cache behind it.
@@ -40,9 +43,11 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Final
+
+import orjson
 
 from ._codec import backend
 from ._encoder import as_event_dict
@@ -71,18 +76,60 @@ _dict_sse: Final = backend.SSEEncoder(convert=as_event_dict).encode
 _frames: Final = backend.FrameEncoder(convert=as_event_dict).encode
 _rounded_frames: Final = backend.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
 _warned = False
+_INT64_MIN: Final = -(2**63)  # orjson writes integers in [-2**63, 2**64)
+_UINT64_END: Final = 2**64
 
 
 def _encode_sse(event: Any) -> str:
     if _sdk_sse is not None and type(event) is not dict:
         return _sdk_sse(event)
-    return _dict_sse(event).decode("utf-8")
+    return _encode_dict_sse(event).decode("utf-8")
 
 
 def _encode_sse_bytes(event: Any) -> bytes:
     if _sdk_sse is not None and type(event) is not dict:
         return _sdk_sse(event).encode("utf-8")
-    return _dict_sse(event)
+    return _encode_dict_sse(event)
+
+
+def _encode_dict_sse(event: Any) -> bytes:
+    try:
+        return _dict_sse(event)
+    except EncodeError:
+        # agui_wire's SSE writer refuses integers beyond 64 bits (its reader would
+        # read them back as doubles); the SDK writes their digits, and so do we.
+        digits = _wide_integers_as_digits(event)
+        if digits is None:
+            raise
+        return _dict_sse(digits)
+
+
+def _wide_integers_as_digits(event: Any) -> Any:
+    """A copy of ``event`` with every integer beyond 64 bits replaced by its
+    digits as raw JSON (``orjson.Fragment``), or None if it holds none. Iterative:
+    events nest deeper than Python's recursion limit."""
+    found = False
+    root: list[Any] = [event]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, event)]  # (parent copy, key, value)
+    while stack:
+        parent, key, value = stack.pop()
+        if isinstance(value, Mapping):
+            copy: Any = dict(value)
+            stack.extend((copy, k, v) for k, v in copy.items())
+        elif isinstance(value, (list, tuple)):
+            copy = list(value)
+            stack.extend((copy, i, v) for i, v in enumerate(copy))
+        elif (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and not _INT64_MIN <= value < _UINT64_END
+        ):
+            copy = orjson.Fragment(str(value).encode("ascii"))
+            found = True
+        else:
+            continue
+        parent[key] = copy
+    return root[0] if found else None
 
 
 def _encode_proto(event: Any) -> bytes:
@@ -96,9 +143,9 @@ def _encode_proto(event: Any) -> bytes:
     if not _warned:
         _warned = True
         warnings.warn(
-            "an integer beyond 2**53 was rounded to the nearest double on the "
-            "protobuf transport (a JavaScript client reads it so over SSE too); "
-            "agui_wire.compat reports this once per process",
+            "an integer beyond 2**53 was rounded to the nearest double (±Infinity "
+            "past the largest) on the protobuf transport, as a JavaScript client "
+            "reads it over SSE too; agui_wire.compat reports this once per process",
             LossyNumberWarning,
             stacklevel=2,
         )

@@ -44,6 +44,7 @@ __all__ = [
     "Field",
     "Kind",
     "MessageSpec",
+    "double_from_integer",
     "number_from_double",
 ]
 
@@ -260,6 +261,17 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 # Integers a double holds exactly: JSON integers up to this encode as numbers,
 # and integral doubles up to this decode as ``int``.
 MAX_EXACT_INT: Final = 2**53
+
+
+def double_from_integer(value: int) -> float:
+    """The double a JavaScript peer holds for the JSON integer ``value``
+    (``JSON.parse``, ``Number``), which ``@ag-ui/proto`` then writes: the nearest
+    one, and past the largest finite double ±Infinity (IEEE rounding overflows
+    there; ``float()`` raises exactly where it does)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def number_from_double(x: float) -> int | float:

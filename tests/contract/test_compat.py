@@ -193,6 +193,37 @@ def test_integers_beyond_doubles_round_on_protobuf_with_one_warning(
         agui_wire.EventEncoder(PROTO).encode(event)
 
 
+def test_integers_beyond_any_double_are_infinity_on_protobuf(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # what JSON.parse gives a JavaScript client over SSE, and what @ag-ui/proto
+    # then writes (tests/interop/test_proto_interop.py holds lossy_numbers=True to
+    # the reference's bytes)
+    monkeypatch.setattr(compat, "_warned", False)
+    huge = {"up": 10**400, "down": -(10**400), "list": [2**1024, 1]}
+    encoder = compat.EventEncoder(PROTO)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frames = [
+            (event, encoder.encode(event))
+            for event in (
+                sdk_events.StateSnapshotEvent(snapshot=huge),
+                {"type": "STATE_SNAPSHOT", "snapshot": huge},
+            )
+        ]
+    assert [w.category for w in caught] == [LossyNumberWarning]  # once per process
+    for event, frame in frames:
+        (decoded,) = agui_wire.decode(frame, PROTO)
+        inf = float("inf")
+        assert decoded["snapshot"] == {"up": inf, "down": -inf, "list": [inf, 1]}
+        assert frame == agui_wire.encode_proto(event, lossy_numbers=True)
+    with pytest.raises(EncodeError, match="does not fit a double"):
+        agui_wire.encode_proto({"type": "STATE_SNAPSHOT", "snapshot": huge})
+
+
+WIDE = {**BIG, "u128": 2**128, "nested": [{"n": -(2**64) - 1}, (1, 10**40)], "flag": True}
+
+
 def test_sse_writes_every_integer_the_sdk_writes() -> None:
     event = sdk_events.StateSnapshotEvent(snapshot=BIG)
     text = compat.EventEncoder(SSE).encode(event)
@@ -200,6 +231,21 @@ def test_sse_writes_every_integer_the_sdk_writes() -> None:
     assert sse_payloads(text)[0]["snapshot"] == BIG  # exact, 2**64 + 1 included
     with pytest.raises(EncodeError):  # the strict API refuses beyond 64 bits
         agui_wire.encode_sse(event)
+    # dicts too, which the SDK does not take: the same text as for its model
+    as_dict = {"type": "STATE_SNAPSHOT", "snapshot": WIDE}
+    text = compat.EventEncoder(SSE).encode(as_dict)
+    assert text == SDK().encode(sdk_events.StateSnapshotEvent(snapshot=WIDE))
+    assert compat.EventEncoder(SSE).encode_binary(as_dict) == text.encode()
+    assert sse_payloads(text)[0]["snapshot"] == {
+        **WIDE,
+        "nested": [{"n": -(2**64) - 1}, [1, 10**40]],
+    }
+    assert WIDE["u128"] == 2**128  # input untouched
+    with pytest.raises(EncodeError):
+        agui_wire.encode_sse(as_dict)
+    # whatever else the writer refuses is still refused
+    with pytest.raises(EncodeError, match="not a string"):
+        compat.EventEncoder(SSE).encode({"type": "CUSTOM", "name": "n", "value": {1: 2**64}})
 
 
 def test_other_encode_errors_still_raise(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -94,6 +94,32 @@ def test_proto_key_is_kept(node_harness) -> None:
     ]
 
 
+def test_lossy_numbers_write_what_the_reference_writes(node_harness) -> None:
+    # Integers a double cannot hold, sent to Node as JSON digits: JSON.parse rounds
+    # them to the nearest double, ±Infinity past the largest one, and encode writes
+    # that; lossy_numbers=True (and agui_wire.compat) writes the same bytes.
+    value = {
+        "ns": 1_712_345_678_901_234_567,
+        "neg": -(2**64) - 1,
+        "max": 2**1024 - 2**971,  # rounds down to the largest double
+        "edge": 2**1024 - 2**970,  # the halfway point: rounds to Infinity
+        "up": 10**400,
+        "down": -(10**400),
+        "list": [2**53 + 1, 10**309],
+    }
+    event = {"type": "CUSTOM", "name": "n", "value": value}
+    (reference,) = node_harness.encode_proto([event])
+    assert agui_wire.encode_proto(event, lossy_numbers=True) == reference
+    decoded = node_harness.decode_proto_events(reference)[0]["value"]
+    inf = float("inf")
+    assert [decoded[k] for k in ("up", "down", "edge", "max")] == [
+        inf,
+        -inf,
+        inf,
+        1.7976931348623157e308,
+    ]
+
+
 @pytest.mark.parametrize(
     "event",
     [

@@ -46,6 +46,7 @@ from ..schema import (
     Field,
     Kind,
     MessageSpec,
+    double_from_integer,
 )
 
 __all__ = [
@@ -170,10 +171,7 @@ class _Encoder:
                 "(pass lossy_numbers=True to round it)",
                 key,
             )
-        try:
-            return _pack_double(float(value))
-        except OverflowError:
-            raise self.error(f"integer {value} is too large for a double", key) from None
+        return _pack_double(double_from_integer(value))
 
     # -- JSON values ---------------------------------------------------------------
 

@@ -66,6 +66,7 @@ from ..schema import (
     Field,
     Kind,
     MessageSpec,
+    double_from_integer,
     number_from_double,
 )
 from .proto_reader import raise_other_fault, read_varint
@@ -228,10 +229,7 @@ class _Builder:
                 "(pass lossy_numbers=True to round it)",
                 key,
             )
-        try:
-            return float(value)
-        except OverflowError:
-            raise self.error(f"integer {value} is too large for a double", key) from None
+        return double_from_integer(value)
 
     def value(self, target: struct_pb2.Value, obj: Any, key: str | int) -> None:
         self.json_into(target, obj, key, struct_root=False)
