@@ -111,6 +111,29 @@ def test_inspect_table(cli, captures, run_events) -> None:
     assert f"{len(run_events)} binary frames" in lines[-1]
 
 
+def test_inspect_summarises_what_ids_do_not_say(cli, tmp_path) -> None:
+    events = [
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "get_weather"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"status": "working", "steps": []}},
+        {"type": "STATE_SNAPSHOT", "snapshot": [1, 2, 3]},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m", "role": "user", "content": "x"}]},
+        {"type": "RUN_ERROR", "message": "model overloaded"},
+    ]
+    path = tmp_path / "small.bin"
+    path.write_bytes(b"".join(encode_proto(e) for e in events))
+    r = cli("inspect", path)
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.decode().splitlines()
+    assert rows[1].endswith("toolCallId=c1  toolCallName=get_weather")
+    assert rows[2].endswith("STATE_SNAPSHOT              snapshot={status, steps}")
+    assert rows[3].endswith("snapshot=[3 items]")
+    assert rows[4].endswith("messages=[1 item]")
+    assert rows[5].endswith('message="model overloaded"')
+    size = path.stat().st_size
+    assert size < 1024
+    assert rows[-1] == f"5 binary frames, {size} B"  # not "N B (N bytes)"
+
+
 def test_inspect_json_and_sse_lengths(cli, captures, run_events) -> None:
     r = cli("inspect", captures["sse"], "--json")
     records = jsonl(r.stdout)

@@ -1,5 +1,10 @@
 """Options every capture-reading command shares, and where output goes.
 
+Contract of the ``CAPTURE`` argument (``add_capture_argument``): a file, ``-``
+for stdin, or nothing: then stdin when it is not a terminal (``cat x | agui-wire
+decode``), else a usage error; waiting on a keyboard for a binary capture would
+look like a hang.
+
 Contract of ``open_output``: ``-o FILE`` (or none / ``-`` for stdout); a name
 ending ``.gz`` is written gzip-compressed. Binary output (protobuf frames) to a
 terminal is refused (exit 2) unless ``--force``: it would only garble the
@@ -22,6 +27,7 @@ from ._progress import Progress, progress_enabled
 from ._read import FrameStream
 
 __all__ = [
+    "add_capture_argument",
     "add_input_options",
     "add_output_options",
     "byte_size",
@@ -46,6 +52,25 @@ def byte_size(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError("a size cannot be negative")
     return value
+
+
+def add_capture_argument(
+    parser: argparse.ArgumentParser, dest: str = "capture", what: str = "capture file"
+) -> None:
+    parser.add_argument(
+        dest,
+        nargs="?",
+        metavar=dest.upper(),
+        help=f"{what}, or - for stdin (the default when stdin is not a terminal)",
+    )
+
+
+def _stdin_unless_terminal() -> str:
+    if _isatty(sys.stdin) or sys.stdin is None:
+        raise UsageError(
+            "no input: name a file, or pipe one in (stdin is a terminal; - reads it anyway)"
+        )
+    return "-"
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, keep_going: bool = True) -> None:
@@ -115,9 +140,11 @@ def add_output_options(parser: argparse.ArgumentParser, *, binary: bool) -> None
         )
 
 
-def sources(args: argparse.Namespace, path: str, *, allow_many: bool) -> list[Source]:
-    """The sources of ``path``; with several HAR entries and ``allow_many`` False,
-    a usage error listing them."""
+def sources(args: argparse.Namespace, path: str | None, *, allow_many: bool) -> list[Source]:
+    """The sources of ``path`` (``None``: see the module doc); with several HAR
+    entries and ``allow_many`` False, a usage error listing them."""
+    if path is None:
+        path = _stdin_unless_terminal()
     found = open_sources(path, format=args.format, entry=args.entry, max_har_size=args.max_har_size)
     if len(found) > 1 and not allow_many:
         entries = [s.har for s in found if s.har is not None]

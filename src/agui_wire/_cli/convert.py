@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._args import add_input_options, add_output_options, open_output
+from ._args import add_capture_argument, add_input_options, add_output_options, open_output
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
 from .encode import add_encode_options, encoder_for, write_events
@@ -38,7 +38,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "convert", parents=[common], help=HELP, description=DESCRIPTION, epilog=EPILOG
     )
-    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    add_capture_argument(p)
     p.add_argument("--to", choices=("proto", "sse", "jsonl"), required=True, help="output format")
     add_encode_options(p)
     add_input_options(p)

@@ -17,7 +17,14 @@ from typing import IO, Any
 
 import orjson
 
-from ._args import add_input_options, add_output_options, frames_of, new_progress, open_output
+from ._args import (
+    add_capture_argument,
+    add_input_options,
+    add_output_options,
+    frames_of,
+    new_progress,
+    open_output,
+)
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
 
@@ -27,14 +34,15 @@ HELP = "decode a capture to JSON Lines"
 DESCRIPTION = """\
 Decode a capture of an AG-UI stream to JSON Lines, one event per line.
 
-CAPTURE is a file or - for stdin: a binary stream (application/vnd.ag-ui.event+proto),
+CAPTURE is a file, or - for stdin (also read when CAPTURE is left out and stdin is
+not a terminal): a binary stream (application/vnd.ag-ui.event+proto),
 an SSE stream (text/event-stream), a HAR file exported from browser devtools, or
 any of these gzip-compressed. The format is detected; --format overrides it.
 """
 EPILOG = """\
 examples:
   agui-wire decode capture.bin
-  curl -sN -H 'Accept: application/vnd.ag-ui.event+proto' $URL | agui-wire decode -
+  curl -sN -H 'Accept: application/vnd.ag-ui.event+proto' $URL | agui-wire decode
   agui-wire decode session.har --entry 12 --pretty
   agui-wire decode broken.bin --keep-going --envelope > events.jsonl
 """
@@ -49,7 +57,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    add_capture_argument(p)
     p.add_argument("--pretty", action="store_true", help="indented JSON instead of one line each")
     p.add_argument(
         "--envelope",

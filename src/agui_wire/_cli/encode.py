@@ -24,6 +24,7 @@ from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
 from .._encoder import encode_proto, encode_sse
 from ..errors import EncodeError
 from ._args import (
+    add_capture_argument,
     add_output_options,
     frames_of,
     new_progress,
@@ -37,7 +38,8 @@ __all__ = ["encoder_for", "register", "run", "write_events"]
 
 HELP = "encode JSON Lines events to a binary or SSE stream"
 DESCRIPTION = """\
-Encode AG-UI events (JSON Lines, one event per line; - for stdin; .gz accepted)
+Encode AG-UI events (JSON Lines, one event per line; - or nothing for stdin;
+.gz accepted)
 as a binary protobuf stream (4-byte length + ag_ui.Event per event,
 application/vnd.ag-ui.event+proto) or as SSE (data: <json> per event).
 """
@@ -63,7 +65,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "encode", parents=[common], help=HELP, description=DESCRIPTION, epilog=EPILOG
     )
-    p.add_argument("events", metavar="EVENTS", help="JSON Lines file of events, or - for stdin")
+    add_capture_argument(p, "events", "JSON Lines file of events")
     p.add_argument("--to", choices=("proto", "sse"), required=True, help="output transport")
     add_encode_options(p)
     p.add_argument(

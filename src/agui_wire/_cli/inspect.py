@@ -23,7 +23,7 @@ from typing import IO, Any, Final
 
 import orjson
 
-from ._args import add_input_options, frames_of, new_progress
+from ._args import add_capture_argument, add_input_options, frames_of, new_progress
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
 from ._inputs import Source
@@ -74,7 +74,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    add_capture_argument(p)
     p.add_argument("--frame", type=int, metavar="N", help="show only frame/event N (0-based)")
     p.add_argument(
         "--hex",
@@ -100,16 +100,33 @@ def frame_ids(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _preview(event: dict[str, Any], limit: int = 28) -> str:
-    for key in ("delta", "content", "encryptedValue"):
+    """What the event says beyond its ids: the tool called, the text it carries,
+    the shape of a snapshot (its top-level keys or length)."""
+    parts = []
+    name = event.get("toolCallName")
+    if isinstance(name, str):
+        parts.append(f"toolCallName={name}")
+    for key in ("delta", "content", "encryptedValue", "message"):
         value = event.get(key)
         if isinstance(value, str):
             text = orjson.dumps(value).decode()
             if len(text) > limit:
                 text = text[: limit - 2] + '…"'
-            return f"{key}={text}"
+            parts.append(f"{key}={text}")
+            break
         if isinstance(value, list) and key == "delta":
-            return f"{key}=[{len(value)} ops]"
-    return ""
+            parts.append(f"{key}=[{len(value)} ops]")
+            break
+    for key in ("snapshot", "messages", "content", "value"):
+        value = event.get(key)
+        if isinstance(value, dict):
+            keys = ", ".join(value)
+            if len(keys) > 2 * limit:
+                keys = keys[: 2 * limit - 1] + "…"
+            parts.append(f"{key}={{{keys}}}")
+        elif isinstance(value, list) and key != "delta":
+            parts.append(f"{key}=[{len(value)} item{'' if len(value) == 1 else 's'}]")
+    return "  ".join(parts)
 
 
 class _Window:
@@ -225,11 +242,10 @@ def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[in
         raise UsageError(f"{source.label}: no frame {wanted}: it has {seen} (0..{seen - 1})")
     if not args.json:
         kind = {"proto": "binary frames", "sse": "SSE events", "jsonl": "JSON lines"}
-        print(
-            f"{seen:,} {kind[source.format]}, {human_bytes(stream.end_offset)}"
-            f" ({stream.end_offset:,} bytes)" + (f", {bad} bad" if bad else ""),
-            file=out,
-        )
+        size = human_bytes(stream.end_offset)
+        if stream.end_offset >= 1024:  # below that human_bytes already says "N B"
+            size += f" ({stream.end_offset:,} bytes)"
+        print(f"{seen:,} {kind[source.format]}, {size}" + (f", {bad} bad" if bad else ""), file=out)
     return seen, bad, 0
 
 

@@ -20,7 +20,7 @@ from typing import IO, Any
 import orjson
 
 from ..validate import Problem, StreamValidator
-from ._args import add_input_options, frames_of, new_progress
+from ._args import add_capture_argument, add_input_options, frames_of, new_progress
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
 from ._inputs import Source
@@ -55,7 +55,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("capture", metavar="CAPTURE", help="capture file, or - for stdin")
+    add_capture_argument(p)
     p.add_argument("--json", action="store_true", help="one JSON document with every problem")
     p.add_argument("--strict", action="store_true", help="notes count as problems too")
     p.add_argument("--no-notes", action="store_true", help="do not print notes")
