@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,16 +29,11 @@ import pytest
 
 # The interop suite's node_harness fixture, registered for this directory too.
 from tests.interop.conftest import node_harness as node_harness
+from tests.support.live import start_uvicorn, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / "tests" / "interop"
 HTTP_AGENT = INTEROP / "http_agent.cjs"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -79,48 +72,10 @@ class LiveServer:
 
 
 def _start(env: dict[str, str], log: Path) -> LiveServer:
-    for _attempt in range(3):  # the free port may be taken before uvicorn binds it
-        port = free_port()
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "examples.server:app",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--log-level",
-                    "warning",
-                    "--no-access-log",
-                ],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    return LiveServer(url, process, log)
-            except httpx.TransportError:
-                time.sleep(0.05)
-        _stop(process)
-    raise RuntimeError(f"uvicorn did not start:\n{log.read_text(errors='replace')}")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+    url, process = start_uvicorn(
+        "examples.server:app", cwd=ROOT, env=env, log=log, ready_path="/healthz"
+    )
+    return LiveServer(url, process, log)
 
 
 @contextlib.contextmanager
@@ -132,7 +87,7 @@ def running_server(**env: str) -> Iterator[LiveServer]:
         try:
             yield server
         finally:
-            _stop(server.process)
+            stop(server.process)
             # Anything the server logged (tracebacks) helps explain a failure.
             sys.stderr.write(server.log.read_text(errors="replace"))
 

@@ -39,6 +39,7 @@ exit status:
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from .._codec import backend
     from . import convert, cost, decode, encode, inspect, validate
 
     common = argparse.ArgumentParser(add_help=False)
@@ -55,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + "\nfirst command to try:  agui-wire cost",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"agui-wire {__version__}")
+    # the implementation in use: "cython" (the compiled extension) or "python" (the pure twins)
+    version = f"agui-wire {__version__} ({backend.NAME})"
+    parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in (decode, encode, convert, inspect, validate, cost):

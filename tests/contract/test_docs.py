@@ -1,0 +1,482 @@
+"""Every code block of README.md and docs/**/*.md, run as written.
+
+A new document is picked up by itself: every fenced block of every Markdown file
+there is a test (id ``docs/cli.md:108``). The block's language says what is done
+with it:
+
+``python``   run as a script by the interpreter running the tests; must exit 0.
+``sh``       each command (one line, or lines joined by a trailing ``\\``) run by
+             ``bash -o pipefail``; must exit 0, or N when the line ends ``# exit N``.
+``console``  a transcript: ``$ command`` lines, each followed by what it prints
+             (stdout and stderr as a terminal shows them). The command runs and its
+             output must match line for line (trailing spaces ignored); a line ``…``
+             alone stands for any number of lines. Exit status as for ``sh``.
+``json``     must parse.
+``text``     output, listings, trees: not run (a ``$ `` line is refused: commands go
+             in ``console`` blocks, where they run).
+Anything else (``ts``, no language at all) fails unless a ``skip`` directive says why.
+
+The blocks of one document run in order in one scratch directory, so a block can
+make the files later blocks use (the stand-ins the document names: docs/cli.md's
+captures are made by a block at its top). ``examples/`` is linked into it, the
+test interpreter's ``bin`` (``agui-wire``, ``uvicorn``) is first on ``PATH``, and
+``AGUI_EXAMPLE_DELAY=0``.
+
+Directives, in an HTML comment right before the fence (invisible on GitHub,
+visible in the source), several separated by ``;``:
+
+``<!-- doc-test: server MODULE:APP -->``  uvicorn serves MODULE:APP on a free
+    loopback port while the block runs; ``8000`` in the block means that port.
+``<!-- doc-test: serves-first -->``  (``sh``) the block's first command starts a
+    server on port 8000 (rewritten as above): it runs in the background, the other
+    commands run once it answers HTTP, then it is stopped.
+``<!-- doc-test: post PATH -->``  (``python``) the block defines an ASGI ``app``: it
+    is served by uvicorn and a run input is POSTed to PATH asking for SSE, then for
+    protobuf; both answers must be 200 and decode to a run starting RUN_STARTED.
+``<!-- doc-test: timing -->``  (``console``) CPU figures vary between machines and
+    runs: numbers with two decimals, "N.Nx faster/slower than" / "about as fast as",
+    the CPU's name and the busy-machine note are not compared; everything else is.
+``<!-- doc-test: ran-by FILE -->``  (``sh``) not run here because FILE (a CI script)
+    runs exactly these commands: each must appear in FILE.
+``<!-- doc-test: skip REASON -->``  (last) not run, for the REASON given (required). Keep
+    these rare: each shows up as a skip with its reason in every test run.
+
+``test_the_checker_fails_on_broken_blocks`` holds the machinery itself to failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+import agui_wire
+from tests.support.live import free_port, start_uvicorn, stop, wait_http
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+RUN_LANGUAGES = ("python", "sh", "console", "json", "text")
+DIRECTIVES = ("server", "serves-first", "post", "timing", "ran-by", "skip")
+PORT = "8000"  # the port documents write; rewritten to a free one
+TIMEOUT = 120
+RUN_INPUT = {
+    "threadId": "t1",
+    "runId": "r1",
+    "state": {},
+    "messages": [],
+    "tools": [],
+    "context": [],
+    "forwardedProps": {},
+}
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)[ \t]*(?P<info>[^`]*?)[ \t]*$")
+_DIRECTIVE = re.compile(r"^\s*<!--\s*doc-test:\s*(?P<text>.*?)\s*-->\s*$")
+_EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+
+
+@dataclass
+class Block:
+    doc: Path
+    line: int  # 1-based line of the opening fence
+    language: str
+    body: str
+    directives: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        doc = self.doc.relative_to(ROOT) if self.doc.is_relative_to(ROOT) else self.doc
+        return f"{doc}:{self.line}"
+
+
+def parse(doc: Path, text: str | None = None) -> list[Block]:
+    """The fenced blocks of a Markdown document, with their directives."""
+    lines = (doc.read_text() if text is None else text).split("\n")
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence = m["indent"], m["fence"]
+        start, body = i, []
+        i += 1
+        while i < len(lines) and not (
+            lines[i].strip().startswith(fence[0] * len(fence))
+            and not lines[i].strip(fence[0]).strip()
+        ):
+            line = lines[i]
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
+            i += 1
+        directives: dict[str, str] = {}
+        d = _DIRECTIVE.match(lines[start - 1]) if start else None
+        if d:
+            text = d["text"]
+            skip = re.search(r"(?:^|;)\s*skip\b(.*)$", text)  # its reason may hold ";"
+            if skip:
+                directives["skip"] = skip.group(1).strip()
+                text = text[: skip.start()]
+            for part in filter(None, (p.strip() for p in text.split(";"))):
+                name, _, arg = part.partition(" ")
+                directives[name] = arg.strip()
+        language = m["info"].split()[0] if m["info"].split() else ""
+        blocks.append(Block(doc, start + 1, language, "\n".join(body) + "\n", directives))
+        i += 1
+    return blocks
+
+
+ALL = [b for doc in DOCS for b in parse(doc)]
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def base_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "AGUI_EXAMPLE_DELAY": "0"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("AGUI_WIRE_NO_PROGRESS", None)
+    return env
+
+
+@contextmanager
+def served(block: Block, cwd: Path) -> Iterator[str]:
+    """The block's text with port 8000 rewritten to the server's, while it runs."""
+    app = block.directives.get("server")
+    if not app:
+        yield block.body
+        return
+    url, process = start_uvicorn(
+        app, cwd=ROOT, env=base_env(), log=cwd / f"server-{block.line}.log"
+    )
+    try:
+        yield re.sub(rf"\b{PORT}\b", url.rsplit(":", 1)[1], block.body)
+    finally:
+        stop(process)
+
+
+def commands(text: str) -> list[str]:
+    """Shell commands of an ``sh`` block: one per line, ``\\`` continues a line."""
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1].strip() + " "
+            continue
+        line = pending + line.strip()
+        pending = ""
+        if line.strip() and not line.lstrip().startswith("#"):
+            out.append(line.strip())
+    return out
+
+
+def expected_status(command: str) -> int:
+    m = _EXIT.search(command)
+    return int(m.group(1)) if m else 0
+
+
+def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=cwd,
+        env=base_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def run_python(block: Block, cwd: Path) -> list[str]:
+    if "post" in block.directives:
+        return post_to_app(block, cwd)
+    with served(block, cwd) as text:
+        script = cwd / f"doc_block_{block.line}.py"
+        script.write_text(text)
+        r = subprocess.run(
+            [sys.executable, script.name],
+            cwd=cwd,
+            env=base_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    if r.returncode:
+        return [f"exited {r.returncode}:\n{r.stdout.decode()}{r.stderr.decode()}"]
+    return []
+
+
+def post_to_app(block: Block, cwd: Path) -> list[str]:
+    module = f"doc_block_{block.line}"
+    (cwd / f"{module}.py").write_text(block.body)
+    url, process = start_uvicorn(
+        f"{module}:app", cwd=cwd, env=base_env(), log=cwd / f"{module}.log"
+    )
+    problems = []
+    try:
+        for accept in ("text/event-stream", "application/vnd.ag-ui.event+proto"):
+            r = httpx.post(
+                url + block.directives["post"],
+                json=RUN_INPUT,
+                headers={"accept": accept},
+                timeout=30,
+            )
+            ctype = r.headers.get("content-type", "")
+            events = agui_wire.decode(r.content, ctype) if r.status_code == 200 else []
+            if r.status_code != 200 or ctype.split(";")[0] != accept or not events:
+                problems.append(f"Accept {accept}: {r.status_code} {ctype} {r.content[:300]!r}")
+            elif events[0]["type"] != "RUN_STARTED":
+                problems.append(f"Accept {accept}: the run starts with {events[0]['type']}")
+    finally:
+        stop(process)
+    if problems:
+        log = (cwd / f"{module}.log").read_text(errors="replace")
+        problems.append(f"server log:\n{log}")
+    return problems
+
+
+def run_sh(block: Block, cwd: Path) -> list[str]:
+    if "ran-by" in block.directives:
+        script = (ROOT / block.directives["ran-by"]).read_text()
+        return [
+            f"{c!r} is not in {block.directives['ran-by']}"
+            for c in commands(block.body)
+            if c.split("  #")[0].strip() not in script
+        ]
+    problems: list[str] = []
+    with served(block, cwd) as text:
+        todo = commands(text)
+        background = None
+        if "serves-first" in block.directives:
+            port = str(free_port())
+            todo = [re.sub(rf"\b{PORT}\b", port, c) for c in todo]
+            background = subprocess.Popen(
+                ["bash", "-c", f"exec {todo.pop(0)}"],
+                cwd=cwd,
+                env=base_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            if not wait_http(f"http://127.0.0.1:{port}/", background):
+                problems.append("the server (first command) did not answer HTTP")
+                todo = []
+        try:
+            for command in todo:
+                r = shell(command, cwd)
+                if r.returncode != expected_status(command):
+                    problems.append(
+                        f"$ {command}\nexited {r.returncode}, not {expected_status(command)}:\n"
+                        + r.stdout.decode(errors="replace")[-3000:]
+                    )
+        finally:
+            if background is not None and background.poll() is None:
+                os.killpg(background.pid, signal.SIGTERM)
+                background.wait(timeout=10)
+    return problems
+
+
+_TIMING = [
+    (re.compile(r"\s*\b\d+\.\d\d\b"), " #.##"),  # with the padding: 10.07 is wider than 7.25
+    (re.compile(r"\b\d+\.\dx (faster|slower) than|about as fast as"), "<ratio>"),
+    (re.compile(r"(?<=passes on ).*$"), "<cpu>"),
+]
+
+
+def normalise(lines: list[str], timing: bool) -> list[str]:
+    out = []
+    for line in lines:
+        line = line.rstrip()
+        if timing:
+            if line.lstrip().startswith("(timings varied"):
+                continue
+            for pattern, mask in _TIMING:
+                line = pattern.sub(mask, line)
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def matches(expected: list[str], actual: list[str]) -> bool:
+    """``expected`` equals ``actual``, a line ``…`` standing for any number of lines."""
+    if "…" not in expected:
+        return expected == actual
+    k = expected.index("…")
+    head, rest = expected[:k], expected[k + 1 :]
+    if actual[:k] != head:
+        return False
+    return any(matches(rest, actual[j:]) for j in range(k, len(actual) + 1))
+
+
+def transcript(text: str) -> list[tuple[str, list[str]]]:
+    steps: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:].strip(), []))
+        elif steps:
+            steps[-1][1].append(line)
+        elif line.strip():
+            raise ValueError(f"output before the first '$ ' command: {line!r}")
+    return steps
+
+
+def run_console(block: Block, cwd: Path) -> list[str]:
+    problems: list[str] = []
+    timing = "timing" in block.directives
+    with served(block, cwd) as text:
+        for command, output in transcript(text):
+            r = shell(command, cwd)
+            actual = r.stdout.decode(errors="replace").split("\n")
+            want, got = normalise(output, timing), normalise(actual, timing)
+            if r.returncode != expected_status(command):
+                problems.append(
+                    f"$ {command}\nexited {r.returncode}, not {expected_status(command)}"
+                )
+            if not matches(want, got):
+                problems.append(
+                    f"$ {command}\nprinted:\n"
+                    + "\n".join(got)
+                    + "\n\nthe document shows:\n"
+                    + "\n".join(want)
+                )
+    return problems
+
+
+def check(block: Block, cwd: Path) -> list[str]:
+    """What is wrong with ``block`` (empty when it runs as documented)."""
+    unknown = set(block.directives) - set(DIRECTIVES)
+    if unknown:
+        return [f"unknown doc-test directive(s) {sorted(unknown)}; known: {DIRECTIVES}"]
+    if block.language not in RUN_LANGUAGES:
+        return [
+            f"a block in {block.language or 'no language'}: tag it with one of "
+            f"{RUN_LANGUAGES} or add <!-- doc-test: skip REASON --> (tests/contract/test_docs.py)"
+        ]
+    if block.language == "python":
+        return run_python(block, cwd)
+    if block.language == "sh":
+        return run_sh(block, cwd)
+    if block.language == "console":
+        return run_console(block, cwd)
+    if block.language == "json":
+        try:
+            json.loads(block.body)
+        except ValueError as exc:
+            return [f"not JSON: {exc}"]
+        return []
+    prompts = [line for line in block.body.splitlines() if line.startswith("$ ")]
+    return [f"commands in a text block (use console, where they run): {prompts}"] if prompts else []
+
+
+class Workspace:
+    """One scratch directory per document; its blocks run there in order."""
+
+    def __init__(self, path: Path, blocks: list[Block]) -> None:
+        self.path, self.blocks, self.done = path, blocks, 0
+        (path / "examples").symlink_to(ROOT / "examples")
+
+    def run(self, block: Block) -> list[str]:
+        index = self.blocks.index(block)
+        while self.done < index:  # a block selected alone still gets the files made before it
+            earlier = self.blocks[self.done]
+            if "skip" not in earlier.directives:
+                check(earlier, self.path)
+            self.done += 1
+        self.done = index + 1
+        return check(block, self.path)
+
+
+@pytest.fixture(scope="session")
+def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Workspace]:
+    made: dict[Path, Workspace] = {}
+    for doc in DOCS:
+        path = tmp_path_factory.mktemp(doc.name)
+        made[doc] = Workspace(path, [b for b in ALL if b.doc == doc])
+    return made
+
+
+@pytest.mark.parametrize("block", ALL, ids=[b.where for b in ALL])
+def test_block_runs_as_documented(block: Block, workspaces: dict[Path, Workspace]) -> None:
+    if "skip" in block.directives:
+        reason = block.directives["skip"]
+        assert reason, f"{block.where}: skip needs a reason"
+        pytest.skip(f"{block.where} not run: {reason}")
+    problems = workspaces[block.doc].run(block)
+    assert not problems, f"{block.where} ({block.language}):\n" + "\n\n".join(problems)
+
+
+def test_every_document_is_collected() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "README.md", "docs"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    for name in tracked:
+        if name.endswith(".md"):
+            assert ROOT / name in DOCS
+    assert sum(b.language == "python" for b in ALL) >= 3  # the parser finds blocks at all
+
+
+def test_the_checker_fails_on_broken_blocks(tmp_path: Path) -> None:
+    doc = tmp_path / "broken.md"
+    text = "\n".join(
+        [
+            "```python",
+            "async with open('x') as f:  # top-level async with: a SyntaxError",
+            "    pass",
+            "```",
+            "```python",
+            "return StreamingResponse()  # 'return' outside function",
+            "```",
+            "```sh",
+            "agui-wire decode missing.bin",
+            "```",
+            "```console",
+            "$ echo hello",
+            "goodbye",
+            "```",
+            "```console",
+            "$ false",
+            "```",
+            "```",
+            "untagged",
+            "```",
+            "<!-- doc-test: ran-by .ci/run -->",
+            "```sh",
+            "make something-ci-never-runs",
+            "```",
+            "```json",
+            "{'single': 'quotes'}",
+            "```",
+        ]
+    )
+    blocks = parse(doc, text)
+    assert len(blocks) == 8
+    for block in blocks:
+        assert check(block, tmp_path), f"{block.line}: {block.body!r} passed"
+    good = parse(
+        doc,
+        "```console\n$ echo a; echo b; echo c\na\n…\nc\n```\n```sh\nfalse  # exit 1\n```\n",
+    )
+    assert [check(b, tmp_path) for b in good] == [[], []]
+
+
+def test_commands_and_transcripts_are_parsed_as_a_reader_reads_them() -> None:
+    assert commands("a \\\n  --b\n# comment\n\nc  # note\n") == ["a --b", "c  # note"]
+    assert transcript("$ x\none\n$ y\n") == [("x", ["one"]), ("y", [])]
+    assert expected_status("agui-wire validate x.sse  # exit 1") == 1

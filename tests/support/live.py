@@ -1,0 +1,70 @@
+"""Real servers for tests: uvicorn in a subprocess on a free loopback port.
+
+``start_uvicorn("module:app", cwd=..., env=..., log=...)`` returns the base URL and
+the process once the server answers HTTP (any status: an app need not have a
+health route); ``stop`` ends it (SIGTERM, then SIGKILL). A free port can be taken
+by someone else between the probe and uvicorn's bind, so the start is retried.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import httpx
+
+__all__ = ["free_port", "start_uvicorn", "stop", "wait_http"]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0) -> bool:
+    """True once ``url`` answers HTTP, False if ``process`` exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            httpx.get(url, timeout=1)
+            return True
+        except httpx.TransportError:
+            time.sleep(0.05)
+    return False
+
+
+def start_uvicorn(
+    app: str, *, cwd: Path, env: Mapping[str, str], log: Path, ready_path: str = "/"
+) -> tuple[str, subprocess.Popen[bytes]]:
+    for _attempt in range(3):
+        port = free_port()
+        args = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+        with open(log, "wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", app, *args, "--no-access-log"],
+                cwd=cwd,
+                env=dict(env),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        if wait_http(url + ready_path, process):
+            return url, process
+        stop(process)
+    raise RuntimeError(f"uvicorn {app} did not start:\n{log.read_text(errors='replace')}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
