@@ -30,6 +30,8 @@ visible in the source), several separated by ``;``:
 ``<!-- doc-test: serves-first -->``  (``sh``) the block's first command starts a
     server on port 8000 (rewritten as above): it runs in the background, the other
     commands run once it answers HTTP, then it is stopped.
+``<!-- doc-test: redis -->``  a real ``redis-server`` (tests/redis/harness.py) on a free
+    loopback port while the block runs; ``redis://localhost:6379`` in the block means it.
 ``<!-- doc-test: post PATH -->``  (``python``) the block defines an ASGI ``app``: it
     is served by uvicorn and a run input is POSTed to PATH asking for SSE, then for
     protobuf; both answers must be 200 and decode to a run starting RUN_STARTED.
@@ -61,13 +63,15 @@ import httpx
 import pytest
 
 import agui_wire
+from tests.redis.harness import RedisServer
 from tests.support.live import free_port, start_uvicorn, stop, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 RUN_LANGUAGES = ("python", "sh", "console", "json", "text")
-DIRECTIVES = ("server", "serves-first", "post", "timing", "ran-by", "skip")
+DIRECTIVES = ("server", "serves-first", "redis", "post", "timing", "ran-by", "skip")
 PORT = "8000"  # the port documents write; rewritten to a free one
+REDIS_URL = "redis://localhost:6379"  # the Redis documents write; rewritten to a real one
 TIMEOUT = 120
 RUN_INPUT = {
     "threadId": "t1",
@@ -149,19 +153,36 @@ def base_env() -> dict[str, str]:
 
 
 @contextmanager
-def served(block: Block, cwd: Path) -> Iterator[str]:
-    """The block's text with port 8000 rewritten to the server's, while it runs."""
-    app = block.directives.get("server")
-    if not app:
+def redis_for(block: Block, cwd: Path) -> Iterator[str]:
+    """The block's text with the Redis URL rewritten to a real server's, while it runs."""
+    if "redis" not in block.directives:
         yield block.body
         return
-    url, process = start_uvicorn(
-        app, cwd=ROOT, env=base_env(), log=cwd / f"server-{block.line}.log"
-    )
+    directory = cwd / f"redis-{block.line}"
+    directory.mkdir(exist_ok=True)
+    server = RedisServer(directory).start()
     try:
-        yield re.sub(rf"\b{PORT}\b", url.rsplit(":", 1)[1], block.body)
+        yield block.body.replace(REDIS_URL, server.url)
     finally:
-        stop(process)
+        server.stop()
+
+
+@contextmanager
+def served(block: Block, cwd: Path) -> Iterator[str]:
+    """The block's text with port 8000 rewritten to the server's (and the Redis URL
+    to a real one), while it runs."""
+    with redis_for(block, cwd) as body:
+        app = block.directives.get("server")
+        if not app:
+            yield body
+            return
+        url, process = start_uvicorn(
+            app, cwd=ROOT, env=base_env(), log=cwd / f"server-{block.line}.log"
+        )
+        try:
+            yield re.sub(rf"\b{PORT}\b", url.rsplit(":", 1)[1], body)
+        finally:
+            stop(process)
 
 
 def commands(text: str) -> list[str]:
@@ -218,8 +239,12 @@ def run_python(block: Block, cwd: Path) -> list[str]:
 
 
 def post_to_app(block: Block, cwd: Path) -> list[str]:
-    module = f"doc_block_{block.line}"
-    (cwd / f"{module}.py").write_text(block.body)
+    with redis_for(block, cwd) as body:
+        return post_to(body, block.directives["post"], cwd, f"doc_block_{block.line}")
+
+
+def post_to(body: str, path: str, cwd: Path, module: str) -> list[str]:
+    (cwd / f"{module}.py").write_text(body)
     url, process = start_uvicorn(
         f"{module}:app", cwd=cwd, env=base_env(), log=cwd / f"{module}.log"
     )
@@ -227,7 +252,7 @@ def post_to_app(block: Block, cwd: Path) -> list[str]:
     try:
         for accept in ("text/event-stream", "application/vnd.ag-ui.event+proto"):
             r = httpx.post(
-                url + block.directives["post"],
+                url + path,
                 json=RUN_INPUT,
                 headers={"accept": accept},
                 timeout=30,
