@@ -321,6 +321,11 @@ class NodeHarness:
         ``warnings``."""
         return _lines(self.run("apply", _jsonl([list(events) for events in runs])))
 
+    def patch(self, cases: Sequence[tuple[Any, Any]]) -> list[dict[str, Any]]:
+        """``applyPatch(doc, patch, true, false)`` of the client's fast-json-patch for
+        each (doc, patch): ``doc`` (the result) or ``error`` (``name``, ``message``)."""
+        return _lines(self.run("patch", _jsonl([[doc, ops] for doc, ops in cases])))
+
 
 @contextlib.contextmanager
 def _install_lock() -> Iterator[None]:

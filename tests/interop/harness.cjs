@@ -52,6 +52,10 @@
  *                  line: what @ag-ui/client defaultApplyEvents() makes of the
  *                  events for a client starting with no messages and the state its
  *                  run input had (the RUN_STARTED input echo's, else {})
+ *   patch          JSONL [doc, patch] pairs in -> JSONL {"doc": obj|null,
+ *                  "error": {"name","message","index"}|null} per line: fast-json-patch's
+ *                  applyPatch(doc, patch, true, false), as the client applies
+ *                  STATE_DELTA and ACTIVITY_DELTA (its own copy of the package)
  *   shapes         -> the `shapes` table of @ag-ui/core's omitOptionalNulls
  *                  (dist/index.js), evaluated in an empty VM context
  *   zod-objects    -> {"<Name>": {"<key>": <optional: bool>}} for every object
@@ -341,6 +345,20 @@ async function apply(input) {
   return lines.join("");
 }
 
+function patch(input) {
+  const clientDir = path.dirname(require.resolve("@ag-ui/client"));
+  const { applyPatch } = require(require.resolve("fast-json-patch", { paths: [clientDir] }));
+  return readJsonLines(input)
+    .map(([doc, ops]) => {
+      try {
+        return dump({ doc: applyPatch(doc, ops, true, false).newDocument, error: null }) + "\n";
+      } catch (err) {
+        return dump({ doc: null, error: { ...errorInfo(err), index: err.index ?? null } }) + "\n";
+      }
+    })
+    .join("");
+}
+
 // The rxjs the client itself resolves, so observables interoperate.
 function requireRxjs() {
   const clientDir = path.dirname(require.resolve("@ag-ui/client"));
@@ -402,6 +420,7 @@ const COMMANDS = {
   validate,
   verify,
   apply,
+  patch,
   shapes,
   "zod-objects": zodObjects,
 };
