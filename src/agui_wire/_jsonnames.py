@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-__all__ = ["json_excerpt", "json_pointer", "json_type", "pointer_join"]
+__all__ = ["a_json_type", "json_excerpt", "json_pointer", "json_type", "pointer_join"]
 
 
 def json_type(value: object) -> str:
@@ -31,6 +31,12 @@ def json_type(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__qualname__
+
+
+def a_json_type(value: object) -> str:
+    """``json_type`` with its article, for messages: "an array", "a string"."""
+    kind = json_type(value)
+    return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"
 
 
 def json_pointer(tokens: Iterable[str | int]) -> str:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ._jsonnames import json_excerpt, json_type
+from ._jsonnames import a_json_type, json_excerpt, json_type
 from .errors import PatchError, PointerError
 
 __all__ = [
@@ -193,12 +193,6 @@ class _Doc:
             raise PatchError(f"{pointer!r}: cannot replace inside a {json_type(node)}")
 
 
-def _a(value: Any) -> str:
-    """A value's JSON type with its article ("an array", "a string")."""
-    kind = json_type(value)
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-
-
 def _required(op: dict[str, Any], key: str) -> Any:
     if key not in op:
         raise PatchError(f"'{op['op']}' needs a {key!r} member")
@@ -208,12 +202,12 @@ def _required(op: dict[str, Any], key: str) -> Any:
 def apply_patch(doc: Any, patch: Sequence[Any] | Any) -> Any:
     """``doc`` with ``patch`` applied (see the module doc); ``doc`` is not modified."""
     if not isinstance(patch, (list, tuple)):
-        raise PatchError(f"a JSON Patch is an array of operations, not {_a(patch)}")
+        raise PatchError(f"a JSON Patch is an array of operations, not {a_json_type(patch)}")
     target = _Doc(doc)
     for i, op in enumerate(patch):
         try:
             if not isinstance(op, dict):
-                raise PatchError(f"an operation is an object, not {_a(op)}")
+                raise PatchError(f"an operation is an object, not {a_json_type(op)}")
             name = op.get("op")
             path = op.get("path")
             if not isinstance(path, str):

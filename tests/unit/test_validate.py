@@ -140,6 +140,11 @@ def test_anything_is_a_problem_not_an_exception(event: Any) -> None:
     assert [p.index for p in problems if p.rule.startswith("schema.")] == [1]
 
 
+def test_what_is_not_an_event_is_named() -> None:
+    assert validate_event([])[0].message == "an event is a JSON object, not an array"
+    assert validate_event(None)[0].message == "an event is a JSON object, not a null"
+
+
 def test_nested_paths() -> None:
     event = {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "1", "role": "wizard"}]}
     assert [(p.rule, p.path, p.event_type) for p in validate_event(event)] == [

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import schema
-from .._jsonnames import json_type, pointer_join
+from .._jsonnames import a_json_type, json_type, pointer_join
 from ._problem import Problem, short
 
 __all__ = ["EVENT_SHAPES", "validate_event"]
@@ -620,7 +620,7 @@ def validate_event(event: Any) -> list[Problem]:
     """
     out = _Out()
     if not isinstance(event, dict):
-        out.error("", f"an event is a JSON object, not {json_type(event)}", "schema.type")
+        out.error("", f"an event is a JSON object, not {a_json_type(event)}", "schema.type")
         return out.problems
     etype = event.get("type")
     shape = EVENT_SHAPES.get(etype) if isinstance(etype, str) else None
