@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks
+.PHONY: demo test lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(INSTALLED): pyproject.toml setup.py
 	$(BIN)/python -m pip install --quiet -e '.[test,fuzz]'
 	touch $@
 
-$(EXTENSION): $(INSTALLED) src/agui_wire/_fast.pyx $(wildcard src/agui_wire/_codec/*.pxi)
+$(EXTENSION): $(INSTALLED) src/agui_wire/_fast.pyx $(wildcard src/agui_wire/_codec/*.pxi src/agui_wire/_codec/*.h)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	touch $@
 
@@ -38,6 +38,18 @@ redis-server:
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+
+# .ci/packaging.sh builds once with Clang (the Debian package, installed when missing).
+clang:
+	@command -v clang >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang; }
+
+# Issue 16: sdist + wheel from a clean clone of HEAD, the sdist alone installed, auditwheel,
+# the setuptools floor, CPython 3.10-3.13 (one GCC build each, 3.13 with Clang): ~2 min.
+packaging: clang
+	bash .ci/packaging.sh
 
 demo: $(EXTENSION)
 	$(BIN)/agui-wire cost

@@ -75,10 +75,11 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
+    #include "_codec/_portable.h"        /* GCC/Clang builtins or their MSVC forms */
     #define AGW_DE_U32 0xFFFFFFFFULL     /* a C constant: Cython makes it a Python int */
     #define AGW_DE_MAX_EXACT 9007199254740992.0
-    static inline int agw_de_popcount(uint64_t x) { return __builtin_popcountll(x); }
-    static inline int agw_de_ctz(uint64_t x) { return __builtin_ctzll(x); }
+    static inline int agw_de_popcount(uint64_t x) { return agw_popcount64(x); }
+    static inline int agw_de_ctz(uint64_t x) { return agw_ctz64(x); }
     static inline int agw_de_str_eq(PyObject *a, const char *s, Py_ssize_t n) {
         return PyUnicode_IS_COMPACT_ASCII(a) && ((PyASCIIObject *)a)->length == n
             && memcmp(((PyASCIIObject *)a) + 1, s, (size_t)n) == 0;

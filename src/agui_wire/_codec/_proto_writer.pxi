@@ -78,6 +78,7 @@ cdef extern from "Python.h":
 # code: only exact str keys are looked up.
 cdef extern from *:
     """
+    #include "_codec/_portable.h"  /* GCC/Clang builtins or their MSVC forms */
     /* Integer limits as C constants: Cython makes large literals Python ints. */
     #define AGW_MAX_EXACT 9007199254740992LL    /* 2**53: a double holds it exactly */
     #define AGW_MAX_SAFE 9007199254740991LL     /* 2**53 - 1: JS Number.MAX_SAFE_INTEGER */
@@ -109,7 +110,7 @@ cdef extern from *:
             memcpy(d, s, (size_t)n);
         }
     }
-    static inline void agw_prefetch(const void *p) { __builtin_prefetch(p); }
+    static inline void agw_prefetch(const void *p) { agw_prefetch_read(p); }
     static inline int agw_str_eq(PyObject *a, PyObject *b) {
         Py_ssize_t n = PyUnicode_GET_LENGTH(a);
         int kind = PyUnicode_KIND(a);
