@@ -1,15 +1,21 @@
 # Cython twin of sse_writer.SSEEncoder (event dict -> ``data: <json>\n\n``).
 #
-# C strategy: only the common case runs here, and it is the pure twin's own
-# steps without the Python frames: an exact dict with a known str ``type``,
-# no ``None`` among its top-level values (25 event types) or no ``:null`` in
-# its JSON (the 6 with nested shapes), serialized by the same orjson call, the
-# SSE framing written into ONE output allocation. Everything else (a value to
-# omit, an unknown or missing type, anything orjson refuses) is handed to
-# sse_writer, which writes it or raises its EncodeError, so both twins give the
-# same bytes and the same errors by construction.
+# C strategy: the pure twin's steps for the common event, without the Python
+# frames: an exact dict with a non-empty exact str ``type``, scanned in C
+# (_sse_scan = sse_writer._scan: exact JSON types only, finite floats, at most
+# 254 deep, so nothing orjson could crash on), then the same orjson call, the
+# optional nulls omitted by sse_writer's own walkers, and the SSE framing
+# written into ONE output allocation. A value the scan refuses (or, after
+# orjson refused the event, that _sse_scan in locate mode = sse_writer._locate
+# finds) raises sse_writer._refusal's EncodeError at the pointer found here.
+# Everything else (not a dict, no str type, tuples, subclasses, other
+# mappings, more depth) is handed to sse_writer, which normalizes it. So both
+# twins give the same bytes and the same errors, each worded once.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport uint16_t, uint32_t
+
+from collections.abc import Mapping as _SSE_MAPPING
 
 import orjson as _sse_orjson
 
@@ -17,17 +23,36 @@ from agui_wire._codec import sse_writer as _sse_py
 
 cdef extern from "Python.h":
     PyObject* _sse_dict_get "PyDict_GetItemWithError"(PyObject*, PyObject*)
+    bint _sse_is_long_exact "PyLong_CheckExact"(PyObject*)
+    bint _sse_is_float_exact "PyFloat_CheckExact"(PyObject*)
+    bint _sse_is_dict "PyDict_Check"(PyObject*)
+    bint _sse_is_list "PyList_Check"(PyObject*)
+    bint _sse_is_tuple "PyTuple_Check"(PyObject*)
+    int _sse_str_kind "PyUnicode_KIND"(PyObject*)
+    void* _sse_str_data "PyUnicode_DATA"(PyObject*)
+    unsigned long long _sse_as_u64 "PyLong_AsUnsignedLongLong"(PyObject*)
+    PyObject* _sse_err_occurred "PyErr_Occurred"()
 
 cdef dict _SSE_SHAPES = _sse_py._EVENTS         # type -> (walk, nested)
 cdef object _SSE_DUMPS = _sse_orjson.dumps
-cdef object _SSE_DEFAULT = _sse_py._default
 cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
+cdef object _SSE_REFUSAL = _sse_py._refusal
+cdef object _SSE_POINTER = _sse_py.json_pointer
 cdef object _SSE_TYPE = _en_key("type")
+cdef int _SSE_DUMPS_MAX_NESTING = _sse_py._DUMPS_MAX_NESTING
 cdef Py_ssize_t _sse_fallback_count = 0
+
+# _sse_scan's answers
+cdef enum:
+    _SSE_OK = 0      # orjson.dumps may write it as it is
+    _SSE_SLOW = 1    # sse_writer normalizes it first
+    _SSE_BAD = 2     # a value JSON cannot hold: bad[0]
+    _SSE_BAD_KEY = 3 # an object key JSON cannot hold: bad[0]
 
 
 def _sse_fallbacks():
-    """Events handed to sse_writer since import (a value to omit, errors, exotic input)."""
+    """Events handed to sse_writer since import (tuples, subclasses, other
+    mappings, deep nesting, no str type...)."""
     return _sse_fallback_count
 
 
@@ -37,35 +62,160 @@ cdef object _sse_slow(object slow, object event):
     return slow.encode(event)
 
 
+cdef bint _sse_has_surrogate(PyObject* s):
+    """Whether the str holds a lone surrogate (only 2- and 4-byte kinds can)."""
+    cdef int kind = _sse_str_kind(s)
+    cdef Py_ssize_t i, n = _en_str_len(s)
+    cdef uint16_t* u2
+    cdef uint32_t* u4
+    if kind == 2:
+        u2 = <uint16_t*>_sse_str_data(s)
+        for i in range(n):
+            if 0xD800 <= u2[i] <= 0xDFFF:
+                return True
+    elif kind == 4:
+        u4 = <uint32_t*>_sse_str_data(s)
+        for i in range(n):
+            if 0xD800 <= u4[i] <= 0xDFFF:
+                return True
+    return False
+
+
+cdef bint _sse_int_too_big(PyObject* n):
+    """Whether orjson refuses the exact int: outside [-2**63, 2**64)."""
+    cdef int overflow = 0
+    _en_int_value(n, &overflow)
+    if overflow == 0:
+        return False
+    if overflow < 0:
+        return True
+    _sse_as_u64(n)
+    if _sse_err_occurred() != NULL:
+        _en_err_clear()
+        return True
+    return False
+
+
+cdef int _sse_value(PyObject* value, int depth, bint locate, list path, list bad) except -1:
+    """One value inside a container at ``depth``: sse_writer._scan's rules (and in
+    locate mode _locate's checks of strings and integers)."""
+    if _en_is_exact_str(value):
+        if locate and _sse_has_surrogate(value):
+            bad.append(<object>value)
+            return _SSE_BAD
+        return _SSE_OK
+    if _en_is_dict(value) or _en_is_list(value):
+        if depth >= _SSE_DUMPS_MAX_NESTING:
+            return _SSE_SLOW
+        child = <object>value  # held: Python code may run inside (isinstance)
+        return _sse_scan(child, depth + 1, locate, path, bad)
+    if _sse_is_long_exact(value):
+        if locate and _sse_int_too_big(value):
+            bad.append(<object>value)
+            return _SSE_BAD
+        return _SSE_OK
+    if value == _EN_NONE or value == _EN_TRUE or value == _EN_FALSE:
+        return _SSE_OK
+    if _sse_is_float_exact(value):
+        if isfinite(_en_float_value(value)):
+            return _SSE_OK
+        bad.append(<object>value)
+        return _SSE_BAD
+    if (_en_is_str(value) or _en_is_int(value) or _en_is_float(value) or _sse_is_dict(value)
+            or _sse_is_list(value) or _sse_is_tuple(value)):
+        return _SSE_SLOW
+    v = <object>value  # a reference of our own: isinstance may run Python code
+    if isinstance(v, _SSE_MAPPING):
+        return _SSE_SLOW
+    bad.append(v)
+    return _SSE_BAD
+
+
+cdef int _sse_scan(object container, int depth, bint locate, list path, list bad) except -1:
+    """sse_writer._scan (and with ``locate``, _locate) of an exact dict or list
+    nested ``depth`` deep: OK, SLOW, or BAD/BAD_KEY with the offending value in
+    ``bad`` and, on the way back up, the keys to it appended to ``path`` (last
+    key first). Entry by entry, depth first: the order of the pure twin's walks,
+    so both meet the same value first."""
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef Py_ssize_t pos = 0, i = 0
+    cdef int r
+    if _en_is_dict(<PyObject*>container):
+        while _en_dict_next(<PyObject*>container, &pos, &key, &value):
+            if locate and not (_en_is_exact_str(key) and not _sse_has_surrogate(key)):
+                if not _en_is_exact_str(key) and _en_is_str(key):
+                    return _SSE_SLOW  # a str subclass key: sse_writer normalizes it
+                bad.append(<object>key)
+                return _SSE_BAD_KEY
+            k = <object>key  # held: the value's scan may run Python code (isinstance)
+            r = _sse_value(value, depth, locate, path, bad)
+            if r != _SSE_OK:
+                if r >= _SSE_BAD:
+                    path.append(k)
+                return r
+    else:
+        while i < _en_list_size(<PyObject*>container):  # re-read: Python code may run
+            r = _sse_value(_en_list_item(<PyObject*>container, i), depth, locate, path, bad)
+            if r != _SSE_OK:
+                if r >= _SSE_BAD:
+                    path.append(i)
+                return r
+            i += 1
+    return _SSE_OK
+
+
+cdef object _sse_refuse(int r, list path, list bad, object etype):
+    """The EncodeError of a value the scan refused (worded by sse_writer)."""
+    path.reverse()
+    return _SSE_REFUSAL(bad[0], r == _SSE_BAD_KEY, _SSE_POINTER(path), etype)
+
+
 cdef object _sse_json(object event):
-    """The event's JSON when the common case applies, else None."""
+    """The event's JSON when the common case applies, else None (sse_writer's)."""
     cdef PyObject* etype
     cdef PyObject* shape
     cdef PyObject* key
     cdef PyObject* value
     cdef Py_ssize_t pos = 0
+    cdef int r
+    cdef list path
+    cdef list bad
     if not _en_is_dict(<PyObject*>event):
         return None
     etype = _sse_dict_get(<PyObject*>event, <PyObject*>_SSE_TYPE)
     if etype == NULL or not _en_is_exact_str(etype) or _en_str_len(etype) == 0:
         _en_err_clear()
         return None
+    path, bad = [], []
+    r = _sse_scan(event, 1, False, path, bad)
+    if r == _SSE_SLOW:
+        return None
+    if r != _SSE_OK:
+        raise _sse_refuse(r, path, bad, <object>etype)
     shape = _sse_dict_get(<PyObject*>_SSE_SHAPES, etype)
-    if shape == NULL:
-        _en_err_clear()
-        return None
-    nested = (<tuple>shape)[1]
-    if not nested:
-        while _en_dict_next(<PyObject*>event, &pos, &key, &value):
-            if value == _EN_NONE:
-                return None
     try:
-        data = _SSE_DUMPS(event, _SSE_DEFAULT)
+        if shape == NULL:
+            _en_err_clear()
+            return _SSE_DUMPS(event)
+        walk, nested = <tuple>shape
+        if not nested:
+            while _en_dict_next(<PyObject*>event, &pos, &key, &value):
+                if value == _EN_NONE:
+                    return _SSE_DUMPS(walk(event))
+            return _SSE_DUMPS(event)
+        data = _SSE_DUMPS(event)
+        if b":null" in data:
+            walked = walk(event)
+            if walked is not event:
+                data = _SSE_DUMPS(walked)
+        return data
     except _SSE_ERROR:
-        return None
-    if nested and b":null" in data:
-        return None
-    return data
+        pass
+    r = _sse_scan(event, 1, True, path, bad)
+    if r >= _SSE_BAD:
+        raise _sse_refuse(r, path, bad, <object>etype)
+    return None  # a str subclass key
 
 
 cdef object _sse_message(object data):

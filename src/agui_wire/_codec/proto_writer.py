@@ -17,6 +17,12 @@ same input; the test suite runs both. Validation is what the wire needs: the
 event type, required fields, JSON types, integers a double or a JS number holds
 exactly, no NaN/Infinity, valid Unicode. Protocol rules beyond that (role names,
 JSON pointer syntax, sequencing) belong to ``agui_wire.validate``.
+
+Values are read by what they hold, never through their methods, as the Cython
+twin and the SSE writer read them: a subclass of str, int or float (an enum such
+as the SDK's ``EventType`` included) is its plain value whatever its ``__eq__``,
+``__hash__``, ``encode``, ``__float__``, ``__index__`` say; a dict, list or
+tuple subclass is its contents; any other ``Mapping`` is an object (``_plain_*``).
 """
 
 from __future__ import annotations
@@ -100,6 +106,49 @@ def _ld(number: int, body: bytes) -> bytes:
     return _tag(number, 2) + _varint(len(body)) + body
 
 
+# -- values read by what they hold (the module doc) ---------------------------------------
+
+
+def _plain_str(value: Any) -> Any:
+    """A str subclass as the str it holds; anything else as it is."""
+    return value if type(value) is str or not isinstance(value, str) else str.__str__(value)
+
+
+def _plain_number(value: int | float) -> int | float:
+    """An int or float (not bool) subclass as the exact int or float it holds."""
+    t = type(value)
+    if t is int or t is float:
+        return value
+    return float.__float__(value) if isinstance(value, float) else int.__int__(value)
+
+
+def _plain_object(obj: Any) -> Any:
+    """A dict subclass or another ``Mapping`` as a dict of its entries, str
+    subclass keys as their str (other keys are left for the caller to refuse);
+    anything else (an exact dict included) as it is."""
+    if type(obj) is dict:
+        return obj
+    if isinstance(obj, dict):
+        items: Any = dict.items(obj)
+    elif isinstance(obj, Mapping):
+        items = obj.items()
+    else:
+        return obj
+    return {_plain_str(k): v for k, v in items}
+
+
+def _plain_array(value: Any) -> Any:
+    """A list or tuple subclass as a list of its items; anything else as it is."""
+    t = type(value)
+    if t is list or t is tuple:
+        return value
+    if isinstance(value, list):
+        return list(list.__iter__(value))
+    if isinstance(value, tuple):
+        return list(tuple.__iter__(value))
+    return value
+
+
 def _is_array_index(key: str) -> bool:
     """JavaScript's canonical array index: "0".."4294967294", no sign or leading 0."""
     if not key or len(key) > 10 or not key.isascii() or not key.isdigit():
@@ -139,7 +188,7 @@ class _Encoder:
         if not isinstance(value, str):
             raise self.error(f"expected a string, got {json_type(value)}", key)
         try:
-            return value.encode("utf-8")
+            return str.encode(value, "utf-8")
         except UnicodeEncodeError as exc:
             raise self.error(
                 f"string is not valid Unicode (lone surrogate at index {exc.start})", key
@@ -148,6 +197,7 @@ class _Encoder:
     def int64(self, value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"expected an integer, got {json_type(value)}", key)
+        value = _plain_number(value)
         if isinstance(value, float):
             if not value.is_integer():
                 raise self.error(f"expected an integer, got {value!r}", key)
@@ -159,6 +209,7 @@ class _Encoder:
         return value
 
     def double(self, value: int | float, key: str | int) -> bytes:
+        value = _plain_number(value)
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise self.error(f"{value!r} is not a JSON number", key)
@@ -181,7 +232,7 @@ class _Encoder:
 
     def struct(self, obj: object, key: str | int) -> bytes:
         """The body of a ``google.protobuf.Struct`` holding the object ``obj``."""
-        if not isinstance(obj, dict):
+        if not isinstance(obj, Mapping):
             raise self.error(f"expected an object, got {json_type(obj)}", key)
         return self._json(obj, key, as_struct=True)
 
@@ -197,7 +248,7 @@ class _Encoder:
             return _ld(3, self.utf8(obj, key))
         if isinstance(obj, (int, float)):
             return b"\x11" + self.double(obj, key)
-        if isinstance(obj, (dict, list, tuple)):
+        if isinstance(obj, (dict, list, tuple, Mapping)):
             return None
         raise self.error(f"{json_type(obj)} is not a JSON value", key)
 
@@ -235,12 +286,17 @@ class _Encoder:
             self._put(stack[-1], frame.key, _ld(frame.kind, bytes(frame.out)))
 
     def _frame(self, container: Any, key: str | int) -> _Frame:
-        if isinstance(container, dict):
-            for k in container:
+        if isinstance(container, (list, tuple)):
+            container = _plain_array(container)
+            return _Frame(container, range(len(container)), 6, key)
+        container = _plain_object(container)
+        for k in container:
+            if type(k) is not str:
                 if not isinstance(k, str):
                     raise self.error(f"object key {k!r} is not a string")
-            return _Frame(container, js_key_order(container), 5, key)
-        return _Frame(container, range(len(container)), 6, key)
+                container = {_plain_str(k): v for k, v in container.items()}
+                break
+        return _Frame(container, js_key_order(container), 5, key)
 
     def _put(self, frame: _Frame, key: str | int, body: bytes) -> None:
         if frame.kind == 5:
@@ -279,6 +335,7 @@ class _Encoder:
         if f.repeated:
             if not isinstance(value, (list, tuple)):
                 raise self.error(f"expected an array, got {json_type(value)}", f.name)
+            value = _plain_array(value)
             self.path.append(f.name)
             try:
                 if kind == Kind.STRING:
@@ -308,7 +365,7 @@ class _Encoder:
                 raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
             return _tag(f.number, 0) + (b"\x01" if value else b"\x00")
         assert kind == Kind.PATCH_OP
-        op = _PATCH_OP_VALUE.get(value) if isinstance(value, str) else None
+        op = _PATCH_OP_VALUE.get(_plain_str(value)) if isinstance(value, str) else None
         if op is None:
             raise self.error(
                 f"unknown patch op {value!r} (expected one of {', '.join(PATCH_OPS)})", f.name
@@ -317,8 +374,9 @@ class _Encoder:
 
     def message(self, name: str, obj: Any, key: str | int) -> bytes:
         """The body of the nested message ``name`` holding the JSON object ``obj``."""
-        if not isinstance(obj, dict):
+        if not isinstance(obj, Mapping):
             raise self.error(f"expected an object, got {json_type(obj)}", key)
+        obj = _plain_object(obj)
         self.path.append(key)
         try:
             parts: dict[int, bytes] = {}
@@ -327,7 +385,7 @@ class _Encoder:
             elif name == "InputContentSource":
                 known = self.source(obj, parts)
             elif name == "JsonPatchOperation":
-                op = obj.get("op")
+                op = _plain_str(obj.get("op"))
                 spec = MESSAGES[name]
                 self.fields(
                     spec, obj, parts, OP_REQUIRED.get(op, ()) if isinstance(op, str) else ()
@@ -356,7 +414,7 @@ class _Encoder:
     def chat_message(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
         """A chat message: every role's fields map 1:1 onto the union ``Message``;
         ``content`` rides field 3 (string), 8 (parts) or 13 (object) by role."""
-        role = obj.get("role")
+        role = _plain_str(obj.get("role"))
         required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
         self.fields(MESSAGES["Message"], obj, parts, tuple(r for r in required if r != "content"))
         content = obj.get("content")
@@ -372,7 +430,7 @@ class _Encoder:
             parts[3] = _ld(3, self.utf8(content, "content"))
         elif isinstance(content, (list, tuple)) and "list" in allowed:
             parts[8] = self.content_parts(content, 8)
-        elif isinstance(content, dict) and "dict" in allowed:
+        elif isinstance(content, Mapping) and "dict" in allowed:
             parts[13] = _ld(13, self.struct(content, "content"))
         else:
             expected = " or ".join(_CONTENT_NAMES[a] for a in allowed)
@@ -387,10 +445,11 @@ class _Encoder:
         self.path.append("content")
         try:
             out = bytearray()
-            for i, part in enumerate(parts):
-                if not isinstance(part, dict):
+            for i, part in enumerate(_plain_array(parts)):
+                if not isinstance(part, Mapping):
                     raise self.error(f"expected a content part object, got {json_type(part)}", i)
-                ptype = part.get("type")
+                part = _plain_object(part)
+                ptype = _plain_str(part.get("type"))
                 arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
                 if arm is None:
                     raise self.error(
@@ -411,7 +470,7 @@ class _Encoder:
 
     def source(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
         """A content part's source: JSON union on ``type``, a oneof on the wire."""
-        stype = obj.get("type")
+        stype = _plain_str(obj.get("type"))
         arm = SOURCE_ARMS.get(stype) if isinstance(stype, str) else None
         if arm is None:
             raise self.error(
@@ -460,9 +519,10 @@ class _Encoder:
         outcome = event.get("outcome")
         if outcome is None:
             return
-        if not isinstance(outcome, dict):
+        if not isinstance(outcome, Mapping):
             raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
-        otype = outcome.get("type")
+        outcome = _plain_object(outcome)
+        otype = _plain_str(outcome.get("type"))
         if not isinstance(otype, str) or not otype:
             raise self.error(
                 f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
@@ -578,9 +638,10 @@ def encode_payload(
 
 
 def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
-    if not isinstance(event, dict):
+    if not isinstance(event, Mapping):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
-    etype = event.get("type")
+    event = _plain_object(event)
+    etype = _plain_str(event.get("type"))
     if not isinstance(etype, str) or etype not in EVENTS:
         if "type" not in event:
             raise EncodeError("required field is missing", path="/type")

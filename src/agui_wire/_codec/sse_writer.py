@@ -25,23 +25,38 @@ without ``None`` thus costs one orjson call and a scan.
 
 Also: the event must be a mapping with a non-empty string ``type`` (anything else
 could not be read back, by us or by the reference client); an unknown ``type`` is
-written as given. Where orjson.dumps refuses an event, ``_write`` takes over:
-nesting deeper than orjson's 255 levels is written there (up to what our SSE
-reader reads back, ``SSE_MAX_NESTING``), and what JSON cannot hold (non-string
-keys, lone surrogates, integers beyond 64 bits, unsupported types) becomes
-``EncodeError`` naming the event type and the JSON pointer of the offending value. Mappings that
-are not dicts are written as objects, tuples as arrays.
+written as given.
+
+What reaches orjson.dumps: only exact dicts, lists, str, int, bool, None and finite
+floats, nested at most 254 deep, which ``_scan`` checks first (one pass over the
+values, no copy). orjson does not count tuples against its depth limit and
+crashes the process on a deep or cyclic nest of them, so it never sees one.
+Everything else goes through ``_normalize`` first, which reads every value by
+what it holds, the same on both backends and on both transports: any Mapping is
+an object and any list or tuple (subclasses included) an array, read by their
+contents, not their methods; a subclass of str, int or float (an enum such as
+the SDK's ``EventType`` included) is its plain value, whatever its ``__str__``,
+``encode``, ``__float__`` say. What JSON cannot hold is an ``EncodeError`` naming
+the event type and the JSON pointer: a value of any other type, NaN and the
+infinities (orjson and ``JSON.stringify`` write ``null``, which the reference
+client refuses in a number field and which changes data elsewhere; the protobuf
+encoder refuses them too), a key that is not a string, a lone surrogate, an
+integer beyond 64 bits, a container inside itself (a cycle), and nesting deeper
+than our SSE readers read (``SSE_MAX_NESTING`` containers with the event
+object). Events deeper than orjson.dumps goes are written by ``_write``, with
+orjson's bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from typing import Any, Final
 
 import orjson
 
 from .. import schema
-from .._jsonnames import pointer_join
+from .._jsonnames import json_pointer, json_type, pointer_join
 from .._pb import events_pb2
 from ..errors import EncodeError
 from .proto_writer import as_event_dict
@@ -64,7 +79,7 @@ def _object(optional: frozenset[str], children: Mapping[str, _Walk]) -> _Walk:
         return _identity
 
     def walk(value: Any) -> Any:
-        if type(value) is not dict and not isinstance(value, Mapping):
+        if type(value) is not dict:
             return value
         result: Any = value
         if optional:
@@ -90,7 +105,7 @@ def _array(item: _Walk) -> _Walk:
         return _identity
 
     def walk(value: Any) -> Any:
-        if not isinstance(value, (list, tuple)):
+        if type(value) is not list:
             return value
         out: list[Any] | None = None
         for i, x in enumerate(value):
@@ -110,7 +125,7 @@ def _union(discriminator: str, variants: Mapping[str, _Walk]) -> _Walk:
         return _identity
 
     def walk(value: Any) -> Any:
-        if type(value) is not dict and not isinstance(value, Mapping):
+        if type(value) is not dict:
             return value
         tag = value.get(discriminator)
         w = table.get(tag) if type(tag) is str else None
@@ -237,59 +252,387 @@ _EVENTS: Final = {t: _event_walker(spec) for t, spec in schema.EVENTS.items()}
 
 # -- encoding --------------------------------------------------------------------------
 
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    raise TypeError
-
-
 _dumps = orjson.dumps
+_JSONEncodeError = orjson.JSONEncodeError
+
+# Containers the JSON of an SSE event may nest, the event object included: what our
+# SSE readers (orjson.loads) read back, so that every event we write can be read.
+SSE_MAX_NESTING: Final = 1024  # = sse_reader.ORJSON_MAX_DEPTH (test_limits holds them equal)
+# orjson.dumps writes up to this many nested containers (dicts and lists; it does
+# not count tuples, which is why no tuple ever reaches it). The scan hands deeper
+# events to _normalize and _write.
+_DUMPS_MAX_NESTING: Final = 254
+_INT_RANGE: Final = range(-(2**63), 2**64)  # the integers orjson writes
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
-def _bad_event(event: Any) -> EncodeError:
-    if not isinstance(event, Mapping):
-        return EncodeError(f"an event must be a mapping, not {type(event).__name__}")
-    etype = event.get("type")
-    return EncodeError(
-        "an event needs a non-empty string 'type'",
-        event_type=etype if isinstance(etype, str) else None,
-        path="/type",
-    )
-
-
-def _encode(event: Mapping[str, Any]) -> bytes:
-    """The JSON of one event, optional nulls omitted."""
-    if type(event) is dict or isinstance(event, Mapping):
-        etype = event.get("type")
-        if type(etype) is not str or not etype:
-            raise _bad_event(event)
+def _refusal(value: Any, is_key: bool, path: str, event_type: str | None) -> EncodeError:
+    """The ``EncodeError`` for a value (or an object key) JSON cannot hold, found at
+    ``path``. Every refusal of both twins is worded here (the Cython scan finds
+    values and calls this)."""
+    if is_key:
+        if isinstance(value, str):
+            reason = "object key holds a lone surrogate"
+            path = pointer_join(path, value)
+        else:
+            reason = f"object key {value!r} is not a string"
+            path = pointer_join(path, repr(value))
+    elif isinstance(value, str):
+        try:
+            str.__str__(value).encode()
+            reason = "string is not valid Unicode"  # not reached: only lone surrogates fail
+        except UnicodeEncodeError as exc:
+            reason = f"string holds a lone surrogate at index {exc.start}"
+    elif isinstance(value, float):
+        reason = f"{float.__repr__(value)} is not a JSON number (JSON has no NaN or Infinity)"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        reason = "integer does not fit 64 bits"
     else:
-        raise _bad_event(event)
-    shape = _EVENTS.get(etype)  # None: an event of a later protocol, written as given
+        reason = f"{json_type(value)} is not a JSON value"
+    return EncodeError(reason, event_type=event_type, path=path)
+
+
+def _path(containers: list[Any], target: Any) -> str:
+    """The pointer of ``target`` inside the last of ``containers`` (each one inside
+    the one before it). The scan walks depth first, in order, so the first item
+    that *is* the next one is the one it went through."""
+    keys: list[str | int] = []
+    for parent, child in zip(containers, [*containers[1:], target], strict=True):
+        items = parent.items() if type(parent) is dict else enumerate(parent)
+        keys.append(next(k for k, v in items if v is child))
+    return json_pointer(keys)
+
+
+def _scan(event: dict[str, Any], event_type: str) -> bool:
+    """Whether orjson.dumps may write ``event`` as it is: True when it holds only
+    exact dicts, lists, str, int, bool, None and finite floats, nested at most
+    ``_DUMPS_MAX_NESTING`` deep; False when something must be normalized first
+    (tuples, subclasses, other mappings, more depth). A value JSON cannot hold
+    (NaN and infinities included) raises ``EncodeError``. Values only: keys and the
+    content of strings and integers are orjson's to check (``_locate``)."""
+    containers: list[Any] = [event]
+    iters = [iter(event.values())]
+    while iters:
+        for x in iters[-1]:
+            t = type(x)
+            if t is dict or t is list:
+                if len(iters) >= _DUMPS_MAX_NESTING:
+                    return False
+                containers.append(x)
+                iters.append(iter(x.values()) if t is dict else iter(x))
+                break
+            if t in _SCALARS:
+                continue
+            if t is float:
+                if x - x == 0.0:  # NaN and infinities are not
+                    continue
+            elif isinstance(x, (str, int, float, dict, list, tuple, Mapping)):
+                return False  # written as its plain value (_normalize)
+            raise _refusal(x, False, _path(containers, x), event_type)
+        else:
+            iters.pop()
+            containers.pop()
+    return True
+
+
+def _locate(event: dict[str, Any], event_type: str) -> None:
+    """For an event ``_scan`` passed and orjson.dumps refused: raise the
+    ``EncodeError`` of the first key or value orjson refuses (a key that is not a
+    str, a lone surrogate, an integer beyond 64 bits), entry by entry (key, then
+    value), depth first. Returns when there is none: a str subclass key, which
+    ``_normalize`` writes as its str value."""
+    keys: list[str | int] = []
+    iters: list[Iterator[tuple[Any, Any]]] = [iter(event.items())]
+    objects = [True]
+    while iters:
+        is_object = objects[-1]
+        for k, x in iters[-1]:
+            if is_object and (type(k) is not str or not (k.isascii() or _encodes(k))):
+                if type(k) is not str and isinstance(k, str):
+                    return
+                raise _refusal(k, True, json_pointer(keys), event_type)
+            t = type(x)
+            if t is dict or t is list:
+                keys.append(k)
+                iters.append(iter(x.items()) if t is dict else enumerate(x))
+                objects.append(t is dict)
+                break
+            if (t is str and not (x.isascii() or _encodes(x))) or (
+                t is int and x not in _INT_RANGE
+            ):
+                raise _refusal(x, False, json_pointer([*keys, k]), event_type)
+        else:
+            iters.pop()
+            objects.pop()
+            if keys:
+                keys.pop()
+
+
+def _encodes(s: str) -> bool:
+    try:
+        s.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# -- everything else: normalized first ---------------------------------------------------
+
+
+class _Open:
+    """A container being normalized: its entries, and its copy once one is needed
+    (at once for anything but an exact dict or list; for those, copy on write)."""
+
+    __slots__ = ("copy", "is_object", "items", "key", "n", "source")
+
+    def __init__(self, source: Any, key: str | int, items: Iterator[tuple[Any, Any]]) -> None:
+        self.source = source
+        self.key = key  # in the parent
+        self.items = items
+        self.is_object = isinstance(source, Mapping)
+        self.n = 0  # entries read while the source is copied as it is
+        self.copy: Any = None
+        if type(source) is not dict and type(source) is not list:
+            self.copy = {} if self.is_object else []
+
+    def changed(self) -> None:
+        """Start the copy: the entries so far were taken as they are."""
+        if self.copy is None:
+            src = self.source
+            self.copy = dict(islice(src.items(), self.n)) if self.is_object else src[: self.n]
+
+    def add(self, key: Any, new: Any, old: Any) -> None:
+        if self.copy is None:
+            if new is old:
+                self.n += 1
+                return
+            self.changed()
+        if self.is_object:
+            self.copy[key] = new
+        else:
+            self.copy.append(new)
+
+
+def _open(value: Any, key: str | int) -> _Open | None:
+    """An ``_Open`` for a container, ``None`` for anything else. Subclasses of dict,
+    list and tuple are read by their contents, not through their methods."""
+    t = type(value)
+    if t is dict:
+        return _Open(value, key, iter(value.items()))
+    if t is list:
+        return _Open(value, key, enumerate(value))
+    if isinstance(value, dict):
+        return _Open(value, key, iter(dict.items(value)))
+    if isinstance(value, list):
+        return _Open(value, key, enumerate(list.__iter__(value)))
+    if isinstance(value, tuple):
+        return _Open(value, key, enumerate(tuple.__iter__(value)))
+    if isinstance(value, Mapping) and not isinstance(value, (str, int, float)):
+        return _Open(value, key, iter(value.items()))
+    return None
+
+
+def _plain_scalar(value: Any) -> Any:
+    """The JSON scalar ``value`` stands for, or ``_NOT_JSON``. A subclass of str, int
+    or float stands for its value as the base type holds it: the same bytes
+    whatever its methods say (``__str__``, ``encode``, ``__float__``, ``__index__``...)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return bool(value)  # bool cannot be subclassed; here for completeness
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return _NOT_JSON
+
+
+_NOT_JSON: Final = object()
+
+
+def _normalize(event: Mapping[str, Any], event_type: str) -> dict[str, Any]:
+    """``event`` as exact JSON types: dicts with str keys, lists, str, int, float,
+    bool, None. Mappings become dicts, tuples and list subclasses lists, subclasses
+    of str/int/float their plain values; exact dicts and lists are copied only
+    when something inside them changes. ``EncodeError`` (with the pointer) for a
+    value JSON cannot hold, a key that is not a str, NaN or an infinity, a
+    container inside itself (a cycle), or nesting deeper than the SSE readers
+    read (``SSE_MAX_NESTING``). Iterative: no depth costs Python stack."""
+    root = _open(event, "")
+    assert root is not None
+    stack = [root]
+    ancestors = {id(event): 0}  # the containers open on the way down, by identity
+
+    def where(key: str | int) -> str:
+        return json_pointer([*(f.key for f in stack[1:]), key])
+
+    while True:
+        frame = stack[-1]
+        for key, value in frame.items:
+            if frame.is_object and type(key) is not str:
+                if not isinstance(key, str):
+                    raise _refusal(key, True, json_pointer([f.key for f in stack[1:]]), event_type)
+                key = str.__str__(key)
+                frame.changed()
+            t = type(value)
+            if t in _SCALARS:
+                new = value
+            elif t is float:
+                if value - value != 0.0:
+                    raise _refusal(value, False, where(key), event_type)
+                new = value
+            else:
+                child = _open(value, key)
+                if child is not None:
+                    seen = ancestors.get(id(value))
+                    if seen is not None:
+                        owner = json_pointer([f.key for f in stack[1 : seen + 1]])
+                        owner = f"the container at {owner}" if owner else "the event"
+                        raise EncodeError(
+                            f"a cycle: this is {owner} again, inside itself",
+                            event_type=event_type,
+                            path=where(key),
+                        )
+                    if len(stack) >= SSE_MAX_NESTING:
+                        raise EncodeError(
+                            f"nested deeper than {SSE_MAX_NESTING - 1} levels below the event"
+                            " object (SSE readers refuse it)",
+                            event_type=event_type,
+                            path=where(key),
+                        )
+                    ancestors[id(value)] = len(stack)
+                    stack.append(child)
+                    break
+                new = _plain_scalar(value)
+                if new is _NOT_JSON or (type(new) is float and new - new != 0.0):
+                    raise _refusal(value, False, where(key), event_type)
+            frame.add(key, new, value)
+        else:
+            stack.pop()
+            del ancestors[id(frame.source)]
+            result = frame.source if frame.copy is None else frame.copy
+            if not stack:
+                return result  # type: ignore[no-any-return]
+            stack[-1].add(frame.key, result, frame.source)
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+def _json(event: dict[str, Any], event_type: str, normalized: bool) -> bytes:
+    """The JSON of an event of exact JSON types (``_scan`` passed it, or it is
+    ``_normalize``'s copy), optional nulls omitted."""
+    shape = _EVENTS.get(event_type)  # None: an event of a later protocol, written as given
     try:
         if shape is None:
-            return _dumps(event, _default)
+            return _dumps(event)
         walk, nested = shape
         if not nested:
             # Only top-level keys can be omitted: look at the values, not the bytes.
             for v in event.values():
                 if v is None:
-                    event = walk(event)
-                    break
-            return _dumps(event, _default)
-        data = _dumps(event, _default)
+                    return _dumps(walk(event))
+            return _dumps(event)
+        data = _dumps(event)
         # A None the walk could omit is an object member, serialized as ":null";
         # without one the walk would return the event unchanged. (Searching the
         # output is much cheaper than walking the messages of a snapshot.)
         if data.find(b":null") >= 0:
             walked = walk(event)
             if walked is not event:
-                data = _dumps(walked, _default)
-    except orjson.JSONEncodeError:
-        # too deep for orjson.dumps, or not JSON: written or located by _write
-        return _write(event if shape is None else shape[0](event), etype)
-    return data
+                data = _dumps(walked)
+        return data
+    except _JSONEncodeError:
+        pass
+    if normalized:
+        # deeper than orjson.dumps goes, or a lone surrogate or an integer beyond 64
+        # bits (located on the way)
+        return _write(event if shape is None else shape[0](event), event_type)
+    _locate(event, event_type)
+    return _general(event)  # a key of a str subclass
+
+
+def _event_type(event: Any) -> str:
+    """The ``type`` of any event, as ``_normalize`` will read it (keys by their
+    str value, the last one wins); ``EncodeError`` unless it is a non-empty str."""
+    if not isinstance(event, Mapping):
+        raise EncodeError(f"an event must be a mapping, not {type(event).__name__}")
+    found: Any = None
+    for k, v in dict.items(event) if isinstance(event, dict) else event.items():
+        if isinstance(k, str) and str.__str__(k) == "type":
+            found = v
+    etype = str.__str__(found) if isinstance(found, str) else None
+    if not etype:
+        raise EncodeError(
+            "an event needs a non-empty string 'type'", event_type=etype, path="/type"
+        )
+    return etype
+
+
+def _general(event: Any) -> bytes:
+    """Any event: normalized to exact JSON types first (refusals located there)."""
+    event_type = _event_type(event)
+    return _json(_normalize(event, event_type), event_type, True)
+
+
+def _encode(event: Any) -> bytes:
+    """The JSON of one event, optional nulls omitted."""
+    if type(event) is dict:
+        etype = event.get("type")
+        if type(etype) is str and etype and _scan(event, etype):
+            return _json(event, etype, False)
+    return _general(event)
+
+
+def _write(value: Any, event_type: str) -> bytes:
+    """``value`` (exact JSON types, as ``_normalize`` leaves them) as orjson would
+    write it, for what orjson.dumps refuses: nesting deeper than it goes, up to
+    ``SSE_MAX_NESTING`` (which ``_normalize`` checked); a lone surrogate or an
+    integer beyond 64 bits raises ``EncodeError`` with its JSON pointer.
+
+    Containers are written here, iteratively (no recursion, whatever the depth),
+    and every scalar and key by orjson itself, so the bytes are orjson's: compact,
+    the same escapes, the same numbers."""
+    out = bytearray()
+    # (value, its pointer), or a closing bracket, a separator or an object key
+    stack: list[Any] = [(value, "")]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item = pop()
+        if type(item) is bytes:
+            out += item
+            continue
+        v, path = item
+        t = type(v)
+        if t is dict:
+            out += b"{"
+            push(b"}")
+            entries: list[Any] = []
+            for k, sub in v.items():
+                try:
+                    key = _dumps(k)
+                except _JSONEncodeError:
+                    raise _refusal(k, True, path, event_type) from None
+                entries.append((key, (sub, pointer_join(path, k))))
+            for n, (key, child) in enumerate(reversed(entries)):
+                push(child)
+                push(key + b":")
+                if n < len(entries) - 1:
+                    push(b",")
+        elif t is list:
+            out += b"["
+            push(b"]")
+            for n in range(len(v) - 1, -1, -1):
+                push((v[n], pointer_join(path, n)))
+                if n:
+                    push(b",")
+        else:
+            try:
+                out += _dumps(v)
+            except _JSONEncodeError:
+                raise _refusal(v, False, path, event_type) from None
+    return bytes(out)
 
 
 def _check_id(id: str) -> bytes:
@@ -333,8 +676,8 @@ class SSEEncoder:
     """``encode_sse`` (without ids) for a caller that encodes event after event
     (``EventEncoder``). An event that is not a ``dict`` goes through ``convert``
     first (the official SDK's pydantic events); ``convert=None`` leaves it as is.
-    The Cython twin (``_fast.SSEEncoder``) writes the common event (no ``None``
-    to omit, nothing orjson refuses) itself and hands every other one to this."""
+    The Cython twin (``_fast.SSEEncoder``) scans and writes the common event (exact
+    JSON types) itself and hands every other one to this."""
 
     def __init__(self, *, convert: Callable[[Any], Any] | None = None) -> None:
         self._convert = convert
@@ -351,106 +694,3 @@ class SSEEncoder:
         if convert is not None:
             events = (e if type(e) is dict else convert(e) for e in events)
         return encode_sse_many(events)
-
-
-# -- what orjson refuses: too deep for it, or not JSON (only on that path) ------------
-
-# Containers the JSON of an SSE event may nest, the event object included: what
-# orjson.loads (our SSE reader) reads back. orjson.dumps itself stops at 255.
-SSE_MAX_NESTING: Final = 1024
-
-
-class _Close:
-    """A container's closing bracket on the writer's stack."""
-
-    __slots__ = ("token",)
-
-    def __init__(self, token: bytes) -> None:
-        self.token = token
-
-
-_CLOSE_OBJECT: Final = _Close(b"}")
-_CLOSE_ARRAY: Final = _Close(b"]")
-
-
-def _refusal(value: Any) -> str:
-    """Why orjson refuses the scalar ``value``."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return f"string holds a lone surrogate at index {exc.start}"
-    if isinstance(value, int) and not -(2**63) <= value < 2**64:
-        return "integer does not fit 64 bits"
-    return f"{type(value).__name__} is not JSON serializable"
-
-
-def _write(value: Any, event_type: str) -> bytes:
-    """``value`` as orjson would write it, for what orjson.dumps refuses: nesting
-    deeper than its 255 levels is written here, up to ``SSE_MAX_NESTING``; what JSON
-    cannot hold raises ``EncodeError`` with its JSON pointer.
-
-    Containers are written here, iteratively (no recursion, whatever the depth),
-    and every scalar and key by orjson itself, so the bytes are orjson's: compact,
-    the same escapes, the same numbers. Containers are what orjson takes natively
-    (dict and list and their subclasses, exact tuples) plus any other Mapping,
-    which its ``default`` would turn into a dict."""
-    out = bytearray()
-    # (value, its pointer, its nesting level), or a closing bracket
-    stack: list[Any] = [(value, "", 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item = pop()
-        if type(item) is _Close:
-            out += item.token
-            continue
-        if type(item) is bytes:  # a separator or an object key
-            out += item
-            continue
-        v, path, level = item
-        is_object = isinstance(v, Mapping)
-        if is_object or isinstance(v, list) or type(v) is tuple:
-            if level > SSE_MAX_NESTING:
-                raise EncodeError(
-                    f"nested deeper than {SSE_MAX_NESTING - 1} levels below the event object"
-                    " (SSE readers refuse it)",
-                    event_type=event_type,
-                    path=path,
-                )
-            if is_object:
-                out += b"{"
-                push(_CLOSE_OBJECT)
-                entries: list[Any] = []
-                for k, sub in v.items():
-                    if not isinstance(k, str):
-                        raise EncodeError(
-                            f"object key {k!r} is not a string",
-                            event_type=event_type,
-                            path=pointer_join(path, repr(k)),
-                        )
-                    where = pointer_join(path, k)
-                    try:
-                        key = _dumps(k)
-                    except orjson.JSONEncodeError:
-                        raise EncodeError(
-                            "object key holds a lone surrogate", event_type=event_type, path=where
-                        ) from None
-                    entries.append((key, (sub, where, level + 1)))
-                for n, (key, child) in enumerate(reversed(entries)):
-                    push(child)
-                    push(key + b":")
-                    if n < len(entries) - 1:
-                        push(b",")
-            else:
-                out += b"["
-                push(_CLOSE_ARRAY)
-                for n in range(len(v) - 1, -1, -1):
-                    push((v[n], pointer_join(path, n), level + 1))
-                    if n:
-                        push(b",")
-            continue
-        try:
-            out += _dumps(v, _default)
-        except orjson.JSONEncodeError:
-            raise EncodeError(_refusal(v), event_type=event_type, path=path) from None
-    return bytes(out)
