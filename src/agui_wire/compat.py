@@ -40,14 +40,13 @@ the line per framework.
 
 from __future__ import annotations
 
+import secrets
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Final
-
-import orjson
 
 from ._codec import backend
 from ._encoder import as_event_dict
@@ -97,39 +96,58 @@ def _encode_dict_sse(event: Any) -> bytes:
         return _dict_sse(event)
     except EncodeError:
         # agui_wire's SSE writer refuses integers beyond 64 bits (its reader would
-        # read them back as doubles); the SDK writes their digits, and so do we.
-        digits = _wide_integers_as_digits(event)
-        if digits is None:
+        # read them back as doubles); the SDK writes their digits, and so do we:
+        # the writer writes a marker string in their place (so every other value
+        # is still checked, and optional nulls omitted, by the writer itself) and
+        # each quoted marker, unguessable and found exactly once, becomes digits.
+        wide: dict[bytes, bytes] = {}
+        try:
+            masked = _wide_integers_masked(event, wide)
+        except ValueError:  # more digits than int's str limit: the strict refusal
+            masked = None
+        if masked is None:
             raise
-        return _dict_sse(digits)
+    data = _dict_sse(masked)
+    for marker, digits in wide.items():
+        quoted = b'"' + marker + b'"'
+        found = data.count(quoted)
+        if found == 0 or data.count(marker) != found:  # only if the input guessed it
+            raise EncodeError("integer marker collided with the event's own text")
+        data = data.replace(quoted, digits)
+    return data
 
 
-def _wide_integers_as_digits(event: Any) -> Any:
-    """A copy of ``event`` with every integer beyond 64 bits replaced by its
-    digits as raw JSON (``orjson.Fragment``), or None if it holds none. Iterative:
-    events nest deeper than Python's recursion limit."""
-    found = False
+def _wide_integers_masked(event: Any, wide: dict[bytes, bytes]) -> Any:
+    """A copy of ``event`` with every integer beyond 64 bits replaced by a fresh
+    marker string (``wide`` maps marker to digits), or None if it holds none.
+    Iterative: events nest deeper than Python's recursion limit. Each container
+    is copied once (``copies``), so a shared one stays shared and a cycle stays a
+    cycle, for the writer to refuse, instead of unrolling here without end."""
+    token = secrets.token_hex(16)
     root: list[Any] = [event]
     stack: list[tuple[Any, Any, Any]] = [(root, 0, event)]  # (parent copy, key, value)
+    copies: dict[int, Any] = {}
     while stack:
         parent, key, value = stack.pop()
-        if isinstance(value, Mapping):
-            copy: Any = dict(value)
+        if isinstance(value, (Mapping, list, tuple)) and id(value) in copies:
+            copy: Any = copies[id(value)]
+        elif isinstance(value, Mapping):
+            copy = copies[id(value)] = dict(value)
             stack.extend((copy, k, v) for k, v in copy.items())
         elif isinstance(value, (list, tuple)):
-            copy = list(value)
+            copy = copies[id(value)] = list(value)
             stack.extend((copy, i, v) for i, v in enumerate(copy))
         elif (
             isinstance(value, int)
             and not isinstance(value, bool)
             and not _INT64_MIN <= value < _UINT64_END
         ):
-            copy = orjson.Fragment(str(value).encode("ascii"))
-            found = True
+            copy = f"agui-wire-wide-{token}-{len(wide)}"
+            wide[copy.encode("ascii")] = int.__repr__(value).encode("ascii")
         else:
             continue
         parent[key] = copy
-    return root[0] if found else None
+    return root[0] if wide else None
 
 
 def _encode_proto(event: Any) -> bytes:

@@ -353,3 +353,16 @@ def test_install_is_one_line_in_a_fresh_process() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_sse_wide_integers_shared_cyclic_and_past_str_limit() -> None:
+    encoder = compat.EventEncoder(SSE)
+    shared = [2**70]
+    text = encoder.encode({"type": "STATE_SNAPSHOT", "snapshot": {"a": shared, "b": shared}})
+    assert sse_payloads(text)[0]["snapshot"] == {"a": [2**70], "b": [2**70]}
+    loop: list[object] = [2**70]
+    loop.append(loop)  # a cycle behind a wide integer: the writer's refusal, no hang
+    with pytest.raises(EncodeError, match="cycle"):
+        encoder.encode({"type": "STATE_SNAPSHOT", "snapshot": loop})
+    with pytest.raises(EncodeError, match="does not fit 64 bits"):  # beyond int's str limit
+        encoder.encode({"type": "STATE_SNAPSHOT", "snapshot": [10**5000]})
