@@ -406,6 +406,23 @@ def check(block: Block, cwd: Path) -> list[str]:
     return [f"commands in a text block (use console, where they run): {prompts}"] if prompts else []
 
 
+_APP = re.compile(r"tests/frameworks/app_\w+\.py")
+_NOT_COMPARED = re.compile(r"^(from |import |async def |def |\)|$)")
+
+
+def lines_missing_from_the_app(block: Block) -> list[str]:
+    """A skipped snippet whose reason names a framework app (run by ``make frameworks``
+    in the framework's own venv) must be what that app serves: each of its statement
+    lines (imports and function headers aside, as the app types them) is one of the
+    app's lines."""
+    app = _APP.search(block.directives["skip"])
+    if app is None:
+        return []
+    served = {line.strip() for line in (ROOT / app.group()).read_text().splitlines()}
+    lines = (line.strip() for line in block.body.splitlines())
+    return [line for line in lines if not _NOT_COMPARED.match(line) and line not in served]
+
+
 class Workspace:
     """One scratch directory per document; its blocks run there in order."""
 
@@ -438,6 +455,8 @@ def test_block_runs_as_documented(block: Block, workspaces: dict[Path, Workspace
     if "skip" in block.directives:
         reason = block.directives["skip"]
         assert reason, f"{block.where}: skip needs a reason"
+        missing = lines_missing_from_the_app(block)
+        assert not missing, f"{block.where}: not what the app it names serves: {missing}"
         pytest.skip(f"{block.where} not run: {reason}")
     problems = workspaces[block.doc].run(block)
     assert not problems, f"{block.where} ({block.language}):\n" + "\n\n".join(problems)
