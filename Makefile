@@ -61,8 +61,10 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(INSTALLED)
+# mypy --strict on src, and stubtest: _fast.pyi against the built extension.
+typecheck: $(EXTENSION)
 	$(BIN)/mypy src
+	$(BIN)/python -m mypy.stubtest agui_wire._fast --allowlist .ci/stubtest-allowlist.txt
 
 test: $(EXTENSION) $(NODE_PEERS) redis-server generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks $(PYTEST_ARGS)

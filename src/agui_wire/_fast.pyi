@@ -4,6 +4,8 @@
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from typing_extensions import disjoint_base
+
 from agui_wire.errors import DecodeError
 
 # ---------------------------------------------------------------------------
@@ -13,6 +15,7 @@ from agui_wire.errors import DecodeError
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
     """One frame: the 4-byte big-endian length of ``payload``, then ``payload``."""
 
+@disjoint_base  # a cdef class: no class derives from it and another such base
 class FrameReader:
     """Incremental reader of length-prefixed frames (contract: agui_wire._codec.framing)."""
 
@@ -66,6 +69,7 @@ def encode_frames(
 ) -> bytes:
     """Frames for several events, concatenated: a binary stream body."""
 
+@disjoint_base  # a cdef class: no class derives from it and another such base
 class FrameEncoder:
     """``encode_frame`` with its options bound; ``.encode`` is one C call."""
 
@@ -107,6 +111,7 @@ def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> byte
     """One SSE event (a dict, or an official SDK pydantic event); one C call in
     the common case."""
 
+@disjoint_base  # a cdef class: no class derives from it and another such base
 class SSEEncoder:
     """``encode_sse`` without ids, one C call per event in the common case."""
 
