@@ -351,3 +351,70 @@ def test_negative_and_big_int64(codec) -> None:
 def test_fixed_width_unknown_fields_are_skipped(codec) -> None:
     payload = tmc(string(2, "m"), string(3, "hello"), double(40, 1.0), tag(41, 5) + b"abcd")
     assert both(codec, payload) == TMC
+
+
+# -- what a refusal costs (issue 15: rejecting must cost what accepting costs) ---------
+# Counted, not timed: the calls into proto_reader while one payload is refused. The
+# pure decoder walks the payload once (twice for a depth fault: the walk at
+# MAX_DEPTH_LIMIT that tells a limit from another fault); the Cython decoder walks
+# it itself and has proto_reader only word the error, so proto_reader reads at most
+# the one field at fault. Before, every refused payload was decoded again in Python.
+
+N_ITEMS = 2000
+
+
+def _wide(last: bytes) -> bytes:
+    """A snapshot list of N_ITEMS strings, then ``last`` (a Value) as its last item."""
+    return snapshot(v_list(*([v_str("item")] * N_ITEMS), last))
+
+
+REFUSED = {
+    "bad UTF-8 at the end": (_wide(ld(3, b"ok\xff")), DecodeError, 1),
+    "truncated field at the end": (_wide(b"\x1a\x05ab"), DecodeError, 1),
+    "group not closed at the end": (_wide(tag(40, 3) + vi(1, 1)), DecodeError, 1),
+    "two kinds of content at the end": (
+        user(*[part_text("t")] * N_ITEMS, string(3, "and a string")),
+        DecodeError,
+        1,
+    ),
+    "10,000 levels deep": (snapshot(nested_value(10_000)), LimitExceeded, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_a_refused_payload_is_walked_once(codec, name: str, monkeypatch) -> None:
+    from agui_wire._codec import proto_reader
+
+    payload, cls, pure_walks = REFUSED[name]
+    walks: list[int] = []
+    fields = [0]
+    event, read_field = proto_reader._Reader.event, proto_reader.read_field
+
+    def counted_event(self: Any) -> Any:
+        walks.append(1)
+        return event(self)
+
+    def counted_field(*args: Any) -> Any:
+        fields[0] += 1
+        return read_field(*args)
+
+    monkeypatch.setattr(proto_reader._Reader, "event", counted_event)
+    monkeypatch.setattr(proto_reader, "read_field", counted_field)
+    fallbacks = _fallbacks()
+    with pytest.raises(cls):
+        codec.decode_payload(payload)
+    if codec.name == "cython":
+        assert walks == []
+        assert fields[0] <= 1
+        assert _fallbacks() == fallbacks
+    else:
+        assert len(walks) <= pure_walks
+        assert fields[0] <= pure_walks * (2 * N_ITEMS + 20_010)
+
+
+def _fallbacks() -> int:
+    try:
+        from agui_wire import _fast
+    except ImportError:
+        return 0
+    return int(_fast._decoder_fallbacks())

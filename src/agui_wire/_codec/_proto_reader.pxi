@@ -23,11 +23,18 @@
 #   explicit frame stack, so max_depth up to 10000 costs no C stack. A Value
 #   whose kind is replaced by a later one still has the replaced struct/list
 #   validated: it is pushed as a frame without a target.
-# * Any error returns NULL, and the payload is decoded again by proto_reader,
-#   which raises the reference's error (class, reason, offset) or, should this
-#   code ever be stricter than the reference, returns its dict. Warnings
-#   (UnknownPartWarning) are collected and issued after a successful decode,
-#   in proto_reader's order, so the fallback never repeats one.
+# * Errors: the walk is proto_reader's, step for step (fields in the same order,
+#   JSON containers on the same frame stack), so the first fault met here is
+#   the one proto_reader meets. Where it is met, the fault is recorded in the
+#   state (_DeFault: a code and the offsets that locate it) and NULL returns;
+#   the entry point then has proto_reader.fault_error word the error from those
+#   offsets (each error text exists once, in proto_reader). No failing payload
+#   is decoded twice, so refusing costs what accepting costs (issue 15); a depth
+#   fault is decoded once more here at MAX_DEPTH_LIMIT, since another fault wins
+#   over the limit. Only what records no fault (memory, odd input types) is
+#   decoded again by proto_reader (counted: _decoder_fallbacks).
+# * Warnings (UnknownPartWarning) are collected and issued after a successful
+#   decode, in proto_reader's order (which collects them too).
 # * No Python code runs on the success path except the deferred warnings; the
 #   input buffer is held with a buffer export, so it cannot move under us.
 
@@ -69,6 +76,8 @@ cdef extern from "Python.h":
     void _de_decref "Py_DECREF"(PyObject*)
     void _de_xdecref "Py_XDECREF"(PyObject*)
     void _de_err_clear "PyErr_Clear"()
+    int _de_err_matches "PyErr_ExceptionMatches"(PyObject*)
+    PyObject* _DE_UNICODE_ERROR "PyExc_UnicodeDecodeError"
     PyObject* _DE_NONE "Py_None"
     PyObject* _DE_TRUE "Py_True"
     PyObject* _DE_FALSE "Py_False"
@@ -176,10 +185,25 @@ ctypedef struct _DeSpan:        # one kind occurrence of a Value
     uint64_t v
     _de_ptr s
     _de_ptr e
+    _de_ptr at                  # its tag
+
+ctypedef struct _DeFault:        # where the first fault is (codes: proto_reader.FAULT_*)
+    int code                    # 0: none recorded
+    _de_ptr at                  # the field / string / container it is in
+    _de_ptr end                 # the end of that field's message, or of the string
+    _de_ptr pos                 # GROUP: the step inside the group that is refused
+    uint64_t a                  # GROUP: group number; ONEOF: arm bit mask; NO_BASE/TYPE: arm
+    uint64_t b                  # GROUP: innermost open group; ONEOF: which oneof; TYPE: declared
+    _de_ptr p1                  # CONTENT: string content, content parts, activity (NULL: absent)
+    _de_ptr p2
+    _de_ptr p3
+    PyObject* role              # CONTENT: the message's role (owned)
 
 ctypedef struct _DeState:
     const char* errors          # NULL (strict) or "replace"
     long max_depth
+    _de_ptr base                # the payload's first byte: offsets in faults count from here
+    _DeFault fault
     _DeFrame* frames
     Py_ssize_t nframes
     Py_ssize_t cap
@@ -217,6 +241,27 @@ cdef _DeState _de_main
 cdef bint _de_main_busy = False
 cdef unsigned long long _de_fallbacks = 0
 
+# proto_reader's fault codes
+cdef long _DE_MAX_DEPTH = _de_py.MAX_DEPTH_LIMIT
+cdef int _DF_WIRE = _de_py.FAULT_WIRE
+cdef int _DF_GROUP = _de_py.FAULT_GROUP
+cdef int _DF_UTF8 = _de_py.FAULT_UTF8
+cdef int _DF_DEPTH = _de_py.FAULT_DEPTH
+cdef int _DF_EMPTY = _de_py.FAULT_EMPTY
+cdef int _DF_ONEOF = _de_py.FAULT_ONEOF
+cdef int _DF_NO_ARM = _de_py.FAULT_NO_ARM
+cdef int _DF_NO_BASE = _de_py.FAULT_NO_BASE
+cdef int _DF_TYPE = _de_py.FAULT_TYPE
+cdef int _DF_CONTENT = _de_py.FAULT_CONTENT
+cdef int _DF_TOOL_RESULT = _de_py.FAULT_TOOL_RESULT
+
+# A group refused by _de_group, for the caller to record: set and read within one
+# C call chain (no Python code runs in between), cleared when read.
+cdef _de_ptr _de_g_at = NULL     # the group's start tag (NULL: no group refused)
+cdef _de_ptr _de_g_pos = NULL    # the step refused
+cdef uint64_t _de_g_number = 0
+cdef uint64_t _de_g_top = 0
+
 
 # -- wire level ----------------------------------------------------------------------
 
@@ -249,6 +294,7 @@ cdef inline int _de_varint(_de_ptr* pp, _de_ptr end, uint64_t* out) noexcept:
 
 cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
     # Skip a group after its start tag, validated as proto_reader.skip_group.
+    global _de_g_pos, _de_g_number, _de_g_top
     cdef uint64_t small[16]
     cdef uint64_t* stack = small
     cdef uint64_t* mem
@@ -256,8 +302,10 @@ cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
     cdef uint64_t tag, n, v
     cdef int wt, ok = -1
     cdef _de_ptr p = pp[0]
+    cdef _de_ptr step = p
     stack[0] = number
     while depth:
+        step = p
         if p >= end or _de_varint(&p, end, &tag) < 0 or tag > AGW_DE_U32:
             break
         n = tag >> 3
@@ -283,6 +331,7 @@ cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
             if depth == cap:
                 mem = <uint64_t*>malloc(<size_t>(cap * 2) * sizeof(uint64_t))
                 if mem == NULL:
+                    step = NULL         # not a fault of the bytes
                     break
                 memcpy(mem, stack, <size_t>cap * sizeof(uint64_t))
                 if stack != small:
@@ -294,15 +343,50 @@ cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
         elif wt == 4:
             depth -= 1
             if stack[depth] != n:
+                depth += 1      # the innermost open group is the one it fails to close
                 break
         else:
             break
     else:
         ok = 0
         pp[0] = p
+    if ok < 0:
+        _de_g_pos = step
+        _de_g_number = number
+        _de_g_top = stack[depth - 1]
     if stack != small:
         free(stack)
     return ok
+
+
+cdef void _de_note_group(_de_ptr at) noexcept:
+    global _de_g_at
+    _de_g_at = at
+
+
+cdef void _de_fault(_DeState* d, int code, _de_ptr at, _de_ptr end) noexcept:
+    # Record the first fault (what fails after it only unwinds).
+    if d.fault.code == 0:
+        d.fault.code = code
+        d.fault.at = at
+        d.fault.end = end
+
+
+cdef void _de_wire_fault(_DeState* d, _de_ptr at, _de_ptr end) noexcept:
+    # The field at `at` (its message ends at `end`) does not parse.
+    global _de_g_at
+    if d.fault.code != 0:
+        return
+    if _de_g_at == at:
+        _de_g_at = NULL
+        if _de_g_pos == NULL:
+            return              # memory, not the bytes
+        _de_fault(d, _DF_GROUP, at, end)
+        d.fault.pos = _de_g_pos
+        d.fault.a = _de_g_number
+        d.fault.b = _de_g_top
+        return
+    _de_fault(d, _DF_WIRE, at, end)
 
 
 cdef inline int _de_field(
@@ -339,6 +423,7 @@ cdef inline int _de_field(
         p += 4
     elif w == 3:
         if _de_group(n, &p, end) < 0:
+            _de_note_group(pp[0])
             return -1
     else:
         return -1
@@ -348,7 +433,7 @@ cdef inline int _de_field(
     return 0
 
 
-cdef int _de_scan(_DeBody body, _DeSpec* sp, _DeOcc* occ, uint64_t* seen) noexcept:
+cdef int _de_scan(_DeState* d, _DeBody body, _DeSpec* sp, _DeOcc* occ, uint64_t* seen) noexcept:
     """Walk a message, span by span (each must be well-formed on its own, as upb
     parses each occurrence); per wanted field number, count the occurrences and
     keep the last."""
@@ -358,6 +443,7 @@ cdef int _de_scan(_DeBody body, _DeSpec* sp, _DeOcc* occ, uint64_t* seen) noexce
     cdef _de_ptr e = NULL
     cdef _de_ptr p
     cdef _de_ptr end
+    cdef _de_ptr at
     cdef _DeOcc* o
     cdef Py_ssize_t k
     for k in range(body.n):
@@ -370,12 +456,16 @@ cdef int _de_scan(_DeBody body, _DeSpec* sp, _DeOcc* occ, uint64_t* seen) noexce
                 wt = 2
                 v = p[1]
                 if v > <uint64_t>(end - p - 2):
+                    _de_wire_fault(d, p, end)
                     return -1
                 s = p + 2
                 e = s + v
                 p = e
-            elif _de_field(&p, end, &n, &wt, &v, &s, &e) < 0:
-                return -1
+            else:
+                at = p
+                if _de_field(&p, end, &n, &wt, &v, &s, &e) < 0:
+                    _de_wire_fault(d, at, end)
+                    return -1
             if n <= <uint64_t>sp.maxnum and sp.wanted[n] == wt:
                 o = &occ[n]
                 if (mask >> n) & 1:
@@ -455,8 +545,44 @@ cdef int _de_take(_DeOcc* o, _DeBody body, uint64_t number, _DeRange* one, _DeBo
     return 0
 
 
+cdef _de_ptr _de_tag_of(_DeBody body, uint64_t number, int want, bint last) noexcept:
+    """Where the first (or last) field `number` with wire type `want` starts in a
+    body already scanned; NULL if there is none. Only errors ask."""
+    cdef _de_ptr p
+    cdef _de_ptr end
+    cdef _de_ptr at
+    cdef _de_ptr found = NULL
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef uint64_t n, v
+    cdef int wt
+    cdef Py_ssize_t k
+    for k in range(body.n):
+        p = body.spans[k].s
+        end = body.spans[k].e
+        while p < end:
+            at = p
+            if _de_field(&p, end, &n, &wt, &v, &s, &e) < 0:
+                return found
+            if n == number and wt == want:
+                if not last:
+                    return at
+                found = at
+    return found
+
+
+cdef void _de_two_arms(_DeState* d, int which, uint64_t seen, _DeBody body) noexcept:
+    # proto_reader.two_arms: located at the second lowest arm
+    _de_fault(d, _DF_ONEOF, _de_tag_of(body, agw_de_ctz(seen & (seen - 1)), 2, False), NULL)
+    d.fault.a = seen
+    d.fault.b = which
+
+
 cdef inline PyObject* _de_text(_DeState* d, _de_ptr s, _de_ptr e) noexcept:
-    return _de_utf8(<const char*>s, e - s, d.errors)
+    cdef PyObject* t = _de_utf8(<const char*>s, e - s, d.errors)
+    if t == NULL and _de_err_matches(_DE_UNICODE_ERROR):
+        _de_fault(d, _DF_UTF8, s, e)
+    return t
 
 
 cdef PyObject* _de_last_text(_DeState* d, _DeOcc* o, _DeBody body, uint64_t number) noexcept:
@@ -586,7 +712,7 @@ cdef int _de_head_final(_DeState* d, int number, uint64_t v, _de_ptr s, _de_ptr 
 
 
 cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _DeHead* h) noexcept:
-    """A Value with several kind occurrences (proto_reader.value_head): the last
+    """A Value with several kind occurrences (proto_reader._Reader.head): the last
     kind wins, a trailing run of struct/list occurrences merges, and what is
     replaced is still validated (strings decoded, containers walked)."""
     cdef _DeSpan* spans = <_DeSpan*>malloc(<size_t>nk * sizeof(_DeSpan))
@@ -599,12 +725,14 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
     cdef Py_ssize_t k = 0, run, i, b
     cdef PyObject* t
     cdef _DeHead replaced
+    cdef _de_ptr at
     if spans == NULL:
         return -1
     for b in range(body.n):
         p = body.spans[b].s
         end = body.spans[b].e
         while p < end and k < nk:
+            at = p
             if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
                 break
             if 1 <= n <= 6 and wt == _DE_VWT[n]:
@@ -612,6 +740,7 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
                 spans[k].v = v
                 spans[k].s = fs
                 spans[k].e = fe
+                spans[k].at = at
                 k += 1
     if k != nk:
         free(spans)
@@ -630,6 +759,7 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
         elif spans[i].number >= 5:
             # replaced, still walked: a frame without a target
             if level + 1 > d.max_depth:
+                _de_fault(d, _DF_DEPTH, spans[i].at, NULL)
                 free(spans)
                 return -1
             replaced.s = spans[i].s
@@ -662,6 +792,7 @@ cdef inline int _de_head(_DeState* d, _DeBody body, long level, _DeHead* h) noex
     cdef _de_ptr fe = NULL
     cdef _de_ptr ls = NULL
     cdef _de_ptr le = NULL
+    cdef _de_ptr at
     cdef uint64_t n, v = 0, lv = 0
     cdef int wt, ln = 0
     cdef Py_ssize_t nk = 0, b
@@ -669,7 +800,9 @@ cdef inline int _de_head(_DeState* d, _DeBody body, long level, _DeHead* h) noex
         p = body.spans[b].s
         end = body.spans[b].e
         while p < end:
+            at = p
             if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
+                _de_wire_fault(d, at, end)
                 return -1
             if 1 <= n <= 6 and wt == _DE_VWT[n]:
                 nk += 1
@@ -704,8 +837,11 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
     cdef int wt, r
     cdef Py_ssize_t nk = 0, nv = 0, j
     cdef PyObject* t
+    cdef _de_ptr at
     while p < e:
+        at = p
         if _de_field(&p, e, &n, &wt, &v, &fs, &fe) < 0:
+            _de_wire_fault(d, at, e)
             return -1
         if wt == 2:
             if n == 1:
@@ -763,7 +899,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
 
 
 cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
-    """Fill the open containers down to `base` (proto_reader.container)."""
+    """Fill the open containers down to `base` (proto_reader._Reader.run)."""
     cdef _DeFrame* f
     cdef _DeHead h
     cdef _DeRange one
@@ -772,6 +908,7 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
     cdef PyObject* child
     cdef _de_ptr s = NULL
     cdef _de_ptr e = NULL
+    cdef _de_ptr at
     cdef uint64_t n, v
     cdef int wt, kind, r
     cdef long level
@@ -787,7 +924,9 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
             _de_xdecref(f.target)
             free(f.more)
             continue
+        at = f.p
         if _de_field(&f.p, f.end, &n, &wt, &v, &s, &e) < 0:
+            _de_wire_fault(d, at, f.end)
             return -1
         if n != 1 or wt != 2:
             continue            # not an entry/element: unknown, skipped
@@ -802,9 +941,10 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
             return -1
         # (f may have moved: _de_head may have pushed frames)
         if h.kind >= 5 and level >= d.max_depth:
+            _de_fault(d, _DF_DEPTH, at, NULL)     # a container nested deeper than max_depth
             _de_xdecref(key)
             free(h.more)
-            return -1           # a container nested deeper than max_depth
+            return -1
         if target == NULL:
             _de_xdecref(key)
             if h.kind == 1:
@@ -1042,10 +1182,11 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
     cdef _DeRange* owned = NULL
     cdef _DeBody sub
     cdef PyObject* out = NULL
-    if _de_scan(body, union, occ, &seen) < 0:
+    if _de_scan(d, body, union, occ, &seen) < 0:
         return NULL
     if agw_de_popcount(seen) > 1:
-        return NULL             # two arms: proto_reader raises
+        _de_two_arms(d, 1 if part else 2, seen, body)
+        return NULL
     if seen == 0:
         if part and _de_warn(d, _DE_W_UNKNOWN_PART) < 0:
             return NULL
@@ -1055,7 +1196,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
     sp = &_de_specs[arms[arm]]
     if _de_take(&occ[arm], body, arm, &one, &sub, &owned) < 0:
         return NULL
-    if _de_scan(sub, sp, inner, &iseen) < 0:
+    if _de_scan(d, sub, sp, inner, &iseen) < 0:
         free(owned)
         return NULL
     out = _de_dict_new()
@@ -1119,6 +1260,18 @@ cdef int _de_set(PyObject* out, PyObject* key, PyObject* v) noexcept:
     return r
 
 
+cdef int _de_content_fault(_DeState* d, PyObject* role, _DeBody body) noexcept:
+    # proto_reader.content_forms words it, from where each content form starts
+    if d.fault.code == 0:
+        _de_fault(d, _DF_CONTENT, NULL, NULL)
+        d.fault.p1 = _de_tag_of(body, 3, 2, False)
+        d.fault.p2 = _de_tag_of(body, 8, 2, False)
+        d.fault.p3 = _de_tag_of(body, 13, 2, False)
+        _de_incref(role)
+        d.fault.role = role
+    return -1
+
+
 cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObject* out) noexcept:
     """Message `content` from field 3, 8 or 13 as the role says
     (proto_reader.chat_message)."""
@@ -1142,10 +1295,10 @@ cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObjec
         uses_map = (flags & 2) != 0
         if (parts and not uses_parts) or (act and not uses_map) or (uses_map and text) \
                 or (uses_parts and text and parts):
-            return -1
+            return _de_content_fault(d, role, body)
     else:
         if <int>text + <int>parts + <int>act > 1:
-            return -1
+            return _de_content_fault(d, role, body)
         uses_parts = parts
         uses_map = not uses_parts and act
     if text:
@@ -1171,7 +1324,7 @@ cdef PyObject* _de_message(_DeState* d, int idx, _DeBody body) noexcept:
         return _de_variant(d, sp, _de_part_arm, body, True)
     if sp.special == _DS_SOURCE:
         return _de_variant(d, sp, _de_source_arm, body, False)
-    if _de_scan(body, sp, occ, &seen) < 0:
+    if _de_scan(d, body, sp, occ, &seen) < 0:
         return NULL
     out = _de_dict_new()
     if out == NULL:
@@ -1285,15 +1438,24 @@ cdef PyObject* _de_event(_DeState* d, _de_ptr p, Py_ssize_t n) noexcept:
     cdef _DeBody payload = _de_one(&whole, p, p + n)
     cdef _DeBody sub
     cdef PyObject* out
-    if n == 0 or _de_scan(payload, &_de_envelope, top, &seen) < 0:
+    if n == 0:
+        _de_fault(d, _DF_EMPTY, NULL, NULL)
         return NULL
-    if agw_de_popcount(seen) != 1:
-        return NULL             # no arm (an unknown event, or none) or two arms
+    if _de_scan(d, payload, &_de_envelope, top, &seen) < 0:
+        return NULL
+    if seen == 0:
+        _de_fault(d, _DF_NO_ARM, NULL, NULL)  # an unknown event, or none: _de_no_arm says
+        return NULL
+    if agw_de_popcount(seen) > 1:
+        _de_two_arms(d, 0, seen, payload)
+        return NULL
     arm = agw_de_ctz(seen)
     if _de_take(&top[arm], payload, arm, &one, &sub, &owned) < 0:
         return NULL
     out = _de_arm(d, &_de_events[arm], sub)
     free(owned)
+    if out == NULL and d.fault.code == _DF_NO_BASE:
+        d.fault.at = _de_tag_of(payload, arm, 2, False)
     return out
 
 
@@ -1305,8 +1467,12 @@ cdef PyObject* _de_arm(_DeState* d, _DeSpec* sp, _DeBody body) noexcept:
     cdef _DeRange* owned = NULL
     cdef _DeBody base
     cdef PyObject* out
-    if _de_scan(body, sp, occ, &seen) < 0 or not (seen >> 1) & 1:
-        return NULL             # no base_event
+    if _de_scan(d, body, sp, occ, &seen) < 0:
+        return NULL
+    if not (seen >> 1) & 1:
+        _de_fault(d, _DF_NO_BASE, NULL, NULL)   # located by _de_event
+        d.fault.a = <uint64_t>(sp - _de_events)
+        return NULL
     if _de_take(&occ[1], body, 1, &one, &base, &owned) < 0:
         return NULL
     out = _de_arm_body(d, sp, occ, seen, body, base)
@@ -1322,12 +1488,20 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
     cdef PyObject* out
     cdef PyObject* v
     cdef int r
-    if _de_scan(base_body, &_de_base, base, &baseen) < 0:
+    if _de_scan(d, base_body, &_de_base, base, &baseen) < 0:
         return NULL
     if (baseen >> 1) & 1:
         declared = <int>(<uint32_t>base[1].v)
     if declared != sp.type_value:
-        return NULL             # the base event declares another type
+        # the base event declares another type: located at its last type field, else
+        # at the base event
+        if (baseen >> 1) & 1:
+            _de_fault(d, _DF_TYPE, _de_tag_of(base_body, 1, 0, True), NULL)
+        else:
+            _de_fault(d, _DF_TYPE, _de_tag_of(body, 1, 2, False), NULL)
+        d.fault.a = <uint64_t>(sp - _de_events)
+        d.fault.b = <uint64_t>(<uint32_t>declared)
+        return NULL
     out = _de_dict_new()
     if out == NULL:
         return NULL
@@ -1341,7 +1515,9 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
     elif r == 0 and sp.special == _DE_TOOL_CALL_RESULT:
         if (seen >> 5) & 1:
             if (seen >> 7) & 1:
-                r = -1          # both string content and content parts
+                # both string content and content parts
+                _de_fault(d, _DF_TOOL_RESULT, _de_tag_of(body, 7, 2, False), NULL)
+                r = -1
                 v = NULL
             else:
                 v = _de_last_text(d, &occ[5], body, 5)
@@ -1371,6 +1547,8 @@ cdef inline _DeState* _de_acquire() except NULL:
         _de_main_busy = True
         _de_main.nframes = 0
         _de_main.warns = NULL
+        _de_main.fault.code = 0
+        _de_main.fault.role = NULL
         return &_de_main
     return _de_acquire_slow()
 
@@ -1389,6 +1567,8 @@ cdef _DeState* _de_acquire_slow() except NULL:
         d.cap = 0
     d.nframes = 0
     d.warns = NULL
+    d.fault.code = 0
+    d.fault.role = NULL
     return d
 
 
@@ -1399,6 +1579,9 @@ cdef inline void _de_release(_DeState* d) noexcept:
     if d.warns != NULL:
         _de_decref(d.warns)
         d.warns = NULL
+    if d.fault.role != NULL:
+        _de_decref(d.fault.role)
+        d.fault.role = NULL
     if d == &_de_main:
         _de_main_busy = False
         if d.cap > _DE_KEEP_FRAMES:
@@ -1424,9 +1607,7 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
     cdef bint have_view = False
     cdef _de_ptr p
     cdef Py_ssize_t n
-    cdef _DeState* d
-    cdef PyObject* r
-    cdef object out, warns
+    cdef object out
     # Options taken as they are; anything else (odd types, invalid values: it
     # raises) is left to proto_reader.
     errors = NULL
@@ -1438,11 +1619,10 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
     ):
         if _de_is_exact_int(<PyObject*>max_depth):
             depth = _de_long_overflow(<PyObject*>max_depth, &overflow)
-            if overflow or depth < 1 or depth > 10000:
+            if overflow or depth < 1 or depth > _DE_MAX_DEPTH:
                 depth = -1
     if depth < 0:
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
-    d = _de_acquire()
     if _de_is_bytes(<PyObject*>data):
         p = <_de_ptr>_de_bytes_data(<PyObject*>data)
         n = _de_bytes_size(<PyObject*>data)
@@ -1452,22 +1632,42 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
         p = <_de_ptr>view.buf
         n = view.len
     else:
-        _de_release(d)
         _de_err_clear()
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
-    d.errors = errors
-    d.max_depth = depth
-    r = _de_event(d, p, n)
-    warns = None
-    if r != NULL and d.warns != NULL:
-        warns = <object>d.warns
-    _de_release(d)
-    if have_view:
-        _de_release_buffer(&view)
-    if r == NULL:
-        _de_err_clear()
+    try:
+        out = _de_decode(p, n, errors, depth, data)
+    finally:
+        if have_view:
+            _de_release_buffer(&view)
+    if out is None:
         _de_fallbacks += 1
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+    return out
+
+
+cdef object _de_decode(_de_ptr p, Py_ssize_t n, const char* errors, long depth, object data):
+    """The event dict of the payload at p, or its error raised; None when no
+    fault was recorded (memory, ...): the caller decodes it in Python."""
+    cdef _DeState* d = _de_acquire()
+    cdef PyObject* r
+    cdef object out, warns, error
+    d.errors = errors
+    d.max_depth = depth
+    d.base = p
+    r = _de_event(d, p, n)
+    if r == NULL:
+        _de_err_clear()
+        try:
+            error = _de_error(d, p, n, data)
+        finally:
+            _de_release(d)
+        if error is None:
+            return None
+        raise error
+    warns = None
+    if d.warns != NULL:
+        warns = <object>d.warns
+    _de_release(d)
     out = <object>r
     _de_decref(r)
     if warns is not None:
@@ -1476,9 +1676,115 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
     return out
 
 
+cdef object _de_error(_DeState* d, _de_ptr p, Py_ssize_t n, object data):
+    """The error for the fault recorded in d (proto_reader.fault_error words it).
+    A fault past max_depth is a LimitExceeded only if the payload decodes at
+    MAX_DEPTH_LIMIT: else the other fault is raised (proto_reader's rule)."""
+    cdef _DeFault f = d.fault
+    cdef _DeState* again
+    cdef PyObject* r
+    cdef object other
+    cdef int code = f.code
+    cdef long declared
+    if code == 0:
+        return None
+    buf = data if type(data) is bytes else (<char*>p)[:n]
+    if code == _DF_DEPTH and d.max_depth < _DE_MAX_DEPTH:
+        again = _de_acquire()
+        again.errors = d.errors
+        again.max_depth = _DE_MAX_DEPTH
+        again.base = p
+        r = _de_event(again, p, n)
+        try:
+            if r != NULL:
+                _de_decref(r)
+            else:
+                _de_err_clear()
+                if again.fault.code != _DF_DEPTH:
+                    return _de_error(again, p, n, data)     # another fault wins
+        finally:
+            _de_release(again)
+    if code == _DF_WIRE:
+        return _de_py.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
+    if code == _DF_GROUP:
+        return _de_py.fault_error(buf, d.max_depth, code, f.a, f.at - p, f.pos - p, f.end - p, f.b)
+    if code == _DF_UTF8:
+        return _de_py.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
+    if code == _DF_DEPTH or code == _DF_TOOL_RESULT:
+        return _de_py.fault_error(buf, d.max_depth, code, f.at - p)
+    if code == _DF_EMPTY:
+        return _de_py.fault_error(buf, d.max_depth, code)
+    if code == _DF_ONEOF:
+        return _de_py.fault_error(buf, d.max_depth, code, f.b, f.a, f.at - p)
+    if code == _DF_NO_ARM:
+        return _de_py.fault_error(buf, d.max_depth, code, *_de_no_arm(p, n))
+    if code == _DF_NO_BASE:
+        return _de_py.fault_error(buf, d.max_depth, code, f.a, f.at - p)
+    if code == _DF_TYPE:
+        declared = <long>(<int>(<uint32_t>f.b))
+        return _de_py.fault_error(buf, d.max_depth, code, f.a, declared, f.at - p)
+    if code == _DF_CONTENT:
+        return _de_py.fault_error(
+            buf, d.max_depth, code, <object>f.role,
+            None if f.p1 == NULL else f.p1 - p,
+            None if f.p2 == NULL else f.p2 - p,
+            None if f.p3 == NULL else f.p3 - p,
+        )
+    return None
+
+
+cdef tuple _de_no_arm(_de_ptr p, Py_ssize_t n):
+    """A payload with no arm of this version (proto_reader.no_known_arm's
+    arguments): the lowest arm number present with another wire type, else the
+    well-formed message-shaped fields (an event of a later protocol)."""
+    cdef _DeState scratch      # walks that fail are answers here, not faults
+    cdef _DeOcc none[_DE_MAXNUM]
+    cdef _DeSpec nothing
+    cdef _DeRange r
+    cdef _de_ptr q = p
+    cdef _de_ptr end = p + n
+    cdef _de_ptr at
+    cdef _de_ptr s = NULL
+    cdef _de_ptr e = NULL
+    cdef uint64_t num, v, seen
+    cdef uint64_t best = 0
+    cdef int wt, best_wt = 0
+    cdef Py_ssize_t best_at = 0, i
+    cdef list unknown = []
+    nothing.maxnum = 0
+    for i in range(_DE_MAXNUM):
+        nothing.wanted[i] = -1
+    while q < end:
+        at = q
+        if _de_field(&q, end, &num, &wt, &v, &s, &e) < 0:
+            break               # (scanned before: cannot happen)
+        if wt == 3:
+            continue            # a group: skipped, like any unknown field
+        if num <= <uint64_t>_de_envelope.maxnum and _de_envelope.wanted[num] >= 0:
+            # an arm number, not a message here (the scan found no arm)
+            if best == 0 or num < best:
+                best = num
+                best_wt = wt
+                best_at = at - p
+        elif wt == 2 and best == 0:
+            scratch.fault.code = 0
+            if _de_scan(&scratch, _de_one(&r, s, e), &nothing, none, &seen) == 0:
+                unknown.append((num, (<char*>s)[:e - s]))
+    _de_g_clear()
+    if best:
+        return ((best, best_wt, best_at), [])
+    return (None, unknown)
+
+
+cdef void _de_g_clear() noexcept:
+    global _de_g_at
+    _de_g_at = NULL
+
+
 def _decoder_fallbacks():
-    """How many payloads the C decoder handed to proto_reader (errors, odd
-    input) since import; for tests that check the fast path covers valid input."""
+    """How many payloads the C decoder handed to proto_reader to decode (a failure
+    that records no fault: memory, odd input types) since import; for tests that
+    check the C path covers valid input and refusals alike."""
     return _de_fallbacks
 
 

@@ -98,14 +98,263 @@ def read_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise DecodeError("varint longer than 10 bytes", offset=start)
 
 
-class _Reader:
-    __slots__ = ("buf", "max_depth", "quiet", "utf8_errors")
+def read_field(buf: bytes, at: int, end: int) -> tuple[int, int, Any, int]:
+    """The field whose tag starts at ``at`` (its message ends at ``end``):
+    ``(number, wire_type, value, next_position)``. ``value`` is an int for a
+    varint, ``(start, end)`` for a length-delimited field, the raw bytes for
+    fixed64/fixed32, ``None`` for a group (skipped: groups are never AG-UI
+    fields). Every wire-level refusal of the decoders is raised here."""
+    tag, pos = read_varint(buf, at, end)
+    if tag > 0xFFFFFFFF:
+        raise DecodeError("field tag overflows 32 bits", offset=at)
+    number, wt = tag >> 3, tag & 7
+    if number == 0:
+        raise DecodeError("field number 0 is not valid", offset=at)
+    value: Any
+    if wt == 0:
+        value, pos = read_varint(buf, pos, end)
+    elif wt == 2:
+        length, pos = read_varint(buf, pos, end)
+        if length > end - pos:
+            raise DecodeError(
+                f"field {number} declares {length} bytes, {end - pos} remain", offset=at
+            )
+        value = (pos, pos + length)
+        pos += length
+    elif wt == 1:
+        if end - pos < 8:
+            raise DecodeError(f"field {number}: truncated fixed64", offset=at)
+        value = buf[pos : pos + 8]
+        pos += 8
+    elif wt == 5:
+        if end - pos < 4:
+            raise DecodeError(f"field {number}: truncated fixed32", offset=at)
+        value = buf[pos : pos + 4]
+        pos += 4
+    elif wt == 3:
+        value = None
+        pos = skip_group(buf, number, pos, end, at, [number])
+    else:
+        raise DecodeError(f"wire type {wt} of field {number} is not valid here", offset=at)
+    return number, wt, value, pos
 
-    def __init__(self, buf: bytes, utf8_errors: str, max_depth: int, quiet: bool = False) -> None:
+
+def skip_group(buf: bytes, number: int, pos: int, end: int, at: int, open_groups: list[int]) -> int:
+    """Skip a (legacy) group ``number`` whose start tag is at ``at``, from ``pos``
+    up to the end tag that closes ``open_groups`` (innermost last). The Cython
+    decoder resumes here at the step it refused, with the innermost group open,
+    to have its error told in these words."""
+    while open_groups:
+        if pos >= end:
+            raise DecodeError(f"group {number} is not closed", offset=at)
+        tag_at = pos
+        tag, pos = read_varint(buf, pos, end)
+        if tag > 0xFFFFFFFF:
+            raise DecodeError("field tag overflows 32 bits", offset=tag_at)
+        n, wt = tag >> 3, tag & 7
+        if n == 0:
+            raise DecodeError("field number 0 is not valid", offset=tag_at)
+        if wt == 0:
+            _, pos = read_varint(buf, pos, end)
+        elif wt == 1:
+            pos += 8
+        elif wt == 2:
+            length, pos = read_varint(buf, pos, end)
+            pos += length
+        elif wt == 5:
+            pos += 4
+        elif wt == 3:
+            open_groups.append(n)
+        elif wt == 4:
+            if open_groups.pop() != n:
+                raise DecodeError(f"end of group {n} does not match its start", offset=tag_at)
+        else:
+            raise DecodeError(f"wire type {wt} of field {n} is not valid here", offset=tag_at)
+        if pos > end:
+            raise DecodeError(f"group {number} runs past the end of its message", offset=at)
+    return pos
+
+
+# -- the refusals past the wire level, each worded once -----------------------------
+# The pure decoder raises them where it finds the fault; the Cython decoder finds
+# the same fault in the same order and has the same function word it
+# (``fault_error``), so no failing frame is decoded twice.
+
+
+def utf8_error(buf: bytes, start: int, end: int) -> DecodeError | None:
+    """The error for the string ``buf[start:end]`` if it is not valid UTF-8."""
+    try:
+        buf[start:end].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return DecodeError(
+            "string is not valid UTF-8 (pass invalid_utf8='replace' to substitute U+FFFD)",
+            offset=start + exc.start,
+        )
+    return None
+
+
+def too_deep(max_depth: int, at: int) -> LimitExceeded:
+    return LimitExceeded(f"JSON value nested deeper than max_depth={max_depth}", offset=at)
+
+
+_ONEOF_WHAT: Final = ("the event envelope", "a content part", "a content part source")
+
+
+def two_arms(which: int, numbers: list[int], at: int) -> DecodeError:
+    """Two different arms of a oneof (``which`` indexes ``_ONEOF_WHAT``); ``at``
+    is the first occurrence of the second lowest arm number."""
+    listed = ", ".join(str(n) for n in numbers)
+    return DecodeError(
+        f"{_ONEOF_WHAT[which]} carries more than one arm (fields {listed})", offset=at
+    )
+
+
+def no_known_arm(
+    arm_wire_type: tuple[int, int, int] | None, unknown: list[tuple[int, bytes]]
+) -> DecodeError:
+    """A frame with no arm of this version: an arm number with another wire type
+    (``(number, wire_type, at)`` of the lowest such field, first occurrence) is
+    broken bytes; else, if some unknown field is a well-formed message, an event
+    of a later protocol (``unknown``: those fields in wire order); else no event."""
+    if arm_wire_type is not None:
+        number, wt, at = arm_wire_type
+        return DecodeError(f"event arm {number} has wire type {wt}, not a message", offset=at)
+    if unknown:
+        fields = tuple(sorted(unknown, key=lambda f: f[0]))  # stable: wire order per number
+        return UnknownEventError(
+            "frame carries only event arms this AG-UI version does not know "
+            f"(fields {', '.join(str(n) for n, _ in fields)})",
+            fields=fields,
+            offset=0,
+        )
+    return DecodeError("frame carries no event", offset=0)
+
+
+def no_base_event(arm: int, at: int) -> DecodeError:
+    return DecodeError(f"{EVENT_BY_ARM[arm].type} has no base_event", offset=at)
+
+
+def type_mismatch(arm: int, declared: int, at: int) -> DecodeError:
+    return DecodeError(
+        f"envelope carries {EVENT_BY_ARM[arm].type} but the base event declares "
+        f"{_TYPE_BY_VALUE.get(declared, declared)}",
+        offset=at,
+    )
+
+
+def content_forms(
+    role: str, text_at: int | None, parts_at: int | None, activity_at: int | None
+) -> tuple[bool, bool]:
+    """``(uses_parts, uses_map)`` of a ``Message`` of ``role`` whose string content,
+    content parts and activity content start at these offsets (``None``: absent):
+    its role says which one it may carry (an unknown role, whichever single one is
+    there); a carrier the role cannot have is a ``DecodeError``."""
+    if role in ROLE_CONTENT:
+        uses_parts = role in _PARTS_ROLES
+        uses_map = role in _MAP_ROLES
+        if parts_at is not None and not uses_parts:
+            raise DecodeError(
+                f"a {role!r} message carries content parts, which its role has none of",
+                offset=parts_at,
+            )
+        if activity_at is not None and not uses_map:
+            raise DecodeError(f"a {role!r} message carries activity content", offset=activity_at)
+        if uses_map and text_at is not None:
+            raise DecodeError("an activity message carries string content", offset=text_at)
+        if uses_parts and text_at is not None and parts_at is not None:
+            raise DecodeError(
+                "a message carries both string content and content parts", offset=parts_at
+            )
+        return uses_parts, uses_map
+    present = [at for at in (text_at, parts_at, activity_at) if at is not None]
+    if len(present) > 1:
+        raise DecodeError(
+            f"a message of unknown role {role!r} carries more than one content form",
+            offset=present[0],
+        )
+    uses_parts = parts_at is not None
+    return uses_parts, not uses_parts and activity_at is not None
+
+
+def tool_result_both(at: int) -> DecodeError:
+    return DecodeError("TOOL_CALL_RESULT carries both string content and content parts", offset=at)
+
+
+# Fault codes of the Cython decoder (it reads them from here).
+FAULT_NONE: Final = 0  # none recorded (memory, odd input): decode again in Python
+FAULT_WIRE: Final = 1  # (at, end): the field at `at` does not parse
+FAULT_GROUP: Final = 2  # (number, at, pos, end, innermost): inside a group
+FAULT_UTF8: Final = 3  # (start, end): a string
+FAULT_DEPTH: Final = 4  # (at,): a container past max_depth
+FAULT_EMPTY: Final = 5  # ()
+FAULT_ONEOF: Final = 6  # (which, arms bit mask, at)
+FAULT_NO_ARM: Final = 7  # (arm_wire_type, unknown): see no_known_arm
+FAULT_NO_BASE: Final = 8  # (arm, at)
+FAULT_TYPE: Final = 9  # (arm, declared, at)
+FAULT_CONTENT: Final = 10  # (role, text_at, parts_at, activity_at)
+FAULT_TOOL_RESULT: Final = 11  # (at,)
+
+
+def fault_error(buf: bytes, max_depth: int, code: int, *args: Any) -> DecodeError | None:
+    """The error for a fault the Cython decoder located (codes above; offsets from
+    the payload's first byte); ``None`` if these words do not refuse it, when the
+    caller decodes the payload in Python instead (a safety net: it never happens
+    on any input the tests know)."""
+    try:
+        if code == FAULT_WIRE:
+            read_field(buf, args[0], args[1])
+        elif code == FAULT_GROUP:
+            number, at, pos, end, innermost = args
+            skip_group(buf, number, pos, end, at, [innermost])
+        elif code == FAULT_UTF8:
+            return utf8_error(buf, args[0], args[1])
+        elif code == FAULT_DEPTH:
+            return too_deep(max_depth, args[0])
+        elif code == FAULT_EMPTY:
+            return DecodeError("empty frame: no event")
+        elif code == FAULT_ONEOF:
+            which, mask, at = args
+            return two_arms(which, [n for n in range(64) if mask >> n & 1], at)
+        elif code == FAULT_NO_ARM:
+            return no_known_arm(args[0], args[1])
+        elif code == FAULT_NO_BASE:
+            return no_base_event(args[0], args[1])
+        elif code == FAULT_TYPE:
+            return type_mismatch(args[0], args[1], args[2])
+        elif code == FAULT_CONTENT:
+            content_forms(*args)
+        elif code == FAULT_TOOL_RESULT:
+            return tool_result_both(args[0])
+    except DecodeError as exc:
+        return exc
+    return None
+
+
+class _Frame:
+    """An open JSON container being filled (``target``; ``None`` when it is only
+    validated: a container a later kind of its Value replaced), read one field at
+    a time from its spans. The Cython decoder's frame stack, step for step."""
+
+    __slots__ = ("end", "i", "kind", "level", "pos", "spans", "target")
+
+    def __init__(self, target: Any, kind: int, spans: _Spans, level: int) -> None:
+        self.target = target
+        self.kind = kind  # 5 Struct, 6 ListValue
+        self.spans = spans
+        self.i = 1
+        self.pos, self.end = spans[0]
+        self.level = level  # its nesting (root = 1)
+
+
+class _Reader:
+    __slots__ = ("buf", "max_depth", "utf8_errors", "warnings")
+
+    def __init__(self, buf: bytes, utf8_errors: str, max_depth: int) -> None:
         self.buf = buf
         self.utf8_errors = utf8_errors
         self.max_depth = max_depth
-        self.quiet = quiet  # no warnings: a second pass over a frame already warned about
+        # issued after a successful decode: a frame that is refused warns nothing
+        self.warnings: list[str] = []
 
     # -- wire level ----------------------------------------------------------------
 
@@ -113,95 +362,28 @@ class _Reader:
         """Every field of the message whose occurrences are ``spans``, by field
         number (occurrences of several spans merge, in order)."""
         fields: dict[int, list[_Occ]] = {}
-        for start, end in spans:
-            self.scan_span(start, end, fields)
+        buf = self.buf
+        for pos, end in spans:
+            while pos < end:
+                at = pos
+                number, wt, value, pos = read_field(buf, at, end)
+                if wt == 3:
+                    continue  # a group: unknown, skipped
+                occ = fields.get(number)
+                if occ is None:
+                    fields[number] = [(wt, value, at)]
+                else:
+                    occ.append((wt, value, at))
         return fields
 
-    def scan_span(self, start: int, end: int, fields: dict[int, list[_Occ]]) -> None:
-        """Add the fields of the message bytes ``buf[start:end]`` to ``fields``."""
-        pos = start
-        while pos < end:
-            at = pos
-            tag, pos = read_varint(self.buf, pos, end)
-            if tag > 0xFFFFFFFF:
-                raise DecodeError("field tag overflows 32 bits", offset=at)
-            number, wt = tag >> 3, tag & 7
-            if number == 0:
-                raise DecodeError("field number 0 is not valid", offset=at)
-            value: Any
-            if wt == 0:
-                value, pos = read_varint(self.buf, pos, end)
-            elif wt == 2:
-                length, pos = read_varint(self.buf, pos, end)
-                if length > end - pos:
-                    raise DecodeError(
-                        f"field {number} declares {length} bytes, {end - pos} remain", offset=at
-                    )
-                value = (pos, pos + length)
-                pos += length
-            elif wt == 1:
-                if end - pos < 8:
-                    raise DecodeError(f"field {number}: truncated fixed64", offset=at)
-                value = self.buf[pos : pos + 8]
-                pos += 8
-            elif wt == 5:
-                if end - pos < 4:
-                    raise DecodeError(f"field {number}: truncated fixed32", offset=at)
-                value = self.buf[pos : pos + 4]
-                pos += 4
-            elif wt == 3:
-                pos = self.skip_group(number, pos, end, at)
-                continue  # groups are never AG-UI fields: unknown, skipped
-            else:
-                raise DecodeError(f"wire type {wt} of field {number} is not valid here", offset=at)
-            occ = fields.get(number)
-            if occ is None:
-                fields[number] = [(wt, value, at)]
-            else:
-                occ.append((wt, value, at))
-
-    def skip_group(self, number: int, pos: int, end: int, at: int) -> int:
-        """Skip a (legacy) group up to its matching end-group tag."""
-        open_groups = [number]
-        while open_groups:
-            if pos >= end:
-                raise DecodeError(f"group {number} is not closed", offset=at)
-            tag_at = pos
-            tag, pos = read_varint(self.buf, pos, end)
-            if tag > 0xFFFFFFFF:
-                raise DecodeError("field tag overflows 32 bits", offset=tag_at)
-            n, wt = tag >> 3, tag & 7
-            if n == 0:
-                raise DecodeError("field number 0 is not valid", offset=tag_at)
-            if wt == 0:
-                _, pos = read_varint(self.buf, pos, end)
-            elif wt == 1:
-                pos += 8
-            elif wt == 2:
-                length, pos = read_varint(self.buf, pos, end)
-                pos += length
-            elif wt == 5:
-                pos += 4
-            elif wt == 3:
-                open_groups.append(n)
-            elif wt == 4:
-                if open_groups.pop() != n:
-                    raise DecodeError(f"end of group {n} does not match its start", offset=tag_at)
-            else:
-                raise DecodeError(f"wire type {wt} of field {n} is not valid here", offset=tag_at)
-            if pos > end:
-                raise DecodeError(f"group {number} runs past the end of its message", offset=at)
-        return pos
-
-    def text(self, span: tuple[int, int], at: int) -> str:
+    def text(self, span: tuple[int, int]) -> str:
         start, end = span
         try:
             return self.buf[start:end].decode("utf-8", self.utf8_errors)
-        except UnicodeDecodeError as exc:
-            raise DecodeError(
-                "string is not valid UTF-8 (pass invalid_utf8='replace' to substitute U+FFFD)",
-                offset=start + exc.start,
-            ) from None
+        except UnicodeDecodeError:
+            error = utf8_error(self.buf, start, end)
+            assert error is not None
+            raise error from None
 
     @staticmethod
     def spans(occs: list[_Occ]) -> _Spans:
@@ -234,7 +416,7 @@ class _Reader:
         kind = f.kind
         if f.repeated:
             if kind == Kind.STRING:
-                return [self.text(span, at) for _, span, at in occs]
+                return [self.text(span) for _, span, _ in occs]
             assert f.message is not None
             return [self.message(f.message, [o]) for o in occs]
         if kind == Kind.STRING:
@@ -249,9 +431,9 @@ class _Reader:
             v = v - (1 << 32) if v >= 1 << 31 else v
             return PATCH_OPS[v] if 0 <= v < len(PATCH_OPS) else str(v)
         if kind == Kind.VALUE:
-            return self.value(self.spans(occs), occs[0][2])
+            return self.value(self.spans(occs))
         if kind == Kind.STRUCT:
-            return self.struct(self.spans(occs), occs[0][2])
+            return self.struct(self.spans(occs))
         assert f.message is not None
         return self.message(f.message, occs)
 
@@ -270,124 +452,147 @@ class _Reader:
         return out
 
     # -- JSON values -------------------------------------------------------------------
+    # google.protobuf.Value / Struct / ListValue, rebuilt top-down with an explicit
+    # stack of _Frames: no recursion, whatever the nesting. A Value's kinds are
+    # merged as protobuf merges them (a later kind replaces an earlier one; a run
+    # of struct/list occurrences of the last kind merges); what is replaced is
+    # still checked: a string is decoded at once, a container is pushed as a frame
+    # without a target and walked after the value that replaced it.
 
-    def value_head(self, spans: _Spans, depth: int = 0) -> tuple[int, Any]:
-        """The kind a ``Value`` holds after protobuf merging, and its payload:
-        (0, _ABSENT) no kind; (1, scalar); (5, spans) a Struct body; (6, spans) a
-        ListValue body. A later kind replaces an earlier one; repeated struct/list
-        occurrences of the same kind merge. What is replaced is still checked
-        (UTF-8, structure, depth at ``depth``), as upb parses it too."""
-        fields = self.scan(spans)
-        order = sorted(
-            (at, number, value)
-            for number, occs in fields.items()
-            if 1 <= number <= 6
-            for wt, value, at in occs
-            if wt == _VALUE_WIRE_TYPE[number]
-        )
-        if not order:
-            return 0, _ABSENT
-        kind = order[-1][1]
-        run = len(order) - 1
-        if kind in (5, 6):
-            while run > 0 and order[run - 1][1] == kind:
+    def head(self, spans: _Spans, level: int, stack: list[_Frame]) -> tuple[int, Any]:
+        """What a ``Value`` body holds: (0, None) no kind; (1, scalar); (5, spans)
+        a Struct body; (6, spans) a ListValue body. ``level``: the nesting of the
+        container the Value sits in (0 at the top)."""
+        buf = self.buf
+        kinds: list[tuple[int, Any, int]] = []
+        for pos, end in spans:
+            while pos < end:
+                at = pos
+                number, wt, value, pos = read_field(buf, at, end)
+                if 1 <= number <= 6 and wt == _VALUE_WIRE_TYPE[number]:
+                    kinds.append((number, value, at))
+        if not kinds:
+            return 0, None
+        last, value, _ = kinds[-1]
+        run = len(kinds) - 1
+        if last >= 5:
+            while run > 0 and kinds[run - 1][0] == last:
                 run -= 1
-        for at, number, value in order[:run]:
+        for number, replaced, where in kinds[:run]:
             if number == 3:
-                self.text(value, at)
-            elif number in (5, 6):
-                self.container(number, (value,), at, depth)
-        if kind in (5, 6):
-            return kind, tuple(v for _, _, v in order[run:])
-        at, _, value = order[-1]
-        if kind == 1:
+                self.text(replaced)
+            elif number >= 5:
+                if level + 1 > self.max_depth:
+                    raise too_deep(self.max_depth, where)
+                stack.append(_Frame(None, number, (replaced,), level + 1))
+        if last >= 5:
+            return last, tuple(v for _, v, _ in kinds[run:])
+        if last == 1:
             return 1, None
-        if kind == 2:
+        if last == 2:
             return 1, _number(value)
-        if kind == 3:
-            return 1, self.text(value, at)
+        if last == 3:
+            return 1, self.text(value)
         return 1, value != 0
 
-    def value(self, spans: _Spans, at: int) -> Any:
-        kind, payload = self.value_head(spans)
-        if kind <= 1:
-            return payload
-        return self.container(kind, payload, at)
+    def entry(
+        self, span: tuple[int, int], level: int, stack: list[_Frame]
+    ) -> tuple[str, tuple[int, Any]]:
+        """A ``Struct`` map entry: its key (the last wins, every one is checked) and
+        the head of its value (occurrences merged)."""
+        buf = self.buf
+        pos, end = span
+        keys: list[tuple[int, int]] = []
+        values: list[tuple[int, int]] = []
+        while pos < end:
+            number, wt, value, pos = read_field(buf, pos, end)
+            if wt == 2:
+                if number == 1:
+                    keys.append(value)
+                elif number == 2:
+                    values.append(value)
+        key = ""
+        if keys:
+            for k in keys[:-1]:
+                self.text(k)
+            key = self.text(keys[-1])
+        if not values:
+            return key, (0, None)
+        return key, self.head(tuple(values), level, stack)
 
-    def struct(self, spans: _Spans, at: int) -> dict[str, Any]:
-        result = self.container(5, spans, at)
-        assert isinstance(result, dict)
-        return result
-
-    def container(self, kind: int, spans: _Spans, at: int, depth: int = 0) -> Any:
-        """Rebuild a JSON object/array top-down with an explicit stack; ``depth``
-        is the nesting of the value this container sits in."""
-        if depth + 1 > self.max_depth:
-            raise LimitExceeded(
-                f"JSON value nested deeper than max_depth={self.max_depth}", offset=at
-            )
-        root: Any = {} if kind == 5 else []
-        stack = [(root, kind, self.scan(spans).get(1, []), 0)]
+    def run(self, stack: list[_Frame]) -> None:
+        """Fill the open containers until the stack is empty."""
+        buf = self.buf
+        max_depth = self.max_depth
         while stack:
-            target, ckind, items, i = stack[-1]
-            if i >= len(items):
+            f = stack[-1]
+            if f.pos >= f.end:
+                if f.i < len(f.spans):  # the next occurrence of a merged container
+                    f.pos, f.end = f.spans[f.i]
+                    f.i += 1
+                    continue
                 stack.pop()
                 continue
-            stack[-1] = (target, ckind, items, i + 1)
-            wt, span, item_at = items[i]
-            if wt != 2:
-                continue  # wrong wire type: an unknown field, skipped
-            level = depth + len(stack)  # nesting of the values in this container
-            if ckind == 5:
-                key, head = self.entry(span, item_at, level)
-                if head[0] == 0:
-                    target.pop(key, None)  # a Value with no kind is undefined in JSON
-                    continue
-                if head[0] == 1:
-                    target[key] = head[1]
-                    continue
-                child: Any = {} if head[0] == 5 else []
-                target[key] = child
+            at = f.pos
+            number, wt, value, f.pos = read_field(buf, at, f.end)
+            if number != 1 or wt != 2:
+                continue  # not an entry/element: unknown, skipped
+            kind, level, target = f.kind, f.level, f.target
+            key = ""
+            if kind == 5:
+                key, (hkind, payload) = self.entry(value, level, stack)
             else:
-                head = self.value_head((span,), level)
-                if head[0] <= 1:
-                    target.append(None if head[0] == 0 else head[1])
-                    continue
-                child = {} if head[0] == 5 else []
-                target.append(child)
-            if level >= self.max_depth:
-                raise LimitExceeded(
-                    f"JSON value nested deeper than max_depth={self.max_depth}", offset=item_at
-                )
-            stack.append((child, head[0], self.scan(head[1]).get(1, []), 0))
-        return root
+                hkind, payload = self.head((value,), level, stack)
+            if hkind >= 5 and level >= max_depth:
+                raise too_deep(max_depth, at)
+            if target is None:
+                if hkind >= 5:
+                    stack.append(_Frame(None, hkind, payload, level + 1))
+                continue
+            child: Any = None
+            if hkind >= 5:
+                child = {} if hkind == 5 else []
+            if kind == 5:
+                if hkind == 0:
+                    target.pop(key, None)  # a Value with no kind is undefined in JSON
+                else:
+                    target[key] = payload if hkind == 1 else child
+            else:
+                target.append(payload if hkind <= 1 else child)
+            if child is not None:
+                stack.append(_Frame(child, hkind, payload, level + 1))
 
-    def entry(self, span: tuple[int, int], at: int, depth: int) -> tuple[str, tuple[int, Any]]:
-        """A ``Struct`` map entry: its key and the head of its value."""
-        fields = self.scan((span,))
-        keys = [o for o in fields.get(1, ()) if o[0] == 2]
-        key = self.last_text(keys) if keys else ""
-        values = [o for o in fields.get(2, ()) if o[0] == 2]
-        if not values:
-            return key, (0, _ABSENT)
-        return key, self.value_head(self.spans(values), depth)
+    def value(self, spans: _Spans) -> Any:
+        stack: list[_Frame] = []
+        kind, payload = self.head(spans, 0, stack)
+        if kind == 0:
+            result: Any = _ABSENT
+        elif kind == 1:
+            result = payload
+        else:
+            result = {} if kind == 5 else []
+            stack.append(_Frame(result, kind, payload, 1))
+        self.run(stack)
+        return result
+
+    def struct(self, spans: _Spans) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        self.run([_Frame(result, 5, spans, 1)])
+        return result
 
     # -- the special shapes ----------------------------------------------------------
 
     def oneof(
-        self, fields: dict[int, list[_Occ]], arms: Any, what: str
+        self, fields: dict[int, list[_Occ]], arms: Any, which: int
     ) -> tuple[int, list[_Occ]] | None:
         present = [(n, [o for o in fields[n] if o[0] == 2]) for n in sorted(fields) if n in arms]
         present = [(n, occs) for n, occs in present if occs]
         if len(present) > 1:
-            numbers = ", ".join(str(n) for n, _ in present)
-            raise DecodeError(
-                f"{what} carries more than one arm (fields {numbers})", offset=present[1][1][0][2]
-            )
+            raise two_arms(which, [n for n, _ in present], present[1][1][0][2])
         return present[0] if present else None
 
     def source(self, fields: dict[int, list[_Occ]]) -> Any:
-        arm = self.oneof(fields, _SOURCE_BY_ARM, "a content part source")
+        arm = self.oneof(fields, _SOURCE_BY_ARM, 2)
         if arm is None:
             return _ABSENT
         stype, name = _SOURCE_BY_ARM[arm[0]]
@@ -396,14 +601,11 @@ class _Reader:
         return out
 
     def content_part(self, fields: dict[int, list[_Occ]]) -> Any:
-        arm = self.oneof(fields, _PART_BY_ARM, "a content part")
+        arm = self.oneof(fields, _PART_BY_ARM, 1)
         if arm is None:
-            if not self.quiet:
-                warnings.warn(
-                    "dropped a content part of a kind this AG-UI version does not know",
-                    UnknownPartWarning,
-                    stacklevel=2,
-                )
+            self.warnings.append(
+                "dropped a content part of a kind this AG-UI version does not know"
+            )
             return _ABSENT
         ptype, name = _PART_BY_ARM[arm[0]]
         out: dict[str, Any] = {"type": ptype}
@@ -412,12 +614,9 @@ class _Reader:
         if ptype != "text" and "source" not in out and any(o[0] == 2 for o in body.get(1, ())):
             # the source names no kind this version knows: the part cannot be
             # represented, and the reference drops it too
-            if not self.quiet:
-                warnings.warn(
-                    f"dropped a {ptype} content part whose source is of an unknown kind",
-                    UnknownPartWarning,
-                    stacklevel=2,
-                )
+            self.warnings.append(
+                f"dropped a {ptype} content part whose source is of an unknown kind"
+            )
             return _ABSENT
         return out
 
@@ -427,47 +626,24 @@ class _Reader:
 
     def chat_message(self, fields: dict[int, list[_Occ]]) -> dict[str, Any]:
         """The union ``Message`` back to its role's JSON: ``content`` comes from
-        field 3, 8 or 13 as the role says (for an unknown role, from whichever one
-        carrier is populated); a carrier the role cannot have is an error."""
+        field 3, 8 or 13 as ``content_forms`` says."""
         out: dict[str, Any] = {}
         self.put_fields(MESSAGES["Message"], fields, out)
         text = [o for o in fields.get(3, ()) if o[0] == 2]
         parts = [o for o in fields.get(8, ()) if o[0] == 2]
         activity = [o for o in fields.get(13, ()) if o[0] == 2]
-        role = out["role"]
-        if role in ROLE_CONTENT:
-            uses_parts = role in _PARTS_ROLES
-            uses_map = role in _MAP_ROLES
-            if parts and not uses_parts:
-                raise DecodeError(
-                    f"a {role!r} message carries content parts, which its role has none of",
-                    offset=parts[0][2],
-                )
-            if activity and not uses_map:
-                raise DecodeError(
-                    f"a {role!r} message carries activity content", offset=activity[0][2]
-                )
-            if uses_map and text:
-                raise DecodeError("an activity message carries string content", offset=text[0][2])
-            if uses_parts and text and parts:
-                raise DecodeError(
-                    "a message carries both string content and content parts",
-                    offset=parts[0][2],
-                )
-        else:
-            if (1 if text else 0) + (1 if parts else 0) + (1 if activity else 0) > 1:
-                raise DecodeError(
-                    f"a message of unknown role {role!r} carries more than one content form",
-                    offset=(text or parts or activity)[0][2],
-                )
-            uses_parts = bool(parts)
-            uses_map = not uses_parts and bool(activity)
+        uses_parts, uses_map = content_forms(
+            out["role"],
+            text[0][2] if text else None,
+            parts[0][2] if parts else None,
+            activity[0][2] if activity else None,
+        )
         if text:
             out["content"] = self.last_text(text)
         elif uses_parts:
             out["content"] = self.parts(parts)
         elif uses_map and activity:
-            out["content"] = self.struct(self.spans(activity), activity[0][2])
+            out["content"] = self.struct(self.spans(activity))
         return out
 
     # -- the event -------------------------------------------------------------------
@@ -477,7 +653,7 @@ class _Reader:
         if end == 0:
             raise DecodeError("empty frame: no event")
         fields = self.scan(((0, end),))
-        arm = self.oneof(fields, EVENT_BY_ARM, "the event envelope")
+        arm = self.oneof(fields, EVENT_BY_ARM, 0)
         if arm is None:
             raise self.no_known_arm(fields)
         spec = EVENT_BY_ARM[arm[0]]
@@ -485,17 +661,15 @@ class _Reader:
         body = self.scan(self.spans(arm[1]))
         base_occs = [o for o in body.get(1, ()) if o[0] == 2]
         if not base_occs:
-            raise DecodeError(f"{spec.type} has no base_event", offset=at)
+            raise no_base_event(arm[0], at)
         base = self.scan(self.spans(base_occs))
         type_occs = [o for o in base.get(1, ()) if o[0] == 0]
         declared = type_occs[-1][1] & 0xFFFFFFFF if type_occs else 0
         if declared >= 1 << 31:
             declared -= 1 << 32
         if declared != spec.type_value:
-            raise DecodeError(
-                f"envelope carries {spec.type} but the base event declares "
-                f"{_TYPE_BY_VALUE.get(declared, declared)}",
-                offset=(type_occs[-1][2] if type_occs else base_occs[0][2]),
+            raise type_mismatch(
+                arm[0], declared, type_occs[-1][2] if type_occs else base_occs[0][2]
             )
         out: dict[str, Any] = {"type": spec.type}
         self.put_fields(spec.message, body, out)
@@ -509,25 +683,15 @@ class _Reader:
         return out
 
     def no_known_arm(self, fields: dict[int, list[_Occ]]) -> DecodeError:
-        """No arm of this version: an event of a later protocol if every field is
-        unknown and at least one is a well-formed message; else broken bytes."""
+        """No arm of this version (see ``no_known_arm``)."""
         unknown: list[tuple[int, bytes]] = []
         for number, occs in sorted(fields.items()):
             for wt, value, at in occs:
                 if number in EVENT_BY_ARM:
-                    raise DecodeError(
-                        f"event arm {number} has wire type {wt}, not a message", offset=at
-                    )
+                    return no_known_arm((number, wt, at), [])
                 if wt == 2 and self.walks(*value):
                     unknown.append((number, self.buf[value[0] : value[1]]))
-        if unknown:
-            return UnknownEventError(
-                "frame carries only event arms this AG-UI version does not know "
-                f"(fields {', '.join(str(n) for n, _ in unknown)})",
-                fields=tuple(unknown),
-                offset=0,
-            )
-        return DecodeError("frame carries no event", offset=0)
+        return no_known_arm(None, unknown)
 
     def walks(self, start: int, end: int) -> bool:
         try:
@@ -540,7 +704,7 @@ class _Reader:
         """RUN_FINISHED: the outcome string and its payload lists back into the
         ``outcome`` object; with no outcome the lists stay top-level (pre-1.0)."""
         outcome = self.string_field(body, 5)
-        pending = [self.text(v, at) for wt, v, at in body.get(8, ()) if wt == 2]
+        pending = [self.text(v) for wt, v, _ in body.get(8, ()) if wt == 2]
         interrupts = [self.message("Interrupt", [o]) for o in body.get(6, ()) if o[0] == 2]
         if not outcome:
             if pending:
@@ -562,7 +726,7 @@ class _Reader:
 
     def subagent_outcome(self, body: dict[int, list[_Occ]], out: dict[str, Any]) -> None:
         outcome = self.string_field(body, 4)
-        ids = [self.text(v, at) for wt, v, at in body.get(5, ()) if wt == 2]
+        ids = [self.text(v) for wt, v, _ in body.get(5, ()) if wt == 2]
         if not outcome:
             if ids:
                 out["interruptIds"] = ids
@@ -576,18 +740,15 @@ class _Reader:
         text = [o for o in body.get(5, ()) if o[0] == 2]
         parts = [o for o in body.get(7, ()) if o[0] == 2]
         if text and parts:
-            raise DecodeError(
-                "TOOL_CALL_RESULT carries both string content and content parts",
-                offset=parts[0][2],
-            )
+            raise tool_result_both(parts[0][2])
         out["content"] = self.last_text(text) if text else self.parts(parts)
 
     def last_text(self, occs: list[_Occ]) -> str:
         """The last occurrence wins, but every one must be valid UTF-8 (as upb
         checks every occurrence it parses)."""
-        for _, span, at in occs[:-1]:
-            self.text(span, at)
-        return self.text(occs[-1][1], occs[-1][2])
+        for _, span, _ in occs[:-1]:
+            self.text(span)
+        return self.text(occs[-1][1])
 
     def string_field(self, body: dict[int, list[_Occ]], number: int) -> str:
         occs = [o for o in body.get(number, ()) if o[0] == 2]
@@ -634,12 +795,16 @@ def decode_payload(
         raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")
     buf = data if isinstance(data, bytes) else bytes(data)
     errors = "strict" if invalid_utf8 == "error" else "replace"
+    reader = _Reader(buf, errors, max_depth)
     try:
-        return _Reader(buf, errors, max_depth).event()
+        out = reader.event()
     except LimitExceeded:
         if max_depth < MAX_DEPTH_LIMIT:
-            raise_other_fault(lambda: _Reader(buf, errors, MAX_DEPTH_LIMIT, quiet=True).event())
+            raise_other_fault(lambda: _Reader(buf, errors, MAX_DEPTH_LIMIT).event())
         raise
+    for text in reader.warnings:
+        warnings.warn(text, UnknownPartWarning, stacklevel=2)
+    return out
 
 
 def raise_other_fault(decode_at_max_depth: Any) -> None:
