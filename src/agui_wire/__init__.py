@@ -3,7 +3,8 @@
 Servers: ``EventEncoder(request.headers.get("accept"))`` negotiates the transport;
 ``.encode(event)`` gives the bytes to write and ``.content_type`` the header.
 Clients and captures: ``EventDecoder``, ``decode``, ``iter_decode``,
-``aiter_decode``. One-shot: ``encode_proto``/``decode_proto``, ``encode_sse``.
+``aiter_decode``; ``read_frames`` (``RecordReader``) reads record by record, with
+positions, past bad frames on request. One-shot: ``encode_proto``/``decode_proto``, ``encode_sse``.
 Message objects: ``event_to_proto``/``event_from_proto``. Protocol rules:
 ``validate_event``/``validate_stream``. Events are dicts shaped
 as ``@ag-ui/core`` 1.0.0 JSON (or the official SDK's pydantic objects on encode).
@@ -30,7 +31,10 @@ _LAZY: dict[str, str] = {
     "decode": "._decoder",
     "decode_proto": "._decoder",
     "iter_decode": "._decoder",
-    "sniff": "._decoder",
+    "sniff": "._reader",
+    "Record": "._reader",
+    "RecordReader": "._reader",
+    "read_frames": "._reader",
     "EventEncoder": "._encoder",
     "install": ".compat",
     "uninstall": ".compat",
@@ -71,7 +75,6 @@ if TYPE_CHECKING:
     from ._decoder import decode as decode
     from ._decoder import decode_proto as decode_proto
     from ._decoder import iter_decode as iter_decode
-    from ._decoder import sniff as sniff
     from ._encoder import EventEncoder as EventEncoder
     from ._encoder import encode_proto as encode_proto
     from ._encoder import encode_sse as encode_sse
@@ -79,6 +82,10 @@ if TYPE_CHECKING:
     from ._negotiation import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
     from ._negotiation import negotiate as negotiate
     from ._normalize import normalize as normalize
+    from ._reader import Record as Record
+    from ._reader import RecordReader as RecordReader
+    from ._reader import read_frames as read_frames
+    from ._reader import sniff as sniff
     from .compat import install as install
     from .compat import uninstall as uninstall
     from .errors import AguiWireError as AguiWireError

@@ -31,23 +31,31 @@ Contract, for both transports:
 
 from __future__ import annotations
 
-import base64
-import functools
 import warnings
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator
-from typing import IO, Any, Final, Literal
+from collections.abc import AsyncIterable, Iterator
+from typing import Any, Final, Literal
 
 from ._codec import backend
 from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, as_bytes_view, check_max_frame_size
 from ._codec.proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
 from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader, check_max_event_size
-from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._negotiation import PROTO_MEDIA_TYPE
+from ._reader import (
+    Source,
+    UnknownPolicy,
+    Utf8Policy,
+    check_policies,
+    chunks,
+    media_type,
+    payload_decoder,
+    payload_records,
+    sniff,
+)
 from .errors import (
     DecodeError,
     LimitExceeded,
     SSELimitExceeded,
     StreamClosed,
-    UnknownEventError,
     UnknownEventWarning,
 )
 
@@ -58,53 +66,9 @@ __all__ = [
     "decode",
     "decode_proto",
     "iter_decode",
-    "sniff",
 ]
 
 DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
-READ_SIZE: Final = 1 << 16
-UNKNOWN_EVENT_SOURCE: Final = "agui_wire.unknown_event"
-
-UnknownPolicy = Literal["skip", "raise", "raw"]
-Utf8Policy = Literal["error", "replace"]
-Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
-
-_PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
-
-
-def media_type(content_type: str) -> str:
-    """``PROTO_MEDIA_TYPE`` or ``SSE_MEDIA_TYPE`` for a Content-Type header value
-    (parameters and case ignored); ``ValueError`` for anything else."""
-    essence = content_type.split(";", 1)[0].strip().lower()
-    if essence in _PROTO_ALIASES:
-        return PROTO_MEDIA_TYPE
-    if essence == SSE_MEDIA_TYPE:
-        return SSE_MEDIA_TYPE
-    raise ValueError(
-        f"not an AG-UI stream content type: {content_type!r} "
-        f"(expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
-    )
-
-
-def sniff(head: bytes | bytearray | memoryview) -> str | None:
-    """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
-
-    A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
-    SSE is text, whose first byte is a BOM, a line end or a printable character.
-    """
-    if not head:
-        return None
-    first = head[0]
-    if first == 0:
-        return PROTO_MEDIA_TYPE
-    if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
-        return SSE_MEDIA_TYPE
-    raise DecodeError(
-        f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
-        "start of a protobuf frame nor text (pass content_type)",
-        index=0,
-        offset=0,
-    )
 
 
 class EventDecoder:
@@ -137,12 +101,7 @@ class EventDecoder:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_events: int | None = None,
     ) -> None:
-        if unknown_events not in ("skip", "raise", "raw"):
-            raise ValueError(
-                f"unknown_events must be 'skip', 'raise' or 'raw', not {unknown_events!r}"
-            )
-        if invalid_utf8 not in ("error", "replace"):
-            raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
+        check_policies(unknown_events, invalid_utf8)
         if max_events is not None and (type(max_events) is not int or max_events < 0):
             raise ValueError(f"max_events must be None or an int >= 0, not {max_events!r}")
         # every option is checked here, not when the transport is known
@@ -161,13 +120,7 @@ class EventDecoder:
         self._error: DecodeError | None = None
         self._frames: FrameReader | None = None
         # bound once: the per-frame call is the hot loop of a binary stream
-        self._decode_payload: Callable[[Any], dict[str, Any]] = (
-            backend.decode_payload
-            if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH
-            else functools.partial(
-                backend.decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth
-            )
-        )
+        self._decode_payload = payload_decoder(invalid_utf8, max_depth)
         self._sse: SSEEventReader | None = None
         self._closed = False
         if self.content_type is not None:
@@ -255,46 +208,19 @@ class EventDecoder:
     def _payloads(self, payloads: list[Any], index: int, offset: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         error: DecodeError | None = None
-        decode_payload = self._decode_payload
-        append = out.append
-        for payload in payloads:
-            start = offset + 4
-            try:
-                append(decode_payload(payload))
-            except UnknownEventError as exc:
-                located = exc.located(index=index, frame_offset=offset, base=start)
-                assert isinstance(located, UnknownEventError)
-                event = self._unknown_event(located)
-                if isinstance(event, DecodeError):
-                    error = event
-                    break
-                if event is not None:
-                    out.append(event)
-            except DecodeError as exc:
-                error = exc.located(index=index, frame_offset=offset, base=start)
+        for record in payload_records(payloads, index, offset, self._decode_payload, self._unknown):
+            if record.error is not None:
+                error = record.error
                 break
-            index += 1
-            offset = start + len(payload)
+            if record.event is not None:
+                out.append(record.event)
+            elif record.unknown is not None:
+                warnings.warn(
+                    f"skipped an event of a later protocol: {record.unknown}",
+                    UnknownEventWarning,
+                    stacklevel=3,
+                )
         return self._deliver(out, error)
-
-    def _unknown_event(self, exc: UnknownEventError) -> dict[str, Any] | DecodeError | None:
-        if self._unknown == "raise":
-            return exc
-        if self._unknown == "raw":
-            return {
-                "type": "RAW",
-                "source": UNKNOWN_EVENT_SOURCE,
-                "event": {
-                    "fields": [
-                        {"number": n, "payload": base64.b64encode(data).decode("ascii")}
-                        for n, data in exc.fields
-                    ]
-                },
-            }
-        warnings.warn(
-            f"skipped an event of a later protocol: {exc}", UnknownEventWarning, stacklevel=4
-        )
-        return None
 
     def _deliver(
         self, events: list[dict[str, Any]], error: DecodeError | None = None
@@ -313,17 +239,6 @@ class EventDecoder:
         return events
 
 
-def _chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        yield source
-    elif hasattr(source, "read"):
-        read = source.read
-        while chunk := read(READ_SIZE):
-            yield chunk
-    else:
-        yield from source
-
-
 def iter_decode(
     source: Source, content_type: str | None = None, **options: Any
 ) -> Iterator[dict[str, Any]]:
@@ -332,7 +247,7 @@ def iter_decode(
     ``options`` are those of ``EventDecoder``. Memory stays bounded by the largest
     frame or event, whatever the length of the stream."""
     decoder = EventDecoder(content_type, **options)
-    for chunk in _chunks(source):
+    for chunk in chunks(source):
         yield from decoder.feed(chunk)
         if decoder.pending_error is not None:  # raise now, not when the next chunk comes
             raise decoder.pending_error
@@ -366,7 +281,7 @@ def decode(
     decoder = EventDecoder(content_type, max_events=max_events, **options)
     events: list[dict[str, Any]] = []
     try:
-        for chunk in _chunks(source):
+        for chunk in chunks(source):
             events += decoder.feed(chunk)
             if decoder.pending_error is not None:
                 raise decoder.pending_error

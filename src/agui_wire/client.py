@@ -63,8 +63,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from ._decoder import EventDecoder, media_type
+from ._decoder import EventDecoder
 from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._reader import media_type
 from .errors import (
     AgentHTTPError,
     IncompleteRun,

@@ -3,23 +3,20 @@
 Strategy: ``read_frames(source)`` yields one ``Frame`` per binary frame, SSE
 event or JSON line: its index, stream byte offset, length, and either the event,
 the ``DecodeError`` that frame raised, or a note (an event of a later protocol
-that was skipped). It drives the sans-I/O pieces of agui_wire directly
-(``FrameReader`` + the payload decoder; ``SSEParser`` + ``decode_sse_message``)
-rather than ``EventDecoder``, because ``EventDecoder`` stays failed after the
-first error and a debugging tool must be able to go on.
+that was skipped). Binary frames and SSE events are the library's
+``RecordReader`` records (``agui_wire._reader``: the same reader as
+``agui_wire.read_frames``, which goes past bad frames with ``keep_going``); this
+adapter adds the capture's ``Source`` (chunks, progress), the notes, SSE
+lengths, and JSON Lines, a capture format of this command only.
 
 Contract:
 
 * Without ``keep_going`` the first bad frame is yielded (``fatal``) and reading
   stops: the events before it have all been yielded.
-* With ``keep_going``: binary — a frame whose payload does not decode is
-  reported and skipped, as long as the framing is intact; a length prefix over
-  ``max_frame_size`` or a stream cut mid-frame ends the stream (nothing after
-  can be trusted). SSE — an event whose data is not a JSON object with a
-  ``type`` is reported and skipped; an event the parser itself refuses (invalid
-  UTF-8, over ``max_event_size``) is reported and reading resumes after the end
-  of its block (the next blank line). JSON Lines — a line that is not a JSON
-  object is reported and skipped.
+* With ``keep_going``: binary and SSE as ``RecordReader`` says (a bad payload
+  or event is skipped; a length prefix over ``max_frame_size`` or a stream cut
+  mid-frame ends the stream). JSON Lines — a line that is not a JSON object is
+  reported and skipped.
 * ``Frame.length``: binary, 4 + payload; JSON Lines, the line; SSE, with
   ``sse_lengths`` the bytes up to the next event (or the end), which costs a
   one-event delay (live streams should leave it off), else ``None``.
@@ -28,30 +25,22 @@ Contract:
 
 from __future__ import annotations
 
-import base64
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
 
-from .._codec import backend
-from .._codec.framing import DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE
-from .._codec.proto_reader import DEFAULT_MAX_DEPTH
-from .._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, decode_sse_message
-from .._decoder import UNKNOWN_EVENT_SOURCE
-from ..errors import DecodeError, JsonLineError, SSEError, UnknownEventError
+from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
+from .._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
+from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .._reader import Record, RecordReader
+from ..errors import DecodeError, JsonLineError
 from ._inputs import Source
 
 __all__ = ["Frame", "FrameStream", "read_frames"]
 
-_BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 _MAX_JSON_DOC: Final = 64 * 1024 * 1024
-
-
-def _at(index: int | None, default: int) -> int:
-    return default if index is None else index
 
 
 @dataclass(slots=True)
@@ -111,7 +100,7 @@ class FrameStream:
 
     def __iter__(self) -> Iterator[Frame]:
         fmt = self.source.format
-        frames = self._proto() if fmt == "proto" else self._sse() if fmt == "sse" else self._jsonl()
+        frames = self._jsonl() if fmt == "jsonl" else self._records()
         if fmt == "sse" and self.sse_lengths:
             frames = self._with_lengths(frames)
         for frame in frames:
@@ -125,152 +114,42 @@ class FrameStream:
             if frame.error is not None and (frame.fatal or not self.keep_going):
                 return
 
-    # -- binary -------------------------------------------------------------------------
+    # -- binary and SSE: the library's reader ------------------------------------------
 
-    def _proto(self) -> Iterator[Frame]:
-        reader = backend.FrameReader(self.max_frame_size)
-        decode_payload = backend.decode_payload
-        utf8 = self.invalid_utf8
+    def _records(self) -> Iterator[Frame]:
+        fmt = self.source.format
+        reader = RecordReader(
+            PROTO_MEDIA_TYPE if fmt == "proto" else SSE_MEDIA_TYPE,
+            keep_going=self.keep_going,
+            unknown_events="raise" if self.unknown_events == "error" else self.unknown_events,  # type: ignore[arg-type]
+            invalid_utf8=self.invalid_utf8,  # type: ignore[arg-type]
+            max_frame_size=self.max_frame_size,
+            max_event_size=self.max_event_size,
+        )
         for chunk in self._chunks():
-            index, offset = reader.frames_read, reader.offset
-            try:
-                payloads = reader.feed(chunk)
-            except DecodeError as exc:
-                yield Frame(_at(exc.index, index), exc.frame_offset, error=exc, fatal=True)
+            yield from map(self._frame, reader.feed(chunk))
+            if reader.stopped is not None:
                 return
-            for payload in payloads:
-                size = len(payload)
-                start = offset + HEADER_SIZE
-                frame = Frame(index, offset, HEADER_SIZE + size)
-                if self.keep_payload:
-                    frame.payload = bytes(payload)
-                try:
-                    frame.event = decode_payload(
-                        payload, invalid_utf8=utf8, max_depth=DEFAULT_MAX_DEPTH
-                    )
-                except UnknownEventError as exc:
-                    located = exc.located(index=index, frame_offset=offset, base=start)
-                    self._unknown(frame, located)  # type: ignore[arg-type]
-                except DecodeError as exc:
-                    frame.error = exc.located(index=index, frame_offset=offset, base=start)
-                yield frame
-                index += 1
-                offset = start + size
-            pending = reader.pending_error
-            if pending is not None:
-                yield Frame(
-                    _at(pending.index, index), pending.frame_offset, error=pending, fatal=True
-                )
-                return
-        try:
-            reader.close()
-        except DecodeError as exc:
-            yield Frame(
-                _at(exc.index, reader.frames_read),
-                exc.frame_offset,
-                self.end_offset - (exc.frame_offset or 0),
-                error=exc,
-                fatal=True,
-            )
+        yield from map(self._frame, reader.close())
 
-    def _unknown(self, frame: Frame, exc: UnknownEventError) -> None:
-        if self.unknown_events == "error":
-            frame.error = exc
-        elif self.unknown_events == "raw":
-            frame.event = {
-                "type": "RAW",
-                "source": UNKNOWN_EVENT_SOURCE,
-                "event": {
-                    "fields": [
-                        {"number": n, "payload": base64.b64encode(data).decode("ascii")}
-                        for n, data in exc.fields
-                    ]
-                },
-            }
-        else:
-            numbers = ", ".join(str(n) for n, _ in exc.fields)
+    def _frame(self, record: Record) -> Frame:
+        frame = Frame(
+            record.index,
+            record.offset,
+            record.length,
+            event=record.event,
+            error=record.error,
+            fatal=record.fatal,
+        )
+        if self.keep_payload and record.payload is not None:
+            frame.payload = bytes(record.payload)
+        if record.unknown is not None:
+            numbers = ", ".join(str(n) for n, _ in record.unknown.fields)
             frame.note = (
                 f"skipped an event of a later protocol (unknown Event field {numbers}); "
                 "--unknown-events raw keeps it as a RAW event"
             )
-
-    # -- SSE ------------------------------------------------------------------------------
-
-    def _new_parser(self) -> SSEParser:
-        errors = "strict" if self.invalid_utf8 == "error" else "replace"
-        return SSEParser(max_event_size=self.max_event_size, errors=errors)  # type: ignore[arg-type]
-
-    def _sse(self) -> Iterator[Frame]:
-        parser = self._new_parser()
-        pbase = 0  # stream offset where the current parser started
-        ibase = 0  # event index of the current parser's event 0
-        skipping = False  # resynchronising after a bad block: looking for a blank line
-        carry = b""  # last bytes seen while skipping (a blank line split across chunks)
-        at = 0  # stream offset of the current chunk
-        for chunk in self._chunks():
-            data, data_at = chunk, at
-            at += len(chunk)
-            while data:
-                if skipping:
-                    window = carry + data
-                    match = _BLANK_LINE.search(window)
-                    if match is None:
-                        carry = window[-3:]
-                        data = b""
-                        break
-                    used = match.end() - len(carry)
-                    data, data_at = data[used:], data_at + used
-                    skipping, carry = False, b""
-                    parser, pbase = self._new_parser(), data_at
-                err: DecodeError | None = None
-                try:
-                    messages = parser.feed(data)
-                except DecodeError as exc:
-                    messages, err = [], exc
-                else:
-                    err = parser.pending_error
-                yield from self._sse_events(messages, pbase, ibase)
-                if err is None:
-                    break
-                bad = self._relocate(err, pbase, ibase)
-                yield Frame(
-                    _at(bad.index, 0), bad.frame_offset, error=bad, fatal=not self.keep_going
-                )
-                if not self.keep_going:
-                    return
-                ibase = _at(bad.index, 0) + 1
-                skip_from = max(0, (bad.offset or 0) - data_at)
-                data, data_at = data[skip_from:], data_at + skip_from
-                skipping, carry = True, b""
-        if skipping:
-            return
-        try:
-            messages = parser.close()
-        except DecodeError as exc:
-            bad = self._relocate(exc, pbase, ibase)
-            yield Frame(_at(bad.index, 0), bad.frame_offset, error=bad, fatal=True)
-            return
-        yield from self._sse_events(messages, pbase, ibase)
-        if parser.pending_error is not None:
-            bad = self._relocate(parser.pending_error, pbase, ibase)
-            yield Frame(_at(bad.index, 0), bad.frame_offset, error=bad, fatal=True)
-
-    @staticmethod
-    def _relocate(err: DecodeError, pbase: int, ibase: int) -> DecodeError:
-        if not pbase and not ibase:
-            return err
-        start = err.frame_offset if err.frame_offset is not None else err.offset or 0
-        moved = err.located(index=ibase + (err.index or 0), frame_offset=pbase + start, base=pbase)
-        return moved
-
-    def _sse_events(self, messages: list[SSEMessage], pbase: int, ibase: int) -> Iterator[Frame]:
-        for message in messages:
-            frame = Frame(ibase + message.index, pbase + message.offset)
-            try:
-                frame.event = decode_sse_message(message)
-            except SSEError as exc:
-                frame.error = self._relocate(exc, pbase, ibase)
-            yield frame
+        return frame
 
     def _with_lengths(self, frames: Iterator[Frame]) -> Iterator[Frame]:
         held: Frame | None = None

@@ -1,0 +1,467 @@
+"""Reading a stream record by record, with positions, past bad frames on request; sans I/O.
+
+Strategy: ``RecordReader`` is fed the bytes of one stream (binary frames or SSE)
+split anywhere and hands back one ``Record`` per frame or SSE event: its index,
+stream byte offset, length (binary), and either the event, the ``DecodeError``
+that frame raised (located: index, offset, frame_offset), or the later-protocol
+event it skipped. It drives the same sans-I/O pieces as ``EventDecoder``
+(``FrameReader`` + the payload decoder; ``SSEParser`` + ``decode_sse_message``),
+one record per frame, and ``EventDecoder`` locates its errors and applies the
+unknown-event policy with ``payload_records`` below, so the two cannot drift.
+``read_frames`` is the iterator over a source (bytes, a binary file, chunks).
+
+Contract:
+
+* Without ``keep_going`` the first error record ends the stream: every record
+  before it has been returned. With ``keep_going`` the reader goes on where the
+  stream can be trusted: binary, a payload that does not decode is reported and
+  skipped (the framing is intact); SSE, an event whose data is not a JSON object
+  with a ``type`` is reported and skipped, and an event the parser refuses
+  (invalid UTF-8, over ``max_event_size``) is reported and reading resumes after
+  the next blank line (the event boundary), with a fresh parser.
+* ``Record.fatal``: nothing after this error can be read, even with
+  ``keep_going`` — a length prefix over ``max_frame_size`` (trusting it would be
+  a guess), a stream cut mid-frame, a first byte that is neither binary nor text.
+* After the stream has ended on an error, ``feed()``/``close()`` raise that
+  error (a stopped reader stays stopped); ``feed()`` after ``close()`` raises
+  ``StreamClosed``.
+* ``unknown_events``: ``"skip"`` (default) gives a record with ``unknown`` set
+  (no event, no error, no warning: the record says it); ``"raise"`` an
+  ``UnknownEventError`` record (skipped with ``keep_going``); ``"raw"`` a RAW
+  event as ``EventDecoder`` gives.
+* Positions: ``offset`` is where the frame (its length prefix) or the SSE
+  event's block starts in the stream (a BOM counts); binary ``length`` is
+  4 + payload; SSE ``length`` is ``None`` (a block ends at a blank line, which
+  the parser does not report). After a resync, SSE indices go on counting from
+  the refused event.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, Final, Literal
+
+from ._codec import backend
+from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, as_bytes_view, check_max_frame_size
+from ._codec.proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
+from ._codec.sse_reader import (
+    DEFAULT_MAX_EVENT_SIZE,
+    SSEMessage,
+    SSEParser,
+    check_max_event_size,
+    decode_sse_message,
+)
+from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .errors import DecodeError, StreamClosed, UnknownEventError
+
+__all__ = [
+    "READ_SIZE",
+    "UNKNOWN_EVENT_SOURCE",
+    "Record",
+    "RecordReader",
+    "Source",
+    "check_policies",
+    "chunks",
+    "media_type",
+    "payload_decoder",
+    "payload_records",
+    "raw_unknown_event",
+    "read_frames",
+    "sniff",
+]
+
+UNKNOWN_EVENT_SOURCE: Final = "agui_wire.unknown_event"
+READ_SIZE: Final = 1 << 16
+
+UnknownPolicy = Literal["skip", "raise", "raw"]
+Utf8Policy = Literal["error", "replace"]
+Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+
+_PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
+# an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
+_BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+
+
+def media_type(content_type: str) -> str:
+    """``PROTO_MEDIA_TYPE`` or ``SSE_MEDIA_TYPE`` for a Content-Type header value
+    (parameters and case ignored); ``ValueError`` for anything else."""
+    essence = content_type.split(";", 1)[0].strip().lower()
+    if essence in _PROTO_ALIASES:
+        return PROTO_MEDIA_TYPE
+    if essence == SSE_MEDIA_TYPE:
+        return SSE_MEDIA_TYPE
+    raise ValueError(
+        f"not an AG-UI stream content type: {content_type!r} "
+        f"(expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
+    )
+
+
+def sniff(head: bytes | bytearray | memoryview) -> str | None:
+    """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
+
+    A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
+    SSE is text, whose first byte is a BOM, a line end or a printable character.
+    """
+    if not head:
+        return None
+    first = head[0]
+    if first == 0:
+        return PROTO_MEDIA_TYPE
+    if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
+        return SSE_MEDIA_TYPE
+    raise DecodeError(
+        f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
+        "start of a protobuf frame nor text (pass content_type)",
+        index=0,
+        offset=0,
+    )
+
+
+def check_policies(unknown_events: str, invalid_utf8: str) -> None:
+    """``ValueError`` unless both decode policies are known values."""
+    if unknown_events not in ("skip", "raise", "raw"):
+        raise ValueError(f"unknown_events must be 'skip', 'raise' or 'raw', not {unknown_events!r}")
+    if invalid_utf8 not in ("error", "replace"):
+        raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
+
+
+class Record:
+    """One frame or SSE event of a stream (see the module doc)."""
+
+    __slots__ = ("error", "event", "fatal", "index", "length", "offset", "payload", "unknown")
+
+    def __init__(
+        self,
+        index: int,
+        offset: int,
+        length: int | None = None,
+        *,
+        event: dict[str, Any] | None = None,
+        error: DecodeError | None = None,
+        unknown: UnknownEventError | None = None,
+        fatal: bool = False,
+        payload: bytes | memoryview | None = None,
+    ) -> None:
+        self.index = index  # 0-based frame / SSE event number
+        self.offset = offset  # stream byte offset where it starts
+        self.length = length  # binary: 4 + payload bytes; SSE: None
+        self.event = event  # the decoded event, or None
+        self.error = error  # why it did not decode, or None
+        self.unknown = unknown  # an event of a later protocol, skipped
+        self.fatal = fatal  # nothing after this error can be read
+        self.payload = payload  # binary: the frame's payload bytes
+
+    def __repr__(self) -> str:
+        what = (
+            f"error={self.error!r}"
+            if self.error is not None
+            else f"unknown={self.unknown!r}"
+            if self.unknown is not None
+            else f"event={self.event!r}"
+        )
+        return f"Record(index={self.index}, offset={self.offset}, length={self.length}, {what}" + (
+            ", fatal=True)" if self.fatal else ")"
+        )
+
+
+def raw_unknown_event(exc: UnknownEventError) -> dict[str, Any]:
+    """The RAW event ``unknown_events="raw"`` gives for a later-protocol frame."""
+    return {
+        "type": "RAW",
+        "source": UNKNOWN_EVENT_SOURCE,
+        "event": {
+            "fields": [
+                {"number": n, "payload": base64.b64encode(data).decode("ascii")}
+                for n, data in exc.fields
+            ]
+        },
+    }
+
+
+def payload_decoder(invalid_utf8: Utf8Policy, max_depth: int) -> Callable[[Any], dict[str, Any]]:
+    """The backend's payload decoder with these options, bound once: the
+    per-frame call is the hot loop of a binary stream."""
+    if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH:
+        return backend.decode_payload
+    return functools.partial(backend.decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth)
+
+
+def payload_records(
+    payloads: list[Any],
+    index: int,
+    offset: int,
+    decode_payload: Callable[[Any], dict[str, Any]],
+    unknown_events: UnknownPolicy,
+) -> Iterator[Record]:
+    """One record per payload: frame ``index`` starts at stream byte ``offset``
+    and each payload follows the previous one's frame (see ``FrameReader``)."""
+    for payload in payloads:
+        start = offset + HEADER_SIZE
+        size = len(payload)
+        record = Record(index, offset, HEADER_SIZE + size, payload=payload)
+        try:
+            record.event = decode_payload(payload)
+        except UnknownEventError as exc:
+            located = exc.located(index=index, frame_offset=offset, base=start)
+            assert isinstance(located, UnknownEventError)
+            if unknown_events == "raise":
+                record.error = located
+            elif unknown_events == "raw":
+                record.event = raw_unknown_event(located)
+            else:
+                record.unknown = located
+        except DecodeError as exc:
+            record.error = exc.located(index=index, frame_offset=offset, base=start)
+        yield record
+        index += 1
+        offset = start + size
+
+
+class RecordReader:
+    """Sans-I/O reader of one stream, one ``Record`` per frame or SSE event."""
+
+    __slots__ = (
+        "_carry",
+        "_closed",
+        "_decode_payload",
+        "_depth",
+        "_fed",
+        "_frames",
+        "_ibase",
+        "_max_event_size",
+        "_pbase",
+        "_skipping",
+        "_sse",
+        "_stopped",
+        "_unknown",
+        "_utf8",
+        "content_type",
+        "keep_going",
+    )
+
+    def __init__(
+        self,
+        content_type: str | None = None,
+        *,
+        keep_going: bool = False,
+        unknown_events: UnknownPolicy = "skip",
+        invalid_utf8: Utf8Policy = "error",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
+        check_policies(unknown_events, invalid_utf8)
+        check_max_depth(max_depth)
+        check_max_event_size(max_event_size)
+        #: The stream's transport; ``None`` until sniffed when none was given.
+        self.content_type: str | None = None if content_type is None else media_type(content_type)
+        self.keep_going = keep_going
+        self._unknown: UnknownPolicy = unknown_events
+        self._utf8 = invalid_utf8
+        self._depth = max_depth
+        self._max_event_size = max_event_size
+        self._frames = backend.FrameReader(check_max_frame_size(max_frame_size))
+        self._decode_payload = payload_decoder(invalid_utf8, max_depth)
+        self._sse: SSEParser | None = None
+        self._pbase = 0  # SSE: stream offset where the current parser started
+        self._ibase = 0  # SSE: index of the current parser's event 0
+        self._skipping = False  # SSE: resynchronising, looking for a blank line
+        self._carry = b""  # SSE: the last bytes seen while skipping
+        self._fed = 0  # bytes fed
+        self._stopped: DecodeError | None = None
+        self._closed = False
+        if self.content_type == SSE_MEDIA_TYPE:
+            self._sse = self._new_parser()
+
+    @property
+    def bytes_fed(self) -> int:
+        """Bytes passed to ``feed()`` so far."""
+        return self._fed
+
+    @property
+    def stopped(self) -> DecodeError | None:
+        """The error that ended the stream, or ``None``."""
+        return self._stopped
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Record]:
+        """Add ``chunk`` to the stream; return the records it completes."""
+        if self._stopped is not None:
+            raise self._stopped
+        if self._closed:
+            raise StreamClosed("RecordReader.feed() called after close()")
+        if type(chunk) is not bytes:
+            chunk = bytes(as_bytes_view(chunk))  # a TypeError for what is not bytes-like
+        if self.content_type is None:
+            try:
+                kind = sniff(chunk)
+            except DecodeError as exc:
+                return self._settle([Record(0, 0, error=exc, fatal=True)])
+            if kind is None:
+                return []
+            self.content_type = kind
+            if kind == SSE_MEDIA_TYPE:
+                self._sse = self._new_parser()
+        at = self._fed
+        self._fed += len(chunk)
+        if self._sse is None:
+            return self._settle(self._feed_frames(chunk))
+        return self._settle(self._feed_sse(chunk, at))
+
+    def close(self) -> list[Record]:
+        """End of stream: the records still held (an SSE event without a blank line
+        after it, or the error of a frame cut short)."""
+        if self._stopped is not None:
+            raise self._stopped
+        if self._closed:
+            return []
+        self._closed = True
+        if self._sse is not None:
+            return self._settle(self._close_sse())
+        frames = self._frames
+        try:
+            frames.close()
+        except DecodeError as exc:
+            start = exc.frame_offset or 0
+            index = frames.frames_read if exc.index is None else exc.index
+            return self._settle([Record(index, start, self._fed - start, error=exc, fatal=True)])
+        return []
+
+    def _settle(self, records: list[Record]) -> list[Record]:
+        # Cut the records at the one that ends the stream, and remember why.
+        for i, record in enumerate(records):
+            error = record.error
+            if error is not None and (record.fatal or not self.keep_going):
+                self._stopped = error
+                return records[: i + 1]
+        return records
+
+    # -- binary -------------------------------------------------------------------------
+
+    def _feed_frames(self, chunk: bytes) -> list[Record]:
+        frames = self._frames
+        index, offset = frames.frames_read, frames.offset
+        try:
+            payloads = frames.feed(chunk)
+        except DecodeError as exc:  # a bad prefix with no frame before it
+            return [self._bad_prefix(exc, index)]
+        records = list(
+            payload_records(payloads, index, offset, self._decode_payload, self._unknown)
+        )
+        pending = frames.pending_error
+        if pending is not None:
+            records.append(self._bad_prefix(pending, frames.frames_read))
+        return records
+
+    @staticmethod
+    def _bad_prefix(exc: DecodeError, index: int) -> Record:
+        index = index if exc.index is None else exc.index
+        return Record(index, exc.frame_offset or 0, error=exc, fatal=True)
+
+    # -- SSE ----------------------------------------------------------------------------
+
+    def _new_parser(self) -> SSEParser:
+        errors: Literal["strict", "replace"] = "strict" if self._utf8 == "error" else "replace"
+        return SSEParser(max_event_size=self._max_event_size, errors=errors)
+
+    def _feed_sse(self, data: bytes, data_at: int) -> list[Record]:
+        records: list[Record] = []
+        while data:
+            if self._skipping:
+                window = self._carry + data
+                match = _BLANK_LINE.search(window)
+                if match is None:
+                    self._carry = window[-3:]
+                    break
+                used = match.end() - len(self._carry)
+                data, data_at = data[used:], data_at + used
+                self._skipping, self._carry = False, b""
+                self._sse, self._pbase = self._new_parser(), data_at
+            parser = self._sse
+            assert parser is not None
+            err: DecodeError | None
+            try:
+                messages = parser.feed(data)
+            except DecodeError as exc:
+                messages, err = [], exc
+            else:
+                err = parser.pending_error
+            records += self._messages(messages)
+            if err is None:
+                break
+            bad = self._relocate(err)
+            records.append(Record(bad.index or 0, bad.frame_offset or 0, error=bad))
+            if not self.keep_going:
+                break
+            # resume after the refused event's block: the next blank line from
+            # where the parser stopped
+            self._ibase = (bad.index or 0) + 1
+            skip_from = max(0, (bad.offset or 0) - data_at)
+            data, data_at = data[skip_from:], data_at + skip_from
+            self._skipping, self._carry = True, b""
+        return records
+
+    def _close_sse(self) -> list[Record]:
+        if self._skipping:
+            return []
+        parser = self._sse
+        assert parser is not None
+        try:
+            messages = parser.close()
+        except DecodeError as exc:
+            bad = self._relocate(exc)
+            return [Record(bad.index or 0, bad.frame_offset or 0, error=bad, fatal=True)]
+        records = self._messages(messages)
+        if parser.pending_error is not None:
+            bad = self._relocate(parser.pending_error)
+            records.append(Record(bad.index or 0, bad.frame_offset or 0, error=bad, fatal=True))
+        return records
+
+    def _relocate(self, err: DecodeError) -> DecodeError:
+        # errors of a parser started after a resync count from where it started
+        pbase, ibase = self._pbase, self._ibase
+        if not pbase and not ibase:
+            return err
+        start = err.frame_offset if err.frame_offset is not None else err.offset or 0
+        return err.located(index=ibase + (err.index or 0), frame_offset=pbase + start, base=pbase)
+
+    def _messages(self, messages: list[SSEMessage]) -> list[Record]:
+        records = []
+        for message in messages:
+            record = Record(self._ibase + message.index, self._pbase + message.offset)
+            try:
+                record.event = decode_sse_message(message, max_depth=self._depth)
+            except DecodeError as exc:
+                record.error = self._relocate(exc)
+            records.append(record)
+        return records
+
+
+def chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        yield source
+    elif hasattr(source, "read"):
+        read = source.read
+        while chunk := read(READ_SIZE):
+            yield chunk
+    else:
+        yield from source
+
+
+def read_frames(
+    source: Source, content_type: str | None = None, **options: Any
+) -> Iterator[Record]:
+    """One ``Record`` per frame or SSE event of ``source`` (bytes, a binary file
+    object, or an iterable of byte chunks), as they complete. ``options`` are
+    those of ``RecordReader`` (``keep_going``, ``unknown_events``, limits). It
+    never raises a ``DecodeError``: the error is a record, and the last one
+    unless ``keep_going`` can go past it."""
+    reader = RecordReader(content_type, **options)
+    for chunk in chunks(source):
+        records = reader.feed(chunk)
+        yield from records
+        if reader.stopped is not None:
+            return
+    yield from reader.close()
