@@ -18,6 +18,7 @@ import pytest
 
 import agui_wire
 from agui_wire import (
+    PROTO_MEDIA_TYPE,
     AguiWireError,
     DecodeError,
     EncodeError,
@@ -25,6 +26,7 @@ from agui_wire import (
     FrameTooLarge,
     LimitExceeded,
     NotAcceptable,
+    RecordReader,
     SSEError,
     StreamClosed,
     TruncatedStream,
@@ -35,6 +37,7 @@ from agui_wire import (
     encode_proto,
     encode_sse,
     iter_decode,
+    read_frames,
 )
 from agui_wire._codec.framing import FrameReader
 from agui_wire._codec.proto_reader import decode_payload
@@ -42,7 +45,6 @@ from agui_wire._codec.sse_reader import (
     SSEEventReader,
     SSELimitExceeded,
     SSEParser,
-    decode_sse_message,
 )
 from tests.fuzz.fuzzlib import payload_decoders
 from tests.support.wire import base, double, frame, ld, string, tag, v_num, varint, vi
@@ -233,38 +235,51 @@ def test_encode_many_is_all_or_nothing() -> None:
 # -- Continuing past an error ----------------------------------------------------------
 
 
-def test_continue_past_a_bad_frame_with_a_frame_reader() -> None:
+def test_continue_past_a_bad_frame_with_read_frames() -> None:
     stream = good() + bad() + good()
-    events, errors = [], []
-    reader = FrameReader()
-    for payload in reader.feed(stream):
-        try:
-            events.append(decode_payload(payload))
-        except DecodeError as exc:
-            errors.append(exc)
-    reader.close()
-    assert len(events) == 2
-    assert len(errors) == 1
-    # or from the error: the next frame starts at frame_offset + 4 + its length
-    with pytest.raises(DecodeError) as info:
-        decode_proto(stream)
-    at = info.value.frame_offset
+    records = list(read_frames(stream, keep_going=True))
+    assert [r.event for r in records] == [GOOD, None, GOOD]
+    err = records[1].error
+    assert err is not None
+    assert not records[1].fatal
+    assert (records[1].index, records[1].offset, records[1].length) == (
+        1,
+        len(good()),
+        len(bad()),
+    )
+    # the next frame starts at frame_offset + 4 + its length
+    at = err.frame_offset
     assert at is not None
     length = int.from_bytes(stream[at : at + 4], "big")
+    assert records[2].offset == at + 4 + length
     assert decode_proto(stream[at + 4 + length :]) == [GOOD]
+    # without keep_going the error record is the last one; nothing is raised
+    assert len(list(read_frames(stream))) == 2
 
 
-def test_continue_past_a_bad_sse_event_with_the_parser() -> None:
-    stream = encode_sse(GOOD) + b"data: [1]\n\n" + encode_sse(GOOD)
-    parser = SSEParser()
-    events, errors = [], []
-    for message in [*parser.feed(stream), *parser.close()]:
-        try:
-            events.append(decode_sse_message(message))
-        except DecodeError as exc:
-            errors.append(exc)
-    assert len(events) == 2
-    assert len(errors) == 1
+def test_continue_past_a_bad_sse_event_with_read_frames() -> None:
+    stream = encode_sse(GOOD) + b"data: [1]\n\n" + b"data: \xff\n\n" + encode_sse(GOOD)
+    records = list(read_frames(stream, keep_going=True))
+    assert [r.event for r in records] == [GOOD, None, None, GOOD]
+    assert [r.index for r in records] == [0, 1, 2, 3]
+    assert all(isinstance(r.error, SSEError) for r in records[1:3])
+    assert all(r.length is None for r in records)
+
+
+def test_what_ends_the_stream_even_with_keep_going() -> None:
+    too_large = list(read_frames(good() + b"\xff\xff\xff\xff" + good(), keep_going=True))
+    assert isinstance(too_large[-1].error, FrameTooLarge)
+    assert too_large[-1].fatal
+    cut = list(read_frames(good() + good()[:5], PROTO_MEDIA_TYPE, keep_going=True))
+    assert isinstance(cut[-1].error, TruncatedStream)
+    assert cut[-1].fatal
+    (first,) = read_frames(b"\x80", keep_going=True)
+    assert first.fatal
+    reader = RecordReader(PROTO_MEDIA_TYPE, keep_going=True)
+    (record,) = reader.feed(b"\xff\xff\xff\xff")
+    with pytest.raises(FrameTooLarge) as info:
+        reader.feed(good())
+    assert info.value is record.error
 
 
 def test_frame_too_large_is_fine_with_a_higher_limit() -> None:
