@@ -138,7 +138,6 @@ class Record:
         index: int,
         offset: int,
         length: int | None = None,
-        *,
         event: dict[str, Any] | None = None,
         error: DecodeError | None = None,
         unknown: UnknownEventError | None = None,
@@ -199,25 +198,36 @@ def payload_records(
     """One record per payload: frame ``index`` starts at stream byte ``offset``
     and each payload follows the previous one's frame (see ``FrameReader``)."""
     for payload in payloads:
-        start = offset + HEADER_SIZE
         size = len(payload)
-        record = Record(index, offset, HEADER_SIZE + size, payload=payload)
         try:
-            record.event = decode_payload(payload)
-        except UnknownEventError as exc:
-            located = exc.located(index=index, frame_offset=offset, base=start)
-            assert isinstance(located, UnknownEventError)
-            if unknown_events == "raise":
-                record.error = located
-            elif unknown_events == "raw":
-                record.event = raw_unknown_event(located)
-            else:
-                record.unknown = located
+            yield Record(
+                index,
+                offset,
+                HEADER_SIZE + size,
+                decode_payload(payload),
+                None,
+                None,
+                False,
+                payload,
+            )
         except DecodeError as exc:
-            record.error = exc.located(index=index, frame_offset=offset, base=start)
-        yield record
+            yield _bad_payload(exc, payload, index, offset, unknown_events)
         index += 1
-        offset = start + size
+        offset += HEADER_SIZE + size
+
+
+def _bad_payload(
+    exc: DecodeError, payload: Any, index: int, offset: int, unknown_events: UnknownPolicy
+) -> Record:
+    record = Record(index, offset, HEADER_SIZE + len(payload), payload=payload)
+    located = exc.located(index=index, frame_offset=offset, base=offset + HEADER_SIZE)
+    if not isinstance(located, UnknownEventError) or unknown_events == "raise":
+        record.error = located
+    elif unknown_events == "raw":
+        record.event = raw_unknown_event(located)
+    else:
+        record.unknown = located
+    return record
 
 
 class RecordReader:

@@ -134,12 +134,7 @@ class FrameStream:
 
     def _frame(self, record: Record) -> Frame:
         frame = Frame(
-            record.index,
-            record.offset,
-            record.length,
-            event=record.event,
-            error=record.error,
-            fatal=record.fatal,
+            record.index, record.offset, record.length, record.event, record.error, record.fatal
         )
         if self.keep_payload and record.payload is not None:
             frame.payload = bytes(record.payload)
