@@ -271,6 +271,9 @@ def test_invalid_utf8_in_sse_resynchronises(cli, tmp_path, run_events) -> None:
     assert r.returncode == 1
     assert b"invalid UTF-8" in r.stderr
     assert jsonl(r.stdout) == run_events[:7]
+    # --keep-going can read past it, so the message says so (it did not before
+    # the library reader: a parser error was reported as if nothing could follow)
+    assert b"stopped at the first error (7 events before it; --keep-going" in r.stderr
     r = cli("decode", path, "--keep-going")
     assert r.returncode == 1
     assert jsonl(r.stdout) == run_events[:7] + run_events[8:]
