@@ -3,8 +3,9 @@
 Servers: ``EventEncoder(request.headers.get("accept"))`` negotiates the transport;
 ``.encode(event)`` gives the bytes to write and ``.content_type`` the header.
 Clients and captures: ``EventDecoder``, ``decode``, ``iter_decode``,
-``aiter_decode``; ``read_frames`` (``RecordReader``) reads record by record, with
-positions, past bad frames on request. One-shot: ``encode_proto``/``decode_proto``, ``encode_sse``.
+``aiter_decode``; ``read_frames``/``aread_frames`` (``RecordReader``) read record
+by record, with positions, past bad frames on request. One-shot:
+``encode_proto``/``decode_proto``, ``encode_sse``.
 Message objects: ``event_to_proto``/``event_from_proto``. Protocol rules:
 ``validate_event``/``validate_stream``. Events are dicts shaped
 as ``@ag-ui/core`` 1.0.0 JSON (or the official SDK's pydantic objects on encode).
@@ -35,6 +36,7 @@ _LAZY: dict[str, str] = {
     "Record": "._reader",
     "RecordReader": "._reader",
     "read_frames": "._reader",
+    "aread_frames": "._reader",
     "EventEncoder": "._encoder",
     "install": ".compat",
     "uninstall": ".compat",
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
     from ._normalize import normalize as normalize
     from ._reader import Record as Record
     from ._reader import RecordReader as RecordReader
+    from ._reader import aread_frames as aread_frames
     from ._reader import read_frames as read_frames
     from ._reader import sniff as sniff
     from .compat import install as install

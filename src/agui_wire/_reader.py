@@ -41,7 +41,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import IO, Any, Final, Literal
 
 from ._codec import backend
@@ -475,3 +475,17 @@ def read_frames(
         if reader.stopped is not None:
             return
     yield from reader.close()
+
+
+async def aread_frames(
+    source: AsyncIterable[bytes], content_type: str | None = None, **options: Any
+) -> AsyncIterator[Record]:
+    """``read_frames`` for an async iterable of byte chunks (``response.aiter_bytes()``)."""
+    reader = RecordReader(content_type, **options)
+    async for chunk in source:
+        for record in reader.feed(chunk):
+            yield record
+        if reader.stopped is not None:
+            return
+    for record in reader.close():
+        yield record

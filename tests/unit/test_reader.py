@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -224,3 +225,19 @@ def test_event_decoder_agrees_with_the_reader() -> None:
     (_, bad) = list(read_frames(data))
     assert str(info.value) == str(bad.error)
     assert info.value.offset == bad.error.offset
+
+
+def test_aread_frames_gives_what_read_frames_gives() -> None:
+    data = FRAMES[0] + BAD_PAYLOAD + FRAMES[1] + FRAMES[2][:5]
+
+    async def collect(**options: Any) -> list[Record]:
+        async def chunks() -> Any:
+            for i in range(0, len(data), 7):
+                yield data[i : i + 7]
+
+        return [r async for r in agui_wire.aread_frames(chunks(), **options)]
+
+    for options in ({}, {"keep_going": True}):
+        got = asyncio.run(collect(**options))
+        assert shape(got) == shape(list(read_frames(data, **options)))
+    assert len(asyncio.run(collect(keep_going=True))) == 4
