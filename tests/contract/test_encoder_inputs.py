@@ -16,16 +16,17 @@ Held here:
 * subclasses of str/int/float are written as their plain value, whatever their
   methods say, and the SDK's ``EventType`` enum as ``type`` gives the bytes the
   plain string gives, on both transports;
-* NaN and the infinities are refused on both transports.
+* NaN and the infinities are refused on both transports;
+* an SDK (pydantic) event pydantic cannot dump (a cycle, an object) is an
+  ``EncodeError``, as the same value in a dict is (found by fuzz_encode.py).
 """
 
 from __future__ import annotations
 
 import datetime
-import enum
 import math
 import uuid
-from collections import OrderedDict, UserDict, namedtuple
+from collections import OrderedDict, UserDict
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
@@ -42,6 +43,7 @@ from agui_wire import (
 )
 from agui_wire._codec.sse_writer import SSE_MAX_NESTING
 from agui_wire.asgi import EventStreamResponse
+from tests.fuzz.graphs import Color, Dict, Float, Int, Level, List, Pair, Plain, Str, Tuple
 from tests.unit.test_asgi import Driver
 
 SSE = "text/event-stream"
@@ -76,58 +78,6 @@ def custom(value: Any) -> dict[str, Any]:
 
 
 # -- every container kind, deep and cyclic ------------------------------------------
-
-
-class Dict(dict):  # type: ignore[type-arg]
-    """A dict subclass whose methods lie: the encoders read its contents."""
-
-    def items(self) -> Any:
-        return [("lie", 1)]
-
-    def keys(self) -> Any:
-        return ["lie"]
-
-    def values(self) -> Any:
-        return [1]
-
-    def __iter__(self) -> Any:
-        return iter(["lie"])
-
-    def __getitem__(self, key: Any) -> Any:
-        return 1
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return 1
-
-    def __len__(self) -> int:
-        return 1
-
-
-class List(list):  # type: ignore[type-arg]
-    """A list subclass whose methods lie."""
-
-    def __iter__(self) -> Any:
-        return iter([1])
-
-    def __getitem__(self, i: Any) -> Any:
-        return 1
-
-    def __len__(self) -> int:
-        return 1
-
-
-class Tuple(tuple):  # type: ignore[type-arg]
-    def __iter__(self) -> Any:
-        return iter([1])
-
-    def __getitem__(self, i: Any) -> Any:
-        return 1
-
-    def __len__(self) -> int:
-        return 1
-
-
-Pair = namedtuple("Pair", "a b")
 
 
 def _mapping_cycle(wrap: Callable[[dict[str, Any]], Any]) -> Any:
@@ -233,94 +183,6 @@ def test_sse_writes_exactly_the_depth_sse_reads(kind: str) -> None:
 # -- values read by what they hold ---------------------------------------------------------
 
 
-class Str(str):
-    """A str whose methods lie: the encoders write the characters it holds."""
-
-    def __str__(self) -> str:
-        return "lie"
-
-    def __repr__(self) -> str:
-        return "'lie'"
-
-    def encode(self, *args: Any, **kwargs: Any) -> bytes:
-        return b"lie"
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:
-        return 1
-
-    def __len__(self) -> int:
-        return 0
-
-    def isascii(self) -> bool:
-        return False
-
-
-class Int(int):
-    def __int__(self) -> int:
-        return 7
-
-    def __index__(self) -> int:
-        return 7
-
-    def __float__(self) -> float:
-        return 7.0
-
-    def __repr__(self) -> str:
-        return "7"
-
-    def __str__(self) -> str:
-        return "7"
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:
-        return 1
-
-    def __lt__(self, other: object) -> bool:
-        return True
-
-    def __le__(self, other: object) -> bool:
-        return True
-
-    def __gt__(self, other: object) -> bool:
-        return True
-
-    def __ge__(self, other: object) -> bool:
-        return True
-
-
-class Float(float):
-    def __float__(self) -> float:
-        return 7.0
-
-    def __repr__(self) -> str:
-        return "7.0"
-
-    def __str__(self) -> str:
-        return "7.0"
-
-    def is_integer(self) -> bool:
-        return not float.is_integer(self)
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:
-        return 1
-
-
-class Color(str, enum.Enum):
-    RED = "red"
-
-
-class Level(enum.IntEnum):
-    HIGH = 3
-
-
 def _odd_values() -> tuple[dict[str, Any], dict[str, Any]]:
     """(an event full of subclasses, the same event in plain values)."""
     odd = custom(
@@ -383,10 +245,6 @@ def test_nan_and_infinities_are_refused(name: str, number: float) -> None:
     assert info.value.path == "/timestamp"
 
 
-class Plain(enum.Enum):
-    A = "a"
-
-
 @pytest.mark.parametrize("name", list(ENCODERS))
 @pytest.mark.parametrize(
     "value",
@@ -410,3 +268,20 @@ def test_values_json_has_no_type_for_are_refused(name: str, value: Any) -> None:
     with pytest.raises(EncodeError, match="not a JSON value") as info:
         ENCODERS[name](custom([{"a": value}]))
     assert info.value.path == "/value/0/a"
+
+
+def _cyclic() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize("name", list(ENCODERS))
+@pytest.mark.parametrize("value", [_cyclic(), object(), {"a": datetime.timezone}], ids=repr)
+def test_an_sdk_event_pydantic_cannot_dump_is_an_encode_error(name: str, value: Any) -> None:
+    # was: pydantic's PydanticSerializationError escaped every encoder
+    from ag_ui.core import CustomEvent
+
+    with pytest.raises(EncodeError, match="the SDK event does not serialize") as info:
+        ENCODERS[name](CustomEvent(name="n", value=value))
+    assert info.value.event_type == "CUSTOM"

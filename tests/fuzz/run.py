@@ -31,7 +31,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-TARGETS = ("fuzz_framer", "fuzz_payload", "fuzz_differential", "fuzz_sse", "fuzz_decode")
+TARGETS = (
+    "fuzz_framer",
+    "fuzz_payload",
+    "fuzz_differential",
+    "fuzz_sse",
+    "fuzz_decode",
+    "fuzz_encode",
+)
 CRASH_PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
 
 

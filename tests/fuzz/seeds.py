@@ -5,7 +5,8 @@ minimal, full and edge cases) and of ``agui_wire._sample.realistic_run`` is
 encoded both ways -- as a protobuf payload (by the byte-identical direct encoder
 and by upb, whose map order differs) and as SSE -- then assembled into inputs of
 each target's shape: single payloads, binary streams, SSE streams (LF, CRLF and
-CR line ends, BOM, comments, ids, retries), and captures of either kind. The
+CR line ends, BOM, comments, ids, retries), captures of either kind, and for the
+encoder target programs over the corpus events (``_graphs``). The
 malformed cases the unit tests pin down (truncations, bad tags and wire types,
 oversized and partial frames, merged occurrences that straddle, deep nesting,
 invalid UTF-8, broken JSON) are added, so the fuzzer starts at the edges.
@@ -164,7 +165,22 @@ def _sse_streams() -> Iterator[bytes]:
     yield b'data: {"type":"A"}'  # no blank line at the end
 
 
-KINDS = ("payloads", "streams", "sse", "captures")
+def _graphs() -> Iterator[bytes]:
+    """Programs for fuzz_encode.py (tests/fuzz/graphs.py): every corpus event as it
+    is, plain and through the SDK (mode byte 0 / 1), and each one with its root
+    turned odd, given a generated entry, nested, repeated or put inside itself."""
+    for i in range(len(CORPUS)):
+        event = bytes([i >> 8, i & 0xFF])
+        yield b"\x00" + event
+        yield b"\x01" + event
+        if i % 8 == 0:
+            yield b"\x00" + event + b"\x90\x01"  # the event as another mapping kind
+            yield b"\x00" + event + b"\x92\x00\x00\x05\x01\x12"  # plus an entry
+            yield b"\x00" + event + b"\x00\x95\x08\x02\x00"  # its first value nested
+            yield b"\x00" + event + b"\x00\x93\x00"  # its first value: the event again
+
+
+KINDS = ("payloads", "streams", "sse", "captures", "graphs")
 
 
 def seeds(kind: str) -> list[bytes]:
@@ -177,6 +193,8 @@ def seeds(kind: str) -> list[bytes]:
         items = _sse_streams()
     elif kind == "captures":
         items = [*_streams(), *_sse_streams()]
+    elif kind == "graphs":
+        items = _graphs()
     else:
         raise ValueError(f"unknown seed kind {kind!r} (one of {', '.join(KINDS)})")
     out = dict.fromkeys(s for s in items if len(s) <= MAX_SEED)

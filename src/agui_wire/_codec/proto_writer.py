@@ -657,12 +657,21 @@ def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
 def as_event_dict(event: Any) -> Any:
     """The JSON dict of an event: dicts as they are, pydantic models of the
     official SDK dumped the way its own encoder writes them (camelCase aliases,
-    optional fields without a value left out by the SDK's serializer)."""
+    optional fields without a value left out by the SDK's serializer). A model
+    pydantic cannot dump (a cycle, a value of a type it has no JSON for) is an
+    ``EncodeError``, as the same value in a dict is."""
     if isinstance(event, dict):
         return event
     dump = getattr(event, "model_dump", None)
     if dump is not None:
-        return dump(mode="json", by_alias=True)
+        try:
+            return dump(mode="json", by_alias=True)
+        except ValueError as exc:  # pydantic_core.PydanticSerializationError
+            etype = getattr(event, "type", None)
+            raise EncodeError(
+                f"the SDK event does not serialize: {exc}",
+                event_type=str.__str__(etype) if isinstance(etype, str) else None,
+            ) from None
     return event  # the encoders reject it with an EncodeError naming its type
 
 
