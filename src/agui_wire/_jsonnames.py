@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-__all__ = ["a_json_type", "json_excerpt", "json_pointer", "json_type", "pointer_join"]
+__all__ = ["a_json_type", "json_excerpt", "json_pointer", "json_repr", "json_type", "pointer_join"]
 
 
 def json_type(value: object) -> str:
@@ -37,6 +37,25 @@ def a_json_type(value: object) -> str:
     """``json_type`` with its article, for messages: "an array", "a string"."""
     kind = json_type(value)
     return f"{'an' if kind[:1] in ('a', 'e', 'i', 'o', 'u') else 'a'} {kind}"
+
+
+def json_repr(value: object) -> str:
+    """A value as a message quotes it: the ``repr`` of a str, number, bool or None
+    as the base type writes it (a subclass's ``__repr__`` may say anything); an
+    integer past ``int``'s string limit by its size; anything else by its JSON type
+    (the repr of a container can be huge, or recurse without end)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return str.__repr__(value)
+    if isinstance(value, int):
+        try:
+            return int.__repr__(value)
+        except ValueError:  # more digits than sys.get_int_max_str_digits()
+            return f"<{value.bit_length()} bits>"
+    if isinstance(value, float):
+        return float.__repr__(value)
+    return a_json_type(value)
 
 
 def json_pointer(tokens: Iterable[str | int]) -> str:

@@ -285,3 +285,37 @@ def test_an_sdk_event_pydantic_cannot_dump_is_an_encode_error(name: str, value: 
     with pytest.raises(EncodeError, match="the SDK event does not serialize") as info:
         ENCODERS[name](CustomEvent(name="n", value=value))
     assert info.value.event_type == "CUSTOM"
+
+
+def _deep_tuple(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = (value,)
+    return value
+
+
+@pytest.mark.parametrize("name", list(ENCODERS))
+def test_an_integer_past_the_str_digit_limit_is_an_encode_error(name: str) -> None:
+    # was: ValueError (int -> str limit) from the protobuf encoders' message
+    with pytest.raises(EncodeError) as info:
+        ENCODERS[name](custom([10**5000]))
+    assert info.value.path == "/value/0"
+
+
+@pytest.mark.parametrize("name", list(ENCODERS))
+@pytest.mark.parametrize(
+    "event",
+    [
+        # a deep container where a message used to quote the value with repr()
+        {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "t", "role": "tool",
+         "content": [{"type": _deep_tuple(2000)}]},
+        {"type": "STATE_DELTA", "delta": [{"op": _deep_tuple(2000), "path": "/a"}]},
+        custom({_deep_tuple(2000): 1}),
+    ],
+    ids=["content part type", "patch op", "object key"],
+)  # fmt: skip
+def test_a_message_never_quotes_a_deep_container(name: str, event: dict[str, Any]) -> None:
+    # was: RecursionError from repr() while wording the EncodeError (SSE refuses a
+    # deep value for its depth first)
+    with pytest.raises(EncodeError, match=r"an array|deeper than"):
+        ENCODERS[name](event)

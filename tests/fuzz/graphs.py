@@ -228,6 +228,7 @@ EVENT_TYPE = _sdk_event_type()
 INTS = (
     0, -1, 1, 2**31, 2**32, 2**53 - 1, 2**53, 2**53 + 1, -(2**53), -(2**53) - 1, 2**60,
     2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**64 - 1, 2**64, -(2**64), 10**400, -(10**400),
+    10**5000,
     10**19, 2**32 - 2, 2**32 - 1,
 )  # fmt: skip
 FLOATS = (
@@ -361,6 +362,8 @@ class Builder:
         return items[self.byte() % len(items)]
 
     def weight(self, graph: Any) -> int:
+        if isinstance(graph, str):  # corpus strings run to tens of kilobytes
+            return 1 + len(graph) // 16
         return self.sizes.get(id(graph), 1)
 
     def share(self) -> Pair2 | None:

@@ -32,7 +32,7 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .._jsonnames import json_pointer, json_type
+from .._jsonnames import json_pointer, json_repr, json_type
 from ..errors import EncodeError
 from ..schema import (
     ANY_CONTENT,
@@ -204,7 +204,9 @@ class _Encoder:
             value = int(value)
         if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
             raise self.error(
-                f"integer {value} is outside the safe range ±(2^53-1) a JS peer can read", key
+                f"integer {json_repr(value)} is outside the safe range ±(2^53-1)"
+                " a JS peer can read",
+                key,
             )
         return value
 
@@ -218,7 +220,7 @@ class _Encoder:
             return _pack_double(value)
         if not self.lossy:
             raise self.error(
-                f"integer {value} does not fit a double exactly "
+                f"integer {json_repr(value)} does not fit a double exactly "
                 "(pass lossy_numbers=True to round it)",
                 key,
             )
@@ -293,7 +295,7 @@ class _Encoder:
         for k in container:
             if type(k) is not str:
                 if not isinstance(k, str):
-                    raise self.error(f"object key {k!r} is not a string")
+                    raise self.error(f"object key {json_repr(k)} is not a string")
                 container = {_plain_str(k): v for k, v in container.items()}
                 break
         return _Frame(container, js_key_order(container), 5, key)
@@ -368,7 +370,8 @@ class _Encoder:
         op = _PATCH_OP_VALUE.get(_plain_str(value)) if isinstance(value, str) else None
         if op is None:
             raise self.error(
-                f"unknown patch op {value!r} (expected one of {', '.join(PATCH_OPS)})", f.name
+                f"unknown patch op {json_repr(value)} (expected one of {', '.join(PATCH_OPS)})",
+                f.name,
             )
         return _tag(f.number, 0) + _varint(op) if op else b""
 
@@ -453,7 +456,7 @@ class _Encoder:
                 arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
                 if arm is None:
                     raise self.error(
-                        f"unknown content part type {ptype!r} "
+                        f"unknown content part type {json_repr(ptype)} "
                         f"(expected one of {', '.join(PART_ARMS)})",
                         i,
                         "type",
@@ -474,7 +477,8 @@ class _Encoder:
         arm = SOURCE_ARMS.get(stype) if isinstance(stype, str) else None
         if arm is None:
             raise self.error(
-                f"unknown source type {stype!r} (expected one of {', '.join(SOURCE_ARMS)})",
+                f"unknown source type {json_repr(stype)}"
+                f" (expected one of {', '.join(SOURCE_ARMS)})",
                 "type",
             )
         body: dict[int, bytes] = {}

@@ -56,7 +56,7 @@ from typing import Any, Final
 import orjson
 
 from .. import schema
-from .._jsonnames import json_pointer, json_type, pointer_join
+from .._jsonnames import json_pointer, json_repr, json_type, pointer_join
 from .._pb import events_pb2
 from ..errors import EncodeError
 from .proto_writer import as_event_dict
@@ -276,8 +276,8 @@ def _refusal(value: Any, is_key: bool, path: str, event_type: str | None) -> Enc
             reason = "object key holds a lone surrogate"
             path = pointer_join(path, value)
         else:
-            reason = f"object key {value!r} is not a string"
-            path = pointer_join(path, repr(value))
+            reason = f"object key {json_repr(value)} is not a string"
+            path = pointer_join(path, json_repr(value))
     elif isinstance(value, str):
         try:
             str.__str__(value).encode()
