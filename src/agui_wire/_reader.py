@@ -83,6 +83,10 @@ Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 _PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
 # an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
 _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
+# SSE with keep_going is fed in pieces of at most this many bytes: each resync
+# re-feeds the rest of the piece to a fresh parser (a copy), so a bounded piece
+# keeps many bad events in one big chunk linear, not quadratic.
+_SSE_PIECE: Final = 1 << 14
 
 
 def media_type(content_type: str) -> str:
@@ -318,7 +322,12 @@ class RecordReader:
         self._fed += len(chunk)
         if self._sse is None:
             return self._settle(self._feed_frames(chunk))
-        return self._settle(self._feed_sse(chunk, at))
+        if not self.keep_going or len(chunk) <= _SSE_PIECE:
+            return self._settle(self._feed_sse(chunk, at))
+        records: list[Record] = []
+        for start in range(0, len(chunk), _SSE_PIECE):
+            records += self._feed_sse(chunk[start : start + _SSE_PIECE], at + start)
+        return self._settle(records)
 
     def close(self) -> list[Record]:
         """End of stream: the records still held (an SSE event without a blank line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from typing import Any
 
 import pytest
@@ -241,3 +242,21 @@ def test_aread_frames_gives_what_read_frames_gives() -> None:
         got = asyncio.run(collect(**options))
         assert shape(got) == shape(list(read_frames(data, **options)))
     assert len(asyncio.run(collect(keep_going=True))) == 4
+
+
+def test_many_resyncs_in_one_chunk_stay_linear() -> None:
+    # each refused SSE event restarts the parser on the rest of the data: in
+    # bounded pieces, or 8x the events would cost ~64x (it did: 31x at 16,000)
+    def cost(n: int) -> float:
+        data = b'data: {"type":"X","v":"\xff"}\n\n' * n
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            records = list(read_frames(data, SSE_MEDIA_TYPE, keep_going=True))
+            best = min(best, time.process_time() - start)
+        assert len(records) == n
+        assert all(isinstance(r.error, SSEError) for r in records)
+        return best
+
+    ratio = cost(16_000) / cost(2_000)
+    assert ratio < 20, f"8x the input took {ratio:.1f}x the time"
