@@ -361,9 +361,11 @@ def _loop(fn: Callable[[], Any]) -> float:
 
 
 def assert_linear(make: Callable[[int], Any], run: Callable[[Any], Any], n: int) -> None:
-    small, big = make(n), make(8 * n)
+    # 16x the input: linear is ~16x the time, quadratic ~256x; the bound leaves room for a
+    # busy shared machine (8x with a bound of 20 failed once at 20.8 under load).
+    small, big = make(n), make(16 * n)
     ratio = cpu(lambda: run(big)) / cpu(lambda: run(small))
-    assert ratio < 20, f"8x the input took {ratio:.1f}x the time"
+    assert ratio < 64, f"16x the input took {ratio:.1f}x the time"
 
 
 def _repeat(field: bytes, n: int) -> bytes:
@@ -385,7 +387,7 @@ PAYLOAD_SHAPES: dict[str, Callable[[int], bytes]] = {
     "nested-groups": lambda n: tmc() + tag(15, 3) * n + tag(15, 4) * n,
     "many-parts": lambda n: ld(9, base(8), ld(2, string(1, "1"), string(2, "user"), _repeat(ld(8, ld(1, string(1, "t"))), n))),  # noqa: E501
 }  # fmt: skip
-SIZES = {"deep-nesting": 1000, "merged-chain": 1000, "nested-groups": 4000}
+SIZES = {"deep-nesting": 600, "merged-chain": 600, "nested-groups": 4000}  # x16 <= max_depth
 
 
 @pytest.mark.parametrize("shape", list(PAYLOAD_SHAPES))
