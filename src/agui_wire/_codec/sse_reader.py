@@ -68,7 +68,6 @@ import orjson
 
 from .._jsonnames import json_type
 from ..errors import DecodeError, LimitExceeded, SSEError, SSELimitExceeded, StreamClosed
-from . import backend
 from .framing import as_bytes_view
 from .proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
 
@@ -638,3 +637,8 @@ class SSEEventReader:
                     raise
                 break
         return out
+
+
+# Last: backend takes plain_sse_blocks from this module when the extension is absent
+# (AGUI_WIRE_PURE=1), so it must be defined before backend is imported from here.
+from . import backend  # noqa: E402
