@@ -37,7 +37,8 @@ visible in the source), several separated by ``;``:
     protobuf; both answers must be 200 and decode to a run starting RUN_STARTED.
 ``<!-- doc-test: timing -->``  (``console``) CPU figures vary between machines and
     runs: numbers with two decimals, "N.Nx faster/slower than" / "about as fast as",
-    the CPU's name and the busy-machine note are not compared; everything else is.
+    the CPU's name, the busy-machine note and the pure-Python build note are not
+    compared; everything else is.
 ``<!-- doc-test: ran-by FILE -->``  (``sh``) not run here because FILE (a CI script)
     runs exactly these commands: each must appear in FILE.
 ``<!-- doc-test: skip REASON -->``  (last) not run, for the REASON given (required). Keep
@@ -317,6 +318,8 @@ _TIMING = [
     (re.compile(r"\s*\b\d+\.\d\d\b"), " #.##"),  # with the padding: 10.07 is wider than 7.25
     (re.compile(r"\b\d+\.\dx (faster|slower) than|about as fast as"), "<ratio>"),
     (re.compile(r"(?<=passes on ).*$"), "<cpu>"),
+    # a note that depends on the build, not the doc: AGUI_WIRE_PURE=1 runs add it
+    (re.compile(r" \(This build decodes protobuf in pure Python;[^)]*\)"), ""),
 ]
 
 
