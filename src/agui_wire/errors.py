@@ -18,6 +18,7 @@ __all__ = [
     "CompressionUnavailable",
     "DecodeError",
     "EncodeError",
+    "ExtensionWarning",
     "FrameTooLarge",
     "HistoryTrimmed",
     "IncompleteRun",
@@ -343,3 +344,9 @@ class UnknownPartWarning(UserWarning):
 class LossyNumberWarning(UserWarning):
     """An integer beyond 2**53 was rounded to the nearest double on the protobuf
     transport (``agui_wire.compat``, once per process; the strict API refuses)."""
+
+
+class ExtensionWarning(RuntimeWarning):
+    """The compiled extension (``agui_wire._fast``) is there but cannot be loaded:
+    agui_wire runs on its pure-Python twins (same API, many times slower). The
+    message names the cause; ``AGUI_WIRE_PURE=1`` chooses the twins quietly."""

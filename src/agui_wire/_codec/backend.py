@@ -7,6 +7,12 @@ it, else from its pure twin; ``AGUI_WIRE_PURE=1`` forces the pure twins for all.
 not (missing, or forced off); ``IMPLEMENTATIONS`` says, per name, which one runs
 (a name can lag behind while the extension is built from older sources).
 
+The fallback is never silent by accident: an extension that is there (a
+``_fast*.so``/``.pyd`` next to the package) but does not import -- built for
+another Python, a missing symbol, a schema its C tables cannot hold (it raises
+ImportError with the reason) -- gives one ``ExtensionWarning`` naming the cause.
+No extension at all (a pure install) and ``AGUI_WIRE_PURE=1`` stay quiet.
+
 To add a name: put it in ``_NAMES`` with its pure module, in the ``TYPE_CHECKING``
 block below, and in ``__all__``.
 """
@@ -15,9 +21,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Final
+
+from ..errors import ExtensionWarning
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -51,13 +61,34 @@ def _forced_pure() -> bool:
     return os.environ.get("AGUI_WIRE_PURE", "").strip() not in ("", "0")
 
 
+_PACKAGE: Final = Path(__file__).resolve().parent.parent  # where _fast*.so is built
+
+
 def _load_fast() -> ModuleType | None:
     if _forced_pure():
         return None
     try:
         return importlib.import_module("agui_wire._fast")
-    except ImportError:
+    except ImportError as exc:
+        cause = _broken_extension(exc, _PACKAGE)
+        if cause is not None:
+            warnings.warn(
+                f"{cause}; agui_wire runs on its pure-Python twins (same API, many times "
+                "slower). Rebuild the extension, or set AGUI_WIRE_PURE=1 to choose this quietly",
+                ExtensionWarning,
+                stacklevel=2,
+            )
         return None
+
+
+def _broken_extension(exc: ImportError, package: Path) -> str | None:
+    """Why an extension that exists did not import; None when there is none."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "agui_wire._fast":
+        built = sorted(p.name for p in package.glob("_fast*") if p.suffix in (".so", ".pyd"))
+        if not built:
+            return None  # a pure install: nothing was meant to load
+        return f"agui_wire._fast is built ({', '.join(built)}) but not for this Python ({exc})"
+    return f"agui_wire._fast cannot be loaded: {exc}"
 
 
 _fast = _load_fast()

@@ -1,0 +1,138 @@
+"""agui_wire._codec.backend: which implementation runs, and that falling back to
+the pure twins is never silent by accident (issue 11 item 3).
+
+A broken extension is simulated, not built: in a fresh interpreter a meta path
+finder hands ``agui_wire._fast`` a loader that raises what a bad ``.so`` raises
+(an undefined symbol, or the ImportError the C tables raise for a schema they
+cannot hold). The absent / built-for-another-Python cases are decided by
+``_broken_extension`` from the package directory alone, checked on temporary ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from agui_wire._codec import backend
+from agui_wire.errors import ExtensionWarning
+
+# Runs in a fresh interpreter: install the broken stand-in (unless told not to),
+# use a codec, print which backend ran and the warnings seen.
+_CHILD = r"""
+import importlib.abc, importlib.util, json, sys, warnings
+
+class Broken(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name == "agui_wire._fast" and BROKEN:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+    def create_module(self, spec):
+        raise ImportError(REASON)
+    def exec_module(self, module):
+        raise AssertionError("unreachable")
+
+BROKEN, REASON = json.loads(sys.argv[1])
+sys.meta_path.insert(0, Broken())
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    import agui_wire
+    frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    agui_wire.decode_proto(frame)
+    import agui_wire._codec.backend as backend
+print(json.dumps({
+    "name": backend.NAME,
+    "warnings": [[w.category.__name__, str(w.message)] for w in seen],
+}))
+"""
+
+
+def _child(*, broken: bool, pure: bool, reason: str = "undefined symbol: agw_nope") -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "AGUI_WIRE_PURE"}
+    if pure:
+        env["AGUI_WIRE_PURE"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps([broken, reason])],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    result: dict = json.loads(out.stdout)
+    return result
+
+
+def test_a_broken_extension_warns_once_naming_the_cause() -> None:
+    reason = "agui_wire._fast: a field number beyond the decoder's tables (Message.trace_id = 99)"
+    got = _child(broken=True, pure=False, reason=reason)
+    assert got["name"] == "python"
+    assert len(got["warnings"]) == 1, got
+    category, message = got["warnings"][0]
+    assert category == "ExtensionWarning"
+    assert reason in message
+    assert "AGUI_WIRE_PURE=1" in message
+
+
+def test_forced_pure_is_quiet_even_with_a_broken_extension() -> None:
+    got = _child(broken=True, pure=True)
+    assert got == {"name": "python", "warnings": []}
+
+
+def test_a_working_extension_is_quiet() -> None:
+    got = _child(broken=False, pure=False)
+    assert got["warnings"] == []
+    built = any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*"))
+    assert got["name"] == ("cython" if built else "python")
+
+
+def test_extension_warning_is_a_runtime_warning() -> None:
+    assert issubclass(ExtensionWarning, RuntimeWarning)
+
+
+def _missing() -> ModuleNotFoundError:
+    return ModuleNotFoundError("No module named 'agui_wire._fast'", name="agui_wire._fast")
+
+
+def test_no_extension_at_all_is_quiet(tmp_path: Path) -> None:
+    (tmp_path / "_fast.pyx").write_text("")  # sources alone: a pure install
+    (tmp_path / "_fast.c").write_text("")
+    assert backend._broken_extension(_missing(), tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["_fast.cpython-399-x86_64-linux-gnu.so", "_fast.cp399-win_amd64.pyd"]
+)
+def test_an_extension_for_another_python_is_named(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"")
+    cause = backend._broken_extension(_missing(), tmp_path)
+    assert cause is not None
+    assert name in cause
+
+
+def test_a_missing_dependency_inside_the_extension_is_not_absence(tmp_path: Path) -> None:
+    # ModuleNotFoundError for another module, raised while _fast imports
+    exc = ModuleNotFoundError("No module named 'nope'", name="nope")
+    cause = backend._broken_extension(exc, tmp_path)
+    assert cause is not None
+    assert "nope" in cause
+
+
+def test_load_fast_warns_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGUI_WIRE_PURE", raising=False)
+
+    def broken(name: str) -> None:
+        raise ImportError("undefined symbol: agw_nope")
+
+    monkeypatch.setattr(backend.importlib, "import_module", broken)
+    with pytest.warns(ExtensionWarning, match="undefined symbol: agw_nope"):
+        assert backend._load_fast() is None
+    monkeypatch.setenv("AGUI_WIRE_PURE", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert backend._load_fast() is None
