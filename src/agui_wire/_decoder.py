@@ -177,22 +177,27 @@ class EventDecoder:
         assert frames is not None
         payloads = frames.feed(chunk)
         limit = self._max_events
+        out: list[dict[str, Any]] = []
+        refused: DecodeError | None = None
         if limit is None or self._count + len(payloads) <= limit:
-            # The hot path of a binary stream: every frame decodes. Anything else
-            # is decoded again by _payloads, which locates the error and applies
-            # the unknown-event policy (decoding has no side effects).
+            # The hot path of a binary stream: every frame decodes. From a frame
+            # that does not, _payloads locates the error and applies the
+            # unknown-event policy; the frames before it are not decoded again.
             decode_payload = self._decode_payload
+            append = out.append
             try:
-                out = [decode_payload(p) for p in payloads]
-            except DecodeError:
-                pass
+                for payload in payloads:
+                    append(decode_payload(payload))
+            except DecodeError as exc:
+                refused = exc
             else:
                 self._count += len(out)
                 return out
-        # where this chunk's first complete frame starts
-        index = frames.frames_read - len(payloads)
-        offset = frames.offset - sum(4 + len(p) for p in payloads)
-        return self._payloads(payloads, index, offset)
+        rest = payloads[len(out) :]
+        # where the first frame of rest starts
+        index = frames.frames_read - len(rest)
+        offset = frames.offset - sum(4 + len(p) for p in rest)
+        return self._payloads(out, rest, index, offset, refused)
 
     def close(self) -> list[dict[str, Any]]:
         """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
@@ -205,10 +210,20 @@ class EventDecoder:
             self._frames.close()
         return []
 
-    def _payloads(self, payloads: list[Any], index: int, offset: int) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def _payloads(
+        self,
+        out: list[dict[str, Any]],
+        payloads: list[Any],
+        index: int,
+        offset: int,
+        refused: DecodeError | None,
+    ) -> list[dict[str, Any]]:
+        # out: the events of the frames before these; refused: what payloads[0]
+        # raised, if it was decoded already
         error: DecodeError | None = None
-        for record in payload_records(payloads, index, offset, self._decode_payload, self._unknown):
+        for record in payload_records(
+            payloads, index, offset, self._decode_payload, self._unknown, refused
+        ):
             if record.error is not None:
                 error = record.error
                 break

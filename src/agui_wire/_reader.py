@@ -198,24 +198,31 @@ def payload_records(
     offset: int,
     decode_payload: Callable[[Any], dict[str, Any]],
     unknown_events: UnknownPolicy,
+    refused: DecodeError | None = None,
 ) -> Iterator[Record]:
     """One record per payload: frame ``index`` starts at stream byte ``offset``
-    and each payload follows the previous one's frame (see ``FrameReader``)."""
+    and each payload follows the previous one's frame (see ``FrameReader``).
+    ``refused``: the error ``payloads[0]`` raised when the caller decoded it
+    already (it is not decoded again: a second decode would warn again)."""
     for payload in payloads:
         size = len(payload)
-        try:
-            yield Record(
-                index,
-                offset,
-                HEADER_SIZE + size,
-                decode_payload(payload),
-                None,
-                None,
-                False,
-                payload,
-            )
-        except DecodeError as exc:
-            yield _bad_payload(exc, payload, index, offset, unknown_events)
+        if refused is not None:
+            yield _bad_payload(refused, payload, index, offset, unknown_events)
+            refused = None
+        else:
+            try:
+                yield Record(
+                    index,
+                    offset,
+                    HEADER_SIZE + size,
+                    decode_payload(payload),
+                    None,
+                    None,
+                    False,
+                    payload,
+                )
+            except DecodeError as exc:
+                yield _bad_payload(exc, payload, index, offset, unknown_events)
         index += 1
         offset += HEADER_SIZE + size
 

@@ -6,6 +6,7 @@ import asyncio
 import gzip
 import io
 import itertools
+import warnings
 from typing import Any
 
 import pytest
@@ -298,3 +299,55 @@ def test_options_are_checked_at_construction(options: dict[str, Any]) -> None:
 
 
 TMC_FRAME = agui_wire.encode_proto(TMC)
+
+
+# -- a refused frame after good ones (issue 15 item 8a), on whichever backend runs ------
+
+
+def _ld(number: int, body: bytes) -> bytes:
+    assert number < 1 << 11  # a 1-2 byte tag
+    assert len(body) < 128  # a 1-byte length
+    tag = number << 3 | 2
+    head = bytes([tag]) if tag < 0x80 else bytes([tag & 0x7F | 0x80, tag >> 7])
+    return head + bytes([len(body)]) + body
+
+
+def _frame(payload: bytes) -> bytes:
+    return len(payload).to_bytes(4, "big") + payload
+
+
+# TOOL_CALL_RESULT whose content has one part of a kind this version does not know:
+# it decodes (content []) with one UnknownPartWarning
+WARNS = _frame(_ld(22, _ld(1, b"\x08\x15") + _ld(3, b"m") + _ld(4, b"t") + _ld(7, _ld(9, b""))))
+WARNED = {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "t", "content": []}
+FUTURE = b"\x00\x00\x00\x07\x82\x02\x04\x0a\x02\x08\x28"  # an event of a later protocol
+
+
+def test_a_frame_before_a_refused_one_decodes_once() -> None:
+    # frames before a bad one in the same chunk are decoded once: one warning, not two
+    decoder = EventDecoder(PROTO_MEDIA_TYPE)
+    with pytest.warns(agui_wire.UnknownPartWarning) as record:
+        assert decoder.feed(TMC_FRAME + WARNS + b"\x00\x00\x00\x00" + TMC_FRAME) == [TMC, WARNED]
+    assert len(record) == 1
+    error = decoder.pending_error
+    assert isinstance(error, DecodeError)
+    assert "empty frame" in str(error)
+    assert (error.index, error.frame_offset) == (2, len(TMC_FRAME) + len(WARNS))
+    with pytest.raises(DecodeError) as again:
+        decoder.feed(TMC_FRAME)
+    assert again.value is error
+
+
+@pytest.mark.parametrize("policy", ["skip", "raw"])
+def test_frames_around_a_skipped_event_decode_once(policy: Any) -> None:
+    decoder = EventDecoder(PROTO_MEDIA_TYPE, unknown_events=policy)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        events = decoder.feed(WARNS + FUTURE + WARNS)
+    kinds = [type(w.message) for w in record]
+    assert kinds.count(agui_wire.UnknownPartWarning) == 2
+    assert kinds.count(UnknownEventWarning) == (policy == "skip")
+    assert events[0] == events[-1] == WARNED
+    assert len(events) == (2 if policy == "skip" else 3)
+    assert decoder.pending_error is None
+    assert decoder.events_read == len(events)
