@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks clang packaging
+.PHONY: demo test evolution lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -66,11 +66,20 @@ typecheck: $(EXTENSION)
 	$(BIN)/mypy src
 	$(BIN)/python -m mypy.stubtest agui_wire._fast --allowlist .ci/stubtest-allowlist.txt
 
+# tests/evolution builds an extension of its own: `make evolution` runs it, once.
 test: $(EXTENSION) $(NODE_PEERS) redis-server generated lint typecheck
-	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks $(PYTEST_ARGS)
+	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
 	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
 	# and differential/test_sse_codec.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks $(PYTEST_ARGS)
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
+
+# Issue 11 item 2, the evolution drill (tests/evolution/scratch.py): in a scratch copy of
+# the tree, fields on an event, Message, RunAgentInput, a repeated message field and a new
+# event type are added to proto/, _pb regenerated and the extension rebuilt there; every
+# backend (Cython, pure, upb, SSE) must carry them alike on the C path. The real tree is
+# not written. ~45 s (one build).
+evolution: $(INSTALLED)
+	$(BIN)/pytest -q -p no:cacheprovider tests/evolution $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
 	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)
