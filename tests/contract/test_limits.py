@@ -27,6 +27,7 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 import pytest
 
 from agui_wire import (
@@ -38,6 +39,7 @@ from agui_wire import (
     decode_proto,
     encode_proto,
 )
+from agui_wire._codec import backend
 from agui_wire._codec.framing import DEFAULT_MAX_FRAME_SIZE, MAX_FRAME_SIZE
 from agui_wire._codec.proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
 from agui_wire._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, ORJSON_MAX_DEPTH
@@ -211,7 +213,7 @@ def test_depth_option_is_checked(decode_payload: Any, bad: int) -> None:
         EventDecoder(PROTO, max_depth=bad)
 
 
-@pytest.mark.parametrize("limit", [1, 2, 100, DEFAULT_MAX_DEPTH - 1])
+@pytest.mark.parametrize("limit", [1, 2, 100, ORJSON_MAX_DEPTH - 2, DEFAULT_MAX_DEPTH - 1])
 def test_sse_depth_at_and_past_the_bound(limit: int) -> None:
     assert decode(sse_event(limit), SSE, max_depth=limit)[0]["type"] == "STATE_SNAPSHOT"
     with pytest.raises(SSELimitExceeded, match=f"max_depth={limit}"):
@@ -226,6 +228,29 @@ def test_sse_depth_is_capped_by_orjson() -> None:
         assert decode(sse_event(cap), SSE, max_depth=limit)
         with pytest.raises(SSELimitExceeded, match="orjson"):
             decode(sse_event(cap + 1), SSE, max_depth=limit)
+
+
+def test_sse_depth_is_measured_by_parsing_not_by_walking(monkeypatch: pytest.MonkeyPatch) -> None:
+    # refusing a too-deep event parses it twice in C (the event, then wrapped in
+    # arrays against orjson's cap): the Python walk it replaced cost 3x a parse.
+    # The pure fast path counts brackets before parsing, so it parses nothing here.
+    real = orjson.loads
+    calls: list[int] = []
+
+    def loads(data: Any) -> Any:
+        calls.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(orjson, "loads", loads)
+    with pytest.raises(SSELimitExceeded, match="max_depth=500"):
+        decode(sse_event(1000), SSE, max_depth=500)
+    assert len(calls) == 2
+    # shallow but with many brackets: at the default max_depth orjson's cap is the
+    # check, the event stays on the fast path (which the pure twin runs in Python)
+    calls.clear()
+    many = b'data: {"type":"X","v":[' + b",".join([b"[{}]"] * 2000) + b"]}\n\n"
+    assert len(decode(many, SSE)[0]["v"]) == 2000
+    assert len(calls) == (1 if backend.IMPLEMENTATIONS["plain_sse_blocks"] == "python" else 0)
 
 
 def test_sse_depth_counts_objects_and_arrays_not_brackets_in_strings() -> None:

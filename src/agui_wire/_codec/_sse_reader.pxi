@@ -34,6 +34,13 @@ def plain_sse_blocks(bytes chunk not None, Py_ssize_t pos, Py_ssize_t max_size, 
         nl = found - buf
         if nl + 1 >= n or buf[nl + 1] != 10 or nl - pos > max_size:
             break
+        if nl - pos - 6 > max_brackets:
+            brackets = 0
+            for i in range(pos, nl):
+                if buf[i] == 123 or buf[i] == 91:  # { [
+                    brackets += 1
+            if brackets > max_brackets:
+                break
         try:
             event = _SSE_LOADS(_sse_memory(buf + pos + 6, nl - pos - 6, _SSE_BUF_READ))
         except _SSE_SYNTAX:
@@ -44,13 +51,6 @@ def plain_sse_blocks(bytes chunk not None, Py_ssize_t pos, Py_ssize_t max_size, 
         if etype == NULL or not _en_is_exact_str(etype) or _en_str_len(etype) == 0:
             _en_err_clear()
             break
-        if nl - pos - 6 > max_brackets:
-            brackets = 0
-            for i in range(pos, nl):
-                if buf[i] == 123 or buf[i] == 91:  # { [
-                    brackets += 1
-            if brackets > max_brackets:
-                break
         events.append(event)
         pos = nl + 2
     return events, pos

@@ -56,8 +56,11 @@ Decisions:
   ``SSELimitExceeded`` past it. orjson itself refuses documents nested deeper
   than 1024 levels counting the event object, so an SSE event can be at most
   1023 deep whatever ``max_depth`` says; that too is ``SSELimitExceeded``, never
-  a JSON syntax error. The check costs two ``str.count`` calls unless the data
-  has more brackets than ``max_depth``, when the parsed event is walked.
+  a JSON syntax error. So a ``max_depth`` of 1023 or more costs nothing more;
+  below that, the check costs two ``str.count`` calls unless the data has more
+  brackets than ``max_depth + 1``, when orjson's cap measures it: the data is
+  parsed again inside ``1023 - max_depth`` arrays (cheaper than walking the
+  event in Python, so refusing costs about two parses where accepting costs one).
 """
 
 from __future__ import annotations
@@ -484,28 +487,29 @@ def decode_sse_message(
             offset=message.offset,
             frame_offset=message.offset,
         )
-    # a document with at most max_depth + 1 brackets cannot nest deeper
-    if data.count("{") + data.count("[") > max_depth + 1 and _depth(event) > max_depth:
+    # orjson has refused what nests deeper than its own cap; a document with at
+    # most max_depth + 1 brackets cannot nest deeper than max_depth
+    if (
+        max_depth < ORJSON_MAX_DEPTH - 1
+        and data.count("{") + data.count("[") > max_depth + 1
+        and _deeper_than(data, max_depth)
+    ):
         raise _too_deep(message, f"max_depth={max_depth}")
     return event
 
 
-def _depth(event: dict[str, Any]) -> int:
-    """How deep containers nest below the event object (iterative)."""
-    deepest = 0
-    work: list[tuple[Any, int]] = [(event, 0)]
-    while work:
-        container, depth = work.pop()
-        if depth > deepest:
-            deepest = depth
-        items = container.values() if type(container) is dict else container
-        for item in items:
-            if type(item) is dict or type(item) is list:
-                if item:
-                    work.append((item, depth + 1))
-                elif depth + 1 > deepest:
-                    deepest = depth + 1
-    return deepest
+def _deeper_than(data: str, max_depth: int) -> bool:
+    """Whether the JSON object ``data`` (valid: orjson has read it) nests deeper
+    than ``max_depth`` below itself: orjson's own cap tells, on ``data`` wrapped
+    in enough arrays that one level more than ``max_depth`` passes the cap. One
+    more parse in C, where a walk of the parsed event in Python took 3x the
+    parse (benchmarks/refusals.py)."""
+    pad = ORJSON_MAX_DEPTH - 1 - max_depth
+    try:
+        orjson.loads(f"{'[' * pad}{data}{']' * pad}")
+    except orjson.JSONDecodeError:
+        return True  # valid JSON in valid brackets: only the depth can fail
+    return False
 
 
 def _too_deep(message: SSEMessage, limit: str) -> SSELimitExceeded:
@@ -527,7 +531,8 @@ def plain_sse_blocks(
     Returns the events and where the first other block starts: anything else
     stops it there, and the general parser takes over (and raises, if there is
     something to raise). A data line with more than ``max_brackets`` of ``{``
-    and ``[`` stops it too: possibly too deep, which the general path measures.
+    and ``[`` stops it too, before it is parsed: possibly too deep, which the
+    general path measures.
     The Cython twin is ``_fast.plain_sse_blocks``."""
     if pos < 0:
         raise ValueError("pos must be >= 0")
@@ -539,6 +544,12 @@ def plain_sse_blocks(
         nl = chunk.find(b"\n", pos + 6)
         if nl < 0 or nl + 1 >= n or chunk[nl + 1] != 0x0A or nl - pos > max_size:
             break
+        # counted before parsing: a refusal for depth then parses once less
+        if (
+            nl - pos - 6 > max_brackets
+            and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > max_brackets
+        ):
+            break
         try:
             event = loads(view[pos + 6 : nl])
         except orjson.JSONDecodeError:
@@ -548,11 +559,6 @@ def plain_sse_blocks(
         etype = event.get("type")
         if type(etype) is not str or not etype:
             break
-        if (
-            nl - pos - 6 > max_brackets
-            and chunk.count(b"{", pos, nl) + chunk.count(b"[", pos, nl) > max_brackets
-        ):
-            break
         events.append(event)
         pos = nl + 2
     return events, pos
@@ -561,7 +567,7 @@ def plain_sse_blocks(
 class SSEEventReader:
     """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
 
-    __slots__ = ("_error", "_max_depth", "parser")
+    __slots__ = ("_error", "_max_brackets", "_max_depth", "parser")
 
     def __init__(
         self,
@@ -574,6 +580,9 @@ class SSEEventReader:
         #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
         self.parser = SSEParser(max_event_size=max_event_size, errors=errors)
         self._max_depth = max_depth
+        # what the fast path may take without counting depth: orjson itself
+        # refuses anything deeper than 1023, so a max_depth past that needs no count
+        self._max_brackets = max_depth + 1 if max_depth < ORJSON_MAX_DEPTH - 1 else max_event_size
         self._error: DecodeError | None = None
 
     @property
@@ -603,7 +612,7 @@ class SSEEventReader:
             out = self._decode(parser.feed(chunk[:pos]))
             if self.pending_error is not None or not parser._at_block_start():
                 return self._rest(out, chunk, pos)
-        events, end = backend.plain_sse_blocks(chunk, pos, parser._max, self._max_depth + 1)
+        events, end = backend.plain_sse_blocks(chunk, pos, parser._max, self._max_brackets)
         if events:
             parser._skip_blocks(end - pos, len(events))
             out += events
