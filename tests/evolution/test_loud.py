@@ -34,9 +34,6 @@ def test_fast_import_error_names_the_field(drill: scratch.Drill) -> None:
     assert any(s in error for s in ("far_away", "farAway", str(evolve.FAR_NUMBER))), error
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 11 item 3: import agui_wire falls back to pure Python silently"
-)
 def test_import_agui_wire_warns(drill: scratch.Drill) -> None:
     report = _loud(drill)
     assert report["backend"] == "python"
