@@ -9,13 +9,14 @@ Every check is caught and reported, never raised: the tests in this folder asser
 on the report, one test per (thing, property).
 
 drill: per thing, on the backend the environment selects (``backend.NAME``),
-through the public entry points, with ``extra_keys="error"`` (a new key must be
-a known key): ``encode`` (the new data is on the wire, read back by protobuf's
-parser), ``decode`` (bytes that carry it decode to the input), ``sse`` (written
-and decoded back to the input); besides, on the Cython run, the same for upb
-(``event_to_proto``/``event_from_proto``), ``validate`` (no problem), and
-``c_path`` (the extension handed nothing to the pure twins: fallback counters
-unchanged). Bytes are reported in hex for the cross-backend comparison.
+through the public entry points and ``EventEncoder``, with ``extra_keys="error"``
+(a new key must be a known key): ``encode`` (the new data is on the wire, read
+back by protobuf's parser), ``decode`` (bytes that carry it decode to the
+input), ``sse`` (written and decoded back to the input); besides, on the Cython
+run, the same for upb (``event_to_proto``/``event_from_proto``), ``validate``
+(no error), ``normalize`` (leaves the input, already in decoded form, as it is)
+and ``c_path`` (the extension handed nothing to the pure twins: fallback
+counters unchanged). Bytes are reported in hex for the cross-backend comparison.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def drill(names: list[str]) -> dict[str, Any]:
     def counters() -> tuple[int, int, int]:
         return (fast._encoder_fallbacks(), fast._decoder_fallbacks(), fast._sse_fallbacks())
 
+    proto_encoder = agui_wire.EventEncoder(agui_wire.PROTO_MEDIA_TYPE, extra_keys="error")
+    sse_encoder = agui_wire.EventEncoder(agui_wire.SSE_MEDIA_TYPE)
     for name in names:
         thing = evolve.THINGS[name]
         event = thing.event
@@ -94,6 +97,8 @@ def drill(names: list[str]) -> dict[str, Any]:
             ok, detail = wire(frame[4:])
             if ok and agui_wire.encode_proto(event) != frame:
                 ok, detail = False, "extra_keys='drop' writes other bytes than 'error'"
+            if ok and proto_encoder.encode(event) != frame:
+                ok, detail = False, "EventEncoder (FrameEncoder) writes other bytes"
             return ok, detail, frame[4:].hex()
 
         out["encode"] = _check(encode)
@@ -127,6 +132,8 @@ def drill(names: list[str]) -> dict[str, Any]:
         def sse(event: Any = event) -> tuple[bool, str, str]:
             data = agui_wire.encode_sse(event)
             ok, detail = _same(agui_wire.decode(data), [event])
+            if ok and sse_encoder.encode(event) != data:
+                ok, detail = False, "EventEncoder (SSEEncoder) writes other bytes"
             return ok, detail, data.hex()
 
         out["decode"] = _check(decode)
@@ -142,6 +149,7 @@ def drill(names: list[str]) -> dict[str, Any]:
                 return not errors, "; ".join(errors) or f"no error ({len(problems)} notes)"
 
             out["validate"] = _check(valid)
+            out["normalize"] = _check(lambda event=event: _same(agui_wire.normalize(event), event))
         if fast is not None:
             delta = [b - a for a, b in zip(before, counters(), strict=True)]  # type: ignore[arg-type]
             out["c_path"] = {

@@ -7,7 +7,7 @@ accepts the new keys), ``decode-*`` (bytes that carry it decode to the input),
 ``same-bytes`` (Cython, pure and upb write the same payload), ``sse-*`` (written
 and read back to the input), ``sse-same-bytes``, ``c-path`` (the extension
 handled every check itself: its fallback counters did not move), ``validate``
-(no error from the validator).
+(no error from the validator), ``normalize`` (leaves the decoded form as it is).
 
 What fails on main today is marked ``xfail(strict=True)`` with the reason: the
 work of issue 11 item 1 turns them into passes, and then the marker must go.
@@ -35,6 +35,7 @@ PROPERTIES: dict[str, tuple[str, str] | None] = {
     "sse-same-bytes": None,
     "c-path": ("cython", "c_path"),
     "validate": ("cython", "validate"),
+    "normalize": ("cython", "normalize"),
 }
 
 _SCHEMA_31 = (
