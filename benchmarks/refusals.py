@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""What refusing bad bytes costs against accepting the same bytes, per decoder (issue 15).
+"""What refusing bad input costs against accepting it, per decoder and encoder (issue 15).
 
-    python benchmarks/refusals.py [--quick] [--rounds N] [--mib 8]
+    python benchmarks/refusals.py [--quick] [--rounds N] [--mib 8] [--only TEXT]
 
 Inputs (each a good twin and a bad one of the same size):
 
@@ -18,6 +18,14 @@ Decoders: the payload decoders (Cython, pure Python, upb) on the frame's payload
 ``EventDecoder.feed`` (binary and SSE) and ``decode_proto`` on the whole frame;
 the payload decoders run on whatever is built (the pure one always).
 
+Encoders (``encode_sse``'s and ``encode_proto``'s, Cython when built and the pure
+twins): an event refused for one value at its end (NaN, which the Cython SSE scan
+finds itself; a lone surrogate, which it finds only after orjson refused the
+event) against the same event with a valid value there. Two sizes: a small
+``CUSTOM`` event (where a refusal is mostly the fixed cost of building and
+raising an ``EncodeError`` in Python, ~1 us) and the ~50 KB ``STATE_SNAPSHOT`` of
+benchmarks/workloads.py.
+
 Method: per row, the accept and the refuse call alternate round by round (each
 sample calibrated to ``--min-time``); reported: the median time of each and the
 median of the per-round ratios refuse/accept (neighbours in time, so load on the
@@ -27,16 +35,22 @@ shared machine cancels out). The goal is a ratio <= 3 on every row.
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import agui_wire
-from agui_wire import DecodeError, EventDecoder, decode_proto, encode_proto, encode_sse
-from agui_wire._codec import backend, proto_reader, upb
+from agui_wire import DecodeError, EncodeError, EventDecoder, decode_proto, encode_proto, encode_sse
+from agui_wire._codec import backend, proto_reader, proto_writer, sse_writer, upb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from workloads import state_snapshot
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
 SSE = agui_wire.SSE_MEDIA_TYPE
@@ -75,7 +89,7 @@ def refused(call: Call) -> Call:
     def run() -> None:
         try:
             call()
-        except DecodeError:
+        except (DecodeError, EncodeError):
             return
         raise AssertionError("not refused")
 
@@ -149,7 +163,44 @@ def rows(mib: float, pure: bool) -> list[tuple[str, Call, Call]]:
             lambda: EventDecoder(SSE, max_depth=500).feed(deep_sse),
         )
     )
+    out += encoder_rows(pure)
     return [(name, good, refused(bad)) for name, good, bad in out]
+
+
+def encoder_rows(pure: bool) -> list[tuple[str, Call, Call]]:
+    encoders: list[tuple[str, Callable[[Any], bytes]]] = []
+    if backend.NAME == "cython":
+        encoders += [
+            ("cython SSE", backend.SSEEncoder().encode),
+            ("cython protobuf", backend.encode_frame),
+        ]
+    if pure:
+        encoders += [
+            ("pure SSE", sse_writer.SSEEncoder().encode),
+            ("pure protobuf", proto_writer.encode_frame),
+        ]
+    big = state_snapshot()
+
+    def event(size: str, value: Any) -> dict[str, Any]:
+        if size == "small":
+            return {"type": "CUSTOM", "name": "n", "value": {"a": [1, "two", 3.0], "last": value}}
+        out = copy.deepcopy(big)
+        out["snapshot"]["documents"][-1]["last"] = value
+        return out
+
+    out: list[tuple[str, Call, Call]] = []
+    for size in ("small", "50 KB"):
+        for what, bad, fine in (("NaN", float("nan"), 0.5), ("lone surrogate", "a\ud800", "a")):
+            good_event, bad_event = event(size, fine), event(size, bad)
+            for name, encode in encoders:
+                out.append(
+                    (
+                        f"encode, {size} event, {what} at the end: {name}",
+                        lambda e=encode, g=good_event: e(g),
+                        lambda e=encode, b=bad_event: e(b),
+                    )
+                )
+    return out
 
 
 def calibrate(fn: Call, target: float) -> int:
@@ -178,14 +229,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--mib", type=float, default=8.0, help="size of the big frame")
     parser.add_argument("--min-time", type=float, default=0.2, help="seconds per sample")
-    parser.add_argument("--no-pure", action="store_true", help="leave out the pure decoder")
+    parser.add_argument("--no-pure", action="store_true", help="leave out the pure twins")
+    parser.add_argument("--only", default="", help="only the rows whose name holds this text")
     args = parser.parse_args()
     rounds, mib, target = (3, 1.0, 0.02) if args.quick else (args.rounds, args.mib, args.min_time)
     warnings.simplefilter("ignore")
     print(f"agui_wire {agui_wire.__version__}, backend {backend.NAME}; {rounds} rounds (CPU time)")
-    print(f"  {'input: decoder':<72} {'accept':>10} {'refuse':>10} {'ratio':>6}")
+    print(f"  {'input: decoder or encoder':<72} {'accept':>10} {'refuse':>10} {'ratio':>6}")
     worst = 0.0
     for name, good, bad in rows(mib, not args.no_pure):
+        if args.only not in name:
+            continue
         reps = {id(f): calibrate(f, target) for f in (good, bad)}
         accept: list[float] = []
         refuse: list[float] = []
@@ -196,8 +250,8 @@ def main() -> None:
         ratio = statistics.median(b / a for a, b in zip(accept, refuse, strict=True))
         worst = max(worst, ratio)
         print(
-            f"  {name:<72} {statistics.median(accept) * 1e3:>8.2f}ms "
-            f"{statistics.median(refuse) * 1e3:>8.2f}ms {ratio:>6.2f}"
+            f"  {name:<72} {statistics.median(accept) * 1e6:>8.1f}us "
+            f"{statistics.median(refuse) * 1e6:>8.1f}us {ratio:>6.2f}"
         )
     print(f"worst ratio {worst:.2f} (goal <= 3: {'met' if worst <= 3 else 'NOT MET'})")
 
