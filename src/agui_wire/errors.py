@@ -135,7 +135,9 @@ class FrameTooLarge(DecodeError):
 class LimitExceeded(DecodeError):
     """A configured resource limit: JSON nesting (``max_depth``), events per decoder
     (``max_events``), SSE event size (``max_event_size``). Only raised for input
-    that would decode with a higher limit; input with another fault raises that."""
+    that would decode with a higher limit; input with another fault raises that.
+    Except on SSE for ``max_event_size`` and orjson's 1023-level cap, which bound
+    the work: decided on the bytes up to the limit, what follows is not read."""
 
 
 class UnknownEventError(DecodeError):

@@ -300,6 +300,33 @@ def test_limit_exceeded_means_a_higher_limit_decodes_it() -> None:
         assert decode_payload_(payload, max_depth=3)["snapshot"] == [[[1]]]
 
 
+def test_sse_size_and_orjson_cap_are_decided_on_what_was_read() -> None:
+    # max_event_size: invalid UTF-8 before the limit is the SSEError; the JSON of an
+    # event over the limit is not judged, so a higher limit may reveal another fault
+    bad_utf8 = b'data: {"type":"X","v":"\xff' + b"x" * 100 + b'"}\n\n'
+    with pytest.raises(SSEError, match="invalid UTF-8"):
+        decode(bad_utf8, SSE, max_event_size=50)
+    bad_json = b'data: {"type":"X", oops' + b"x" * 100 + b"\n\n"
+    with pytest.raises(SSELimitExceeded):
+        decode(bad_json, SSE, max_event_size=50)
+    with pytest.raises(SSEError, match="not valid JSON"):
+        decode(bad_json, SSE, max_event_size=1000)
+    # orjson's cap: read up to the level past it; a syntax error before it is the SSEError
+    with pytest.raises(SSELimitExceeded, match="orjson"):
+        decode(b'data: {"type":"X","v":' + b"[" * 2000 + b"x\n\n", SSE)
+    with pytest.raises(SSEError, match="not valid JSON"):
+        decode(b'data: {"type":"X",,"v":' + b"[" * 2000 + b"\n\n", SSE)
+    # below the cap the event is read whole first: too deep and malformed is the SSEError
+    with pytest.raises(SSEError, match="not valid JSON"):
+        decode(b'data: {"type":"X","v":' + b"[" * 10 + b"x\n\n", SSE, max_depth=5)
+    with pytest.raises(SSEError, match="not a JSON object"):
+        decode(b"data: " + b"[" * 10 + b"]" * 10 + b"\n\n", SSE, max_depth=5)
+    # and read_frames (RecordReader) says the same
+    records = list(read_frames(bad_utf8, SSE, max_event_size=50))
+    assert isinstance(records[0].error, SSEError)
+    assert not isinstance(records[0].error, SSELimitExceeded)
+
+
 # -- Where the reference is lenient, and what we do ------------------------------------
 
 

@@ -14,7 +14,7 @@ from agui_wire._codec.sse_reader import (
     decode_sse_message,
 )
 from agui_wire._codec.sse_writer import encode_sse
-from agui_wire.errors import LimitExceeded, SSEError, StreamClosed
+from agui_wire.errors import DecodeError, LimitExceeded, SSEError, StreamClosed
 
 
 def parse(data: bytes, **kw) -> list[SSEMessage]:
@@ -294,6 +294,41 @@ def test_limit_exact_bound(chunked):
         p.feed(c)
     with pytest.raises(LimitExceeded, match=f"event 0, byte {len(stream) - 3}:"):
         p.feed(last)
+
+
+@pytest.mark.parametrize("end", [b"", b"\n\n"])
+@pytest.mark.parametrize("cut", [None, 12, 30])
+def test_invalid_utf8_before_the_limit_is_the_utf8_error(cut, end):
+    # the first fault in the stream wins (docs/errors.md): a bad byte before the
+    # first byte past max_event_size is an SSEError, on a whole line or a partial one
+    stream = b"data: {}\n\ndata: ab\xffcd" + b"x" * 100 + end
+    p = SSEParser(max_event_size=50)
+    chunks = [stream] if cut is None else [stream[:cut], stream[cut:]]
+    err = None
+    for chunk in [*chunks, b""]:  # b"": raises what a feed held back behind a good event
+        try:
+            p.feed(chunk)
+        except DecodeError as exc:
+            err = exc
+            break
+    assert type(err) is SSEError
+    assert "invalid UTF-8" in str(err)
+    assert (err.index, err.frame_offset, err.offset) == (1, 10, 18)
+
+
+def test_invalid_utf8_past_the_limit_is_not_read():
+    p = SSEParser(max_event_size=50)
+    with pytest.raises(LimitExceeded) as info:
+        p.feed(b"data: " + b"x" * 60 + b"\xff\n\n")
+    assert info.value.offset == 50
+    # a character the limit cuts in two is not a fault: its end was never read
+    p = SSEParser(max_event_size=10)
+    with pytest.raises(LimitExceeded):
+        p.feed(b"data: abc" + "é".encode() + b"xx\n\n")
+    # with errors="replace" there is no UTF-8 fault to find
+    p = SSEParser(max_event_size=10, errors="replace")
+    with pytest.raises(LimitExceeded):
+        p.feed(b"data: \xff" + b"x" * 20 + b"\n\n")
 
 
 def test_limit_resets_per_event():

@@ -42,6 +42,9 @@ Decisions:
   bytes of one event's data so far plus the line being read may not exceed it,
   checked while buffering, so a stream without line ends cannot grow memory
   without bound (``SSELimitExceeded``, a ``LimitExceeded`` that counts events).
+  Invalid UTF-8 before the first byte past the limit is the ``SSEError``
+  instead (the first fault in the stream wins); the JSON of an event over the
+  limit is never judged, since judging it would mean holding it whole.
   A ``retry`` longer than 18 digits is ignored.
 * Errors never lose good events: ``feed()`` returns what was complete before the
   error, which is then raised by the next ``feed()``/``close()`` (at once if
@@ -56,21 +59,24 @@ Decisions:
   ``SSELimitExceeded`` past it. orjson itself refuses documents nested deeper
   than 1024 levels counting the event object, so an SSE event can be at most
   1023 deep whatever ``max_depth`` says; that too is ``SSELimitExceeded``, never
-  a JSON syntax error. So a ``max_depth`` of 1023 or more costs nothing more;
-  below that, the check costs two ``str.count`` calls unless the data has more
-  brackets than ``max_depth + 1``, when orjson's cap measures it: the data is
-  parsed again inside ``1023 - max_depth`` arrays (cheaper than walking the
-  event in Python, so refusing costs about two parses where accepting costs one).
+  a JSON syntax error (orjson reads up to the level past its cap: a syntax
+  error before it is the ``SSEError``, what follows it is not read). So a
+  ``max_depth`` of 1023 or more costs nothing more; below that, the check costs
+  two ``str.count`` calls unless the data has more brackets than
+  ``max_depth + 1``, when orjson's cap measures it: the data is parsed again
+  inside ``1023 - max_depth`` arrays (cheaper than walking the event in Python,
+  so refusing costs about two parses where accepting costs one).
 """
 
 from __future__ import annotations
 
+from codecs import utf_8_decode as _utf8_decode
 from typing import Any, Final, Literal
 
 import orjson
 
 from .._jsonnames import json_type
-from ..errors import DecodeError, LimitExceeded, SSEError, SSELimitExceeded, StreamClosed
+from ..errors import DecodeError, SSEError, SSELimitExceeded, StreamClosed
 from .framing import as_bytes_view
 from .proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
 
@@ -360,10 +366,20 @@ class SSEParser:
             buf += chunk[pos:]
             size = self._data_len + len(buf)
             if size > self._max:
-                raise self._too_big(self._buf_start)
+                raise self._too_big(buf, self._buf_start)
 
-    def _too_big(self, line_start: int) -> LimitExceeded:
-        at = line_start + max(self._max - self._data_len, 0)
+    def _too_big(self, line: bytes | bytearray, line_start: int) -> DecodeError:
+        """``SSELimitExceeded`` at the first byte of ``line`` past ``max_event_size``,
+        unless a fault comes before that byte: invalid UTF-8 is then the error (a
+        sequence the limit cuts is not a fault). The event's JSON is not judged: it
+        is never held whole, which is what the limit is for."""
+        room = max(self._max - self._data_len, 0)
+        at = line_start + room
+        if self._errors == "strict":
+            try:
+                _utf8_decode(line[:room], "strict", False)  # not final: may be cut short
+            except UnicodeDecodeError as exc:
+                return self._bad_utf8(exc, line_start)
         return SSELimitExceeded(
             f"SSE event larger than max_event_size {self._max} bytes",
             index=self._index,
@@ -376,7 +392,7 @@ class SSEParser:
             self._dispatch(out)
             return
         if self._data_len + len(line) > self._max:
-            raise self._too_big(start)
+            raise self._too_big(line, start)
         if self._block < 0:
             self._block = start
         # fast path: a data line (field names are ASCII, so bytes compare as text)
@@ -423,12 +439,16 @@ class SSEParser:
         try:
             return (line[skip:] if skip else line).decode("utf-8", self._errors)
         except UnicodeDecodeError as exc:
-            raise SSEError(
-                f"invalid UTF-8 ({exc.reason})",
-                index=self._index,
-                offset=start + skip + exc.start,
-                frame_offset=self._block,
-            ) from None
+            raise self._bad_utf8(exc, start + skip) from None
+
+    def _bad_utf8(self, exc: UnicodeDecodeError, start: int) -> SSEError:
+        """The error for invalid UTF-8 in bytes that start at stream offset ``start``."""
+        return SSEError(
+            f"invalid UTF-8 ({exc.reason})",
+            index=self._index,
+            offset=start + exc.start,
+            frame_offset=self._block if self._block >= 0 else start,
+        )
 
     def _dispatch(self, out: list[SSEMessage]) -> None:
         self._last_id = self._id
