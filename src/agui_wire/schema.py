@@ -24,28 +24,75 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
+from google.protobuf import struct_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from ._pb import events_pb2, patch_pb2, types_pb2
 
 __all__ = [
+    "ANY_CONTENT",
+    "BASE_EVENT_NUMBER",
+    "BASE_FIELDS",
+    "BASE_TYPE_NUMBER",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_EVENT_SIZE",
+    "DEFAULT_MAX_FRAME_SIZE",
     "EVENTS",
     "EVENT_BY_ARM",
     "EVENT_TYPES",
+    "FRAME_HEADER_SIZE",
+    "JSON_MAX_NESTING",
+    "KIND_WIRE_TYPE",
+    "LIST_VALUES",
+    "MAX_DEPTH_LIMIT",
+    "MAX_EXACT_INT",
+    "MAX_FRAME_PAYLOAD",
+    "MAX_SAFE_INTEGER",
     "MESSAGES",
+    "MESSAGE_CONTENT",
+    "NULLABLE",
+    "OP_REQUIRED",
+    "OUTCOME_FIELDS",
     "PART_ARMS",
     "PATCH_OPS",
+    "ROLE_CONTENT",
+    "ROLE_KEYS",
+    "ROLE_REQUIRED",
+    "RUN_OUTCOME_NUMBER",
+    "RUN_OUTCOME_PAYLOAD",
+    "RUN_OUTCOME_REQUIRED",
     "SOURCE_ARMS",
+    "STRUCT_FIELDS",
+    "STRUCT_KEY",
+    "STRUCT_VALUE",
+    "SUBAGENT_OUTCOME_NUMBER",
+    "SUBAGENT_OUTCOME_PAYLOAD",
+    "TEXT_MESSAGE_ROLES",
+    "TOOL_RESULT_CONTENT",
+    "VALUE_BOOL",
+    "VALUE_LIST",
+    "VALUE_NULL",
+    "VALUE_NUMBER",
+    "VALUE_STRING",
+    "VALUE_STRUCT",
+    "VALUE_WIRE_TYPES",
+    "WIRE_EGROUP",
+    "WIRE_I32",
+    "WIRE_I64",
+    "WIRE_LEN",
+    "WIRE_SGROUP",
+    "WIRE_VARINT",
     "EventSpec",
     "Field",
     "Kind",
     "MessageSpec",
     "double_from_integer",
     "number_from_double",
+    "wire_type",
 ]
 
 
@@ -230,31 +277,143 @@ SOURCE_ARMS: Final = MappingProxyType(
     }
 )
 
-# RUN_FINISHED outcome: type -> the outcome key whose list rides in which wire
-# field of RunFinishedEvent. Only the payload of the named outcome is carried
-# (the reference copies nothing else either).
+
+def _descriptor(message: str) -> Descriptor:
+    for module in (events_pb2, types_pb2, patch_pb2):
+        desc: Descriptor | None = module.DESCRIPTOR.message_types_by_name.get(message)
+        if desc is not None:
+            return desc
+    raise KeyError(f"no message {message!r} in the generated schema")
+
+
+def _number(message: str, field: str) -> int:
+    """The wire number of ``message.field`` (proto names), read from the descriptors."""
+    number: int = _descriptor(message).fields_by_name[field].number
+    return number
+
+
+def _payload(message: str, field: str) -> tuple[str, int]:
+    fd = _descriptor(message).fields_by_name[field]
+    return fd.json_name, fd.number
+
+
+# -- wire numbers of the special shapes (all read from the descriptors) -------------
+
+# The arm message's BaseEvent field, and BaseEvent.type (the EventType enum).
+BASE_EVENT_NUMBER: Final = _number("TextMessageStartEvent", "base_event")
+BASE_TYPE_NUMBER: Final = _number("BaseEvent", "type")
+
+# `content` of a chat message: its JSON type -> the field that carries it.
+MESSAGE_CONTENT: Final = MappingProxyType(
+    {
+        "str": _number("Message", "content"),
+        "list": _number("Message", "content_parts"),
+        "dict": _number("Message", "activity_content"),
+    }
+)
+# `content` of TOOL_CALL_RESULT: the same, a string or content parts.
+TOOL_RESULT_CONTENT: Final = MappingProxyType(
+    {
+        "str": _number("ToolCallResultEvent", "content"),
+        "list": _number("ToolCallResultEvent", "content_parts"),
+    }
+)
+
+# RUN_FINISHED outcome: the string field its `type` rides in, and per outcome type
+# the outcome key whose list rides in which wire field of RunFinishedEvent. Only the
+# payload of the named outcome is carried (the reference copies nothing else either).
+RUN_OUTCOME_NUMBER: Final = _number("RunFinishedEvent", "outcome")
 RUN_OUTCOME_PAYLOAD: Final = MappingProxyType(
     {
-        "success": ("pendingToolCallIds", 8),
-        "interrupt": ("interrupts", 6),
+        "success": _payload("RunFinishedEvent", "pending_tool_call_ids"),
+        "interrupt": _payload("RunFinishedEvent", "interrupts"),
         "cancelled": None,
     }
 )
 RUN_OUTCOME_REQUIRED: Final = MappingProxyType({"interrupt": ("interrupts",)})
 # SUBAGENT_FINISHED outcome: the same for SubagentFinishedEvent.
+SUBAGENT_OUTCOME_NUMBER: Final = _number("SubagentFinishedEvent", "outcome")
 SUBAGENT_OUTCOME_PAYLOAD: Final = MappingProxyType(
     {
         "success": None,
-        "suspended": ("interruptIds", 5),
+        "suspended": _payload("SubagentFinishedEvent", "interrupt_ids"),
     }
 )
 
-# The base fields every event carries in BaseEvent (field number there).
-BASE_FIELDS: Final = (
-    Field("timestamp", 2, Kind.INT64, presence=True),
-    Field("rawEvent", 3, Kind.VALUE, presence=True),
-    Field("metadata", 4, Kind.STRUCT, presence=True),
+# google.protobuf.Value / Struct / ListValue: a JSON value's carriers.
+_V = struct_pb2.Value.DESCRIPTOR.fields_by_name
+VALUE_NULL: Final[int] = _V["null_value"].number
+VALUE_NUMBER: Final[int] = _V["number_value"].number
+VALUE_STRING: Final[int] = _V["string_value"].number
+VALUE_BOOL: Final[int] = _V["bool_value"].number
+VALUE_STRUCT: Final[int] = _V["struct_value"].number
+VALUE_LIST: Final[int] = _V["list_value"].number
+STRUCT_FIELDS: Final[int] = struct_pb2.Struct.DESCRIPTOR.fields_by_name["fields"].number
+_ENTRY = struct_pb2.Struct.DESCRIPTOR.nested_types_by_name["FieldsEntry"].fields_by_name
+STRUCT_KEY: Final[int] = _ENTRY["key"].number  # in a Struct map entry
+STRUCT_VALUE: Final[int] = _ENTRY["value"].number
+LIST_VALUES: Final[int] = struct_pb2.ListValue.DESCRIPTOR.fields_by_name["values"].number
+del _V, _ENTRY
+
+# Protobuf wire types (the encoding, not the schema).
+WIRE_VARINT: Final = 0
+WIRE_I64: Final = 1
+WIRE_LEN: Final = 2
+WIRE_SGROUP: Final = 3
+WIRE_EGROUP: Final = 4
+WIRE_I32: Final = 5
+
+
+def wire_type(fd: FieldDescriptor) -> int:
+    """The wire type a (non-packed) field is written with."""
+    if fd.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FIXED64):
+        return WIRE_I64
+    if fd.type in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_FIXED32):
+        return WIRE_I32
+    if fd.type in (
+        FieldDescriptor.TYPE_STRING,
+        FieldDescriptor.TYPE_BYTES,
+        FieldDescriptor.TYPE_MESSAGE,
+    ):
+        return WIRE_LEN
+    return WIRE_VARINT
+
+
+# The wire type of each field kind (repeated fields are never packed here: only
+# strings and messages repeat).
+KIND_WIRE_TYPE: Final = MappingProxyType(
+    {
+        Kind.STRING: WIRE_LEN,
+        Kind.INT64: WIRE_VARINT,
+        Kind.BOOL: WIRE_VARINT,
+        Kind.VALUE: WIRE_LEN,
+        Kind.STRUCT: WIRE_LEN,
+        Kind.MESSAGE: WIRE_LEN,
+        Kind.PATCH_OP: WIRE_VARINT,
+    }
 )
+
+# Which wire type carries each Value kind field (null and bool are varints, the
+# number a double).
+VALUE_WIRE_TYPES: Final = MappingProxyType(
+    {fd.number: wire_type(fd) for fd in struct_pb2.Value.DESCRIPTOR.fields}
+)
+
+# -- limits --------------------------------------------------------------------------
+
+# JSON nesting levels (objects + arrays) a codec accepts by default, and the most a
+# caller may allow (every codec walks JSON on an explicit stack, so the limit is
+# about memory and time, not the C stack).
+DEFAULT_MAX_DEPTH: Final = 1024
+MAX_DEPTH_LIMIT: Final = 10_000
+# The binary framing: a 4-byte big-endian length before each ag_ui.Event.
+FRAME_HEADER_SIZE: Final = 4
+MAX_FRAME_PAYLOAD: Final = 2**32 - 1  # what the prefix can say
+# What @ag-ui/client 1.0.0 accepts: 4 + N <= 10 MiB; an SSE event the same size.
+DEFAULT_MAX_FRAME_SIZE: Final = 10 * 1024 * 1024 - FRAME_HEADER_SIZE
+DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
+# orjson's nesting limit (JSON objects + arrays), which the SSE codecs share.
+JSON_MAX_NESTING: Final = 1024
 
 # JSON integers must survive JS (Number.MAX_SAFE_INTEGER) and a double.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -322,37 +481,40 @@ def _spec_name(desc: Descriptor) -> str:
     return name.removeprefix("ag_ui.").replace(".", "_")
 
 
+def _field(fd: FieldDescriptor) -> Field:
+    kind, message = _kind(fd)
+    repeated = fd.is_repeated
+    assert fd.containing_type is not None
+    key = (fd.containing_type.name, fd.name)
+    if repeated:
+        required = key not in _OPTIONAL_REPEATED
+    elif key in _VARIANT_REQUIRED:
+        required = False
+    else:
+        # proto3 `optional` is JSON-optional; an implicit-presence scalar or a
+        # plain message field (snapshot, function, source...) is required.
+        required = not _is_proto3_optional(fd)
+    return Field(
+        name=fd.json_name,
+        number=fd.number,
+        kind=kind,
+        repeated=repeated,
+        presence=fd.has_presence and not repeated,
+        required=required,
+        nullable=key in NULLABLE,
+        message=message,
+        omit_empty=key in _OMIT_EMPTY,
+    )
+
+
 def _message_spec(desc: Descriptor) -> MessageSpec:
     special = _SPECIAL.get(desc.name, set())
-    fields = []
-    for fd in sorted(desc.fields, key=lambda f: f.number):
-        if fd.name in special or (fd.name == "base_event" and fd.number == 1):
-            continue
-        kind, message = _kind(fd)
-        repeated = fd.is_repeated
-        key = (desc.name, fd.name)
-        if repeated:
-            required = key not in _OPTIONAL_REPEATED
-        elif key in _VARIANT_REQUIRED:
-            required = False
-        else:
-            # proto3 `optional` is JSON-optional; an implicit-presence scalar or a
-            # plain message field (snapshot, function, source...) is required.
-            required = not _is_proto3_optional(fd)
-        fields.append(
-            Field(
-                name=fd.json_name,
-                number=fd.number,
-                kind=kind,
-                repeated=repeated,
-                presence=fd.has_presence and not repeated,
-                required=required,
-                nullable=key in NULLABLE,
-                message=message,
-                omit_empty=key in _OMIT_EMPTY,
-            )
-        )
-    return MessageSpec(_spec_name(desc), tuple(fields))
+    fields = tuple(
+        _field(fd)
+        for fd in sorted(desc.fields, key=lambda f: f.number)
+        if fd.name not in special and fd.name != "base_event"
+    )
+    return MessageSpec(_spec_name(desc), fields)
 
 
 def _is_proto3_optional(fd: FieldDescriptor) -> bool:
@@ -382,6 +544,9 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
     out: dict[str, EventSpec] = {}
     for value in type_enum.values:
         message = "".join(p.capitalize() for p in value.name.split("_")) + "Event"
+        base = _descriptor(message).fields_by_name.get("base_event")
+        if base is None or base.number != BASE_EVENT_NUMBER:
+            raise ImportError(f"{message} carries no base_event = {BASE_EVENT_NUMBER}")
         out[value.name] = EventSpec(
             type=value.name,
             arm=by_message[message],
@@ -392,12 +557,32 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
 
 
 MESSAGES: Final = MappingProxyType(_all_messages())
+# The base fields every event carries in BaseEvent besides `type`.
+BASE_FIELDS: Final = tuple(
+    _field(fd)
+    for fd in sorted(_descriptor("BaseEvent").fields, key=lambda f: f.number)
+    if fd.number != BASE_TYPE_NUMBER
+)
+# The outcome payload lists, as the fields they are written as: (number, key) -> Field.
+OUTCOME_FIELDS: Final = MappingProxyType(
+    {
+        (fd.number, fd.json_name): replace(_field(fd), required=False)
+        for message, field in (
+            ("RunFinishedEvent", "pending_tool_call_ids"),
+            ("RunFinishedEvent", "interrupts"),
+            ("SubagentFinishedEvent", "interrupt_ids"),
+        )
+        for fd in (_descriptor(message).fields_by_name[field],)
+    }
+)
 EVENTS: Final = MappingProxyType(_all_events(dict(MESSAGES)))
 EVENT_BY_ARM: Final = MappingProxyType({spec.arm: spec for spec in EVENTS.values()})
 EVENT_TYPES: Final = tuple(sorted(EVENTS, key=lambda t: EVENTS[t].type_value))
 
-if len(EVENTS) != 31 or sorted(EVENT_BY_ARM) != list(range(1, 32)):
-    raise ImportError("the generated schema does not have the 31 AG-UI 1.0 events")
+if len(EVENT_BY_ARM) != len(EVENTS) or len(EVENTS) != len(
+    events_pb2.DESCRIPTOR.message_types_by_name["Event"].fields
+):
+    raise ImportError("the generated schema pairs EventType values and Event arms badly")
 if not (
     ROLE_KEYS.keys() == ROLE_REQUIRED.keys() == ROLE_CONTENT.keys()
     and all(set(ROLE_REQUIRED[r]) <= set(keys) for r, keys in ROLE_KEYS.items())

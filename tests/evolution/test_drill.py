@@ -38,27 +38,9 @@ PROPERTIES: dict[str, tuple[str, str] | None] = {
     "normalize": ("cython", "normalize"),
 }
 
-_SCHEMA_31 = (
-    "issue 11 item 1: schema.py raises ImportError unless the schema has exactly 31 "
-    "event types, so nothing imports on the evolved tree"
-)
-_MESSAGE_DROP = (
-    "issue 11 item 1: the Cython encoder writes Message in hand-set field-number "
-    "ranges and silently drops Message.traceId"
-)
-# (variant, thing, property) -> why it fails on main today
-TODAY: dict[tuple[str, str, str], str] = {
-    **{
-        ("evolved", thing, prop): _SCHEMA_31
-        for thing in scratch.VARIANTS["evolved"][1]
-        for prop in PROPERTIES
-    },
-    **{
-        ("fields", thing, prop): _MESSAGE_DROP
-        for thing in ("message_field_in_snapshot", "message_field_in_run_input")
-        for prop in ("encode-cython", "same-bytes")
-    },
-}
+# (variant, thing, property) -> why it fails on main today (nothing, since issue 11
+# item 1 landed; an entry here is marked xfail(strict=True) with its reason)
+TODAY: dict[tuple[str, str, str], str] = {}
 
 
 def _cases() -> list[Any]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.evolution import evolve, scratch
 
 
@@ -24,11 +22,6 @@ def test_fast_refuses_to_import(drill: scratch.Drill) -> None:
     assert error.startswith("ImportError: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 item 1: the ImportError says 'a field number beyond the decoder's "
-    "tables', not which field",
-)
 def test_fast_import_error_names_the_field(drill: scratch.Drill) -> None:
     error = _loud(drill)["fast_import"] or ""
     assert any(s in error for s in ("far_away", "farAway", str(evolve.FAR_NUMBER))), error

@@ -104,11 +104,27 @@ cdef extern from *:
 ctypedef const unsigned char* _de_ptr
 
 cdef enum:
-    _DE_MAXF = 16
-    _DE_MAXNUM = 32         # field numbers 0..31 are tracked (Event arms go to 31)
+    _DE_MAXF = 32
+    _DE_MAXNUM = 64         # field numbers 0..63 are tracked (a uint64 mask of seen fields)
     _DE_MAXSPEC = 64
     _DE_KEEP_FRAMES = 4096  # frame stack kept between calls
     _DE_CACHE_MAX = 64      # longest string a field keeps for reuse
+
+# google.protobuf.Value / Struct / ListValue field numbers: compile-time constants
+# for the JSON walk's hot loops, held to agui_wire.schema by _de_init (ImportError
+# if they differ). A Value kind field number doubles as the kind of a container.
+cdef enum:
+    _DV_NULL = 1
+    _DV_NUMBER = 2
+    _DV_STRING = 3
+    _DV_BOOL = 4
+    _DV_STRUCT = 5
+    _DV_LIST = 6
+    _DV_MAX = 7             # Value kind numbers are below this
+    _DV_FIELDS = 1          # Struct.fields (map entries)
+    _DV_KEY = 1             # map entry key
+    _DV_VALUE = 2           # map entry value
+    _DV_VALUES = 1          # ListValue.values
 
 # how a message is built beyond its 1:1 fields
 cdef enum:
@@ -137,6 +153,7 @@ ctypedef struct _DeSpec:
     int maxnum
     signed char wanted[_DE_MAXNUM]  # wire type recorded per number, -1: skipped
     int special
+    int source                  # parts: the number of their `source` field (0: none)
     PyObject* type_name         # parts/sources/events: the JSON "type"
     PyObject* warning           # parts: the warning for an unknown source
     long type_value             # events: BaseEvent.type it must declare
@@ -169,11 +186,11 @@ ctypedef struct _DeFrame:       # an open JSON container being filled
     Py_ssize_t imore
     _de_ptr p                   # the span being read
     _de_ptr end
-    int kind                    # 5 Struct, 6 ListValue
+    int kind                    # _DV_STRUCT or _DV_LIST
     long level                  # its nesting level (root = 1)
 
 ctypedef struct _DeHead:        # what a Value holds
-    int kind                    # 0 no kind, 1 scalar in obj, 5/6 a container
+    int kind                    # 0 no kind, 1 scalar in obj, _DV_STRUCT/_DV_LIST a container
     PyObject* obj
     _de_ptr s                   # the container's body: one span ...
     _de_ptr e
@@ -210,15 +227,21 @@ ctypedef struct _DeState:
     PyObject* warns             # list of deferred warning texts, or NULL
 
 cdef _DeSpec _de_specs[_DE_MAXSPEC]
-cdef _DeSpec _de_events[32]     # by Event arm number
+cdef _DeSpec _de_events[_DE_MAXNUM]     # by Event arm number
 cdef _DeSpec _de_base           # BaseEvent
-cdef _DeSpec _de_envelope       # Event: arms 1..31
-cdef int _de_part_arm[8]        # InputContent arm -> spec id
-cdef int _de_source_arm[8]      # InputContentSource arm -> spec id
+cdef _DeSpec _de_envelope       # Event: its arms
+cdef int _de_part_arm[_DE_MAXNUM]       # InputContent arm -> spec id
+cdef int _de_source_arm[_DE_MAXNUM]     # InputContentSource arm -> spec id
+# wire numbers of the special shapes (agui_wire.schema, at import)
+cdef int _DE_N_BASE, _DE_N_TYPE         # the arm's base_event, BaseEvent.type
+cdef int _DE_N_TEXT, _DE_N_PARTS, _DE_N_MAP     # Message content carriers
+cdef int _DE_N_TR_TEXT, _DE_N_TR_PARTS          # TOOL_CALL_RESULT content carriers
+cdef int _DE_N_RUN_OUTCOME, _DE_N_RUN_IDS, _DE_N_RUN_INTERRUPTS
+cdef int _DE_N_SUB_OUTCOME, _DE_N_SUB_IDS
 cdef int _de_interrupt_id
 cdef int _de_part_union = 0     # spec id of InputContent
 cdef int _de_source_union = 0   # spec id of InputContentSource
-cdef signed char _DE_VWT[7]     # Value kind field -> its wire type
+cdef signed char _DE_VWT[_DV_MAX]   # Value kind field -> its wire type
 
 cdef list _de_keep = []
 cdef object _de_absent_obj = object()
@@ -226,6 +249,7 @@ cdef PyObject* _DE_ABSENT = <PyObject*>_de_absent_obj
 cdef object _de_empty = ""
 cdef PyObject* _DE_EMPTY = <PyObject*>_de_empty
 cdef PyObject* _de_ops[8]       # patch op names by enum value
+cdef int _de_nops = 0
 cdef PyObject* _DE_K_CONTENT
 cdef PyObject* _DE_K_ROLE
 cdef PyObject* _DE_K_SOURCE
@@ -242,7 +266,7 @@ cdef bint _de_main_busy = False
 cdef unsigned long long _de_fallbacks = 0
 
 # proto_reader's fault codes
-cdef long _DE_MAX_DEPTH = _de_py.MAX_DEPTH_LIMIT
+cdef long _DE_MAX_DEPTH = _de_schema.MAX_DEPTH_LIMIT
 cdef int _DF_WIRE = _de_py.FAULT_WIRE
 cdef int _DF_GROUP = _de_py.FAULT_GROUP
 cdef int _DF_UTF8 = _de_py.FAULT_UTF8
@@ -692,20 +716,20 @@ cdef void _de_unwind(_DeState* d, Py_ssize_t base) noexcept:
 cdef int _de_head_final(_DeState* d, int number, uint64_t v, _de_ptr s, _de_ptr e,
                         _DeHead* h) noexcept:
     h.more = NULL
-    if number >= 5:
+    if number == _DV_STRUCT or number == _DV_LIST:
         h.kind = number
         h.s = s
         h.e = e
         return 0
     h.kind = 1
-    if number == 1:
+    if number == _DV_NULL:
         h.obj = _DE_NONE            # null_value, whatever its varint says
         _de_incref(h.obj)
-    elif number == 2:
+    elif number == _DV_NUMBER:
         h.obj = _de_number(s)
-    elif number == 3:
+    elif number == _DV_STRING:
         h.obj = _de_text(d, s, e)
-    else:
+    else:                           # _DV_BOOL
         h.obj = _DE_TRUE if v else _DE_FALSE
         _de_incref(h.obj)
     return 0 if h.obj != NULL else -1
@@ -735,7 +759,7 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
             at = p
             if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
                 break
-            if 1 <= n <= 6 and wt == _DE_VWT[n]:
+            if 1 <= n < _DV_MAX and wt == _DE_VWT[n]:
                 spans[k].number = <int>n
                 spans[k].v = v
                 spans[k].s = fs
@@ -746,17 +770,17 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
         free(spans)
         return -1
     run = nk - 1
-    if spans[run].number >= 5:
+    if spans[run].number == _DV_STRUCT or spans[run].number == _DV_LIST:
         while run > 0 and spans[run - 1].number == spans[nk - 1].number:
             run -= 1
     for i in range(run):
-        if spans[i].number == 3:
+        if spans[i].number == _DV_STRING:
             t = _de_text(d, spans[i].s, spans[i].e)
             if t == NULL:
                 free(spans)
                 return -1
             _de_decref(t)
-        elif spans[i].number >= 5:
+        elif spans[i].number == _DV_STRUCT or spans[i].number == _DV_LIST:
             # replaced, still walked: a frame without a target
             if level + 1 > d.max_depth:
                 _de_fault(d, _DF_DEPTH, spans[i].at, NULL)
@@ -804,7 +828,7 @@ cdef inline int _de_head(_DeState* d, _DeBody body, long level, _DeHead* h) noex
             if _de_field(&p, end, &n, &wt, &v, &fs, &fe) < 0:
                 _de_wire_fault(d, at, end)
                 return -1
-            if 1 <= n <= 6 and wt == _DE_VWT[n]:
+            if 1 <= n < _DV_MAX and wt == _DE_VWT[n]:
                 nk += 1
                 ln = <int>n
                 lv = v
@@ -844,11 +868,11 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
             _de_wire_fault(d, at, e)
             return -1
         if wt == 2:
-            if n == 1:
+            if n == _DV_KEY:
                 nk += 1
                 ks = fs
                 ke = fe
-            elif n == 2:
+            elif n == _DV_VALUE:
                 nv += 1
                 one.s = fs
                 one.e = fe
@@ -859,7 +883,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
         if nk > 1:
             _de_iter(&it, _de_one(&whole, s, e))
             j = 0
-            while j < nk - 1 and _de_next(&it, 1, &fs, &fe):
+            while j < nk - 1 and _de_next(&it, _DV_KEY, &fs, &fe):
                 t = _de_text(d, fs, fe)
                 if t == NULL:
                     return -1
@@ -883,7 +907,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
         if values != NULL:
             _de_iter(&it, _de_one(&whole, s, e))
             j = 0
-            while j < nv and _de_next(&it, 2, &fs, &fe):
+            while j < nv and _de_next(&it, _DV_VALUE, &fs, &fe):
                 values[j].s = fs
                 values[j].e = fe
                 j += 1
@@ -928,19 +952,20 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
         if _de_field(&f.p, f.end, &n, &wt, &v, &s, &e) < 0:
             _de_wire_fault(d, at, f.end)
             return -1
-        if n != 1 or wt != 2:
-            continue            # not an entry/element: unknown, skipped
         kind = f.kind
+        if wt != 2 or n != <uint64_t>(_DV_FIELDS if kind == _DV_STRUCT else _DV_VALUES):
+            continue            # not an entry/element: unknown, skipped
         level = f.level
         target = f.target       # the frame keeps it alive while it is open
         key = NULL
-        if kind == 5:
+        if kind == _DV_STRUCT:
             if _de_entry(d, s, e, level, &key, &h) < 0:
                 return -1
         elif _de_head(d, _de_one(&one, s, e), level, &h) < 0:
             return -1
         # (f may have moved: _de_head may have pushed frames)
-        if h.kind >= 5 and level >= d.max_depth:
+        # h.kind > 1: a container (0 is no kind, 1 a scalar; _de_init checks)
+        if h.kind > 1 and level >= d.max_depth:
             _de_fault(d, _DF_DEPTH, at, NULL)     # a container nested deeper than max_depth
             _de_xdecref(key)
             free(h.more)
@@ -949,17 +974,17 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
             _de_xdecref(key)
             if h.kind == 1:
                 _de_decref(h.obj)
-            elif h.kind >= 5 and _de_push(d, NULL, h.kind, &h, level + 1) < 0:
+            elif h.kind > 1 and _de_push(d, NULL, h.kind, &h, level + 1) < 0:
                 return -1
             continue
         child = NULL
-        if h.kind >= 5:
-            child = _de_dict_new() if h.kind == 5 else _de_list_new(0)
+        if h.kind > 1:
+            child = _de_dict_new() if h.kind == _DV_STRUCT else _de_list_new(0)
             if child == NULL:
                 _de_xdecref(key)
                 free(h.more)
                 return -1
-        if kind == 5:
+        if kind == _DV_STRUCT:
             if h.kind == 0:
                 # a Value with no kind is undefined in JSON: the key goes
                 r = _de_dict_contains(target, key)
@@ -980,7 +1005,7 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
             r = _de_list_append(target, child)
         if r < 0:
             _de_xdecref(child)
-            if h.kind >= 5:
+            if h.kind > 1:
                 free(h.more)
             return -1
         if child != NULL and _de_push(d, child, h.kind, &h, level + 1) < 0:
@@ -1002,7 +1027,7 @@ cdef PyObject* _de_value(_DeState* d, _DeBody body) noexcept:
     elif h.kind == 1:
         r = h.obj
     else:
-        r = _de_dict_new() if h.kind == 5 else _de_list_new(0)
+        r = _de_dict_new() if h.kind == _DV_STRUCT else _de_list_new(0)
         if r == NULL:
             free(h.more)
             _de_unwind(d, base)
@@ -1041,7 +1066,7 @@ cdef PyObject* _de_struct(_DeState* d, _DeBody body) noexcept:
         for i in range(body.n):
             h.more[i] = body.spans[i]
     _de_incref(r)
-    if _de_push(d, r, 5, &h, 1) < 0:
+    if _de_push(d, r, _DV_STRUCT, &h, 1) < 0:
         _de_decref(r)
         return NULL
     if _de_run(d, base) < 0:
@@ -1056,7 +1081,7 @@ cdef PyObject* _de_struct(_DeState* d, _DeBody body) noexcept:
 cdef PyObject* _de_item(_DeState* d, _DeField* f, _de_ptr s, _de_ptr e) noexcept:
     # One element of a repeated field.
     cdef _DeRange one
-    if f.kind == 1:
+    if f.kind == _K_STRING:
         return _de_text(d, s, e)
     return _de_message(d, f.sub, _de_one(&one, s, e))
 
@@ -1096,25 +1121,25 @@ cdef PyObject* _de_field_value(_DeState* d, _DeField* f, _DeOcc* o, _DeBody body
             _de_decref(r)
             return NULL
         return r
-    if f.kind == 1:  # STRING
+    if f.kind == _K_STRING:
         return _de_last_text(d, o, body, f.number)
-    if f.kind == 2:  # INT64
+    if f.kind == _K_INT64:
         return _de_int(<long long>o.v)
-    if f.kind == 3:  # BOOL
+    if f.kind == _K_BOOL:
         r = _DE_TRUE if o.v else _DE_FALSE
         _de_incref(r)
         return r
-    if f.kind == 7:  # PATCH_OP: an int32 enum
+    if f.kind == _K_PATCH_OP:  # an int32 enum
         v32 = <int>(<uint32_t>o.v)
-        if 0 <= v32 < 6:
+        if 0 <= v32 < _de_nops:
             _de_incref(_de_ops[v32])
             return _de_ops[v32]
         return _de_op_text(v32)
     if _de_take(o, body, f.number, &one, &sub, &owned) < 0:
         return NULL
-    if f.kind == 4:
+    if f.kind == _K_VALUE:
         r = _de_value(d, sub)
-    elif f.kind == 5:
+    elif f.kind == _K_STRUCT:
         r = _de_struct(d, sub)
     else:
         r = _de_message(d, f.sub, sub)
@@ -1154,7 +1179,7 @@ cdef int _de_put(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody b
             elif f.dflt != NULL and _de_dict_set(out, f.key, f.dflt) < 0:
                 return -1
             continue
-        if f.kind == 1 and not f.repeated and occ[f.number].count == 1:
+        if f.kind == _K_STRING and not f.repeated and occ[f.number].count == 1:
             v = _de_cached_text(d, f, occ[f.number].s, occ[f.number].e)    # the common case
         else:
             v = _de_field_value(d, f, &occ[f.number], body)
@@ -1173,7 +1198,7 @@ cdef int _de_put(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody b
 cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
                            bint part) noexcept:
     """A oneof shown as a JSON union on "type": a content part or a source."""
-    cdef _DeOcc occ[8]
+    cdef _DeOcc occ[_DE_MAXNUM]
     cdef _DeOcc inner[_DE_MAXNUM]
     cdef uint64_t seen, iseen
     cdef int arm
@@ -1206,7 +1231,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
         free(owned)
         return NULL
     free(owned)
-    if part and sp.warning != NULL and (iseen >> 1) & 1 and _de_dict_contains(out, _DE_K_SOURCE) == 0:
+    if part and sp.source and (iseen >> sp.source) & 1 and _de_dict_contains(out, _DE_K_SOURCE) == 0:
         # the source names no kind this version knows: the part is dropped
         _de_decref(out)
         if _de_warn(d, sp.warning) < 0:
@@ -1264,20 +1289,19 @@ cdef int _de_content_fault(_DeState* d, PyObject* role, _DeBody body) noexcept:
     # proto_reader.content_forms words it, from where each content form starts
     if d.fault.code == 0:
         _de_fault(d, _DF_CONTENT, NULL, NULL)
-        d.fault.p1 = _de_tag_of(body, 3, 2, False)
-        d.fault.p2 = _de_tag_of(body, 8, 2, False)
-        d.fault.p3 = _de_tag_of(body, 13, 2, False)
+        d.fault.p1 = _de_tag_of(body, _DE_N_TEXT, 2, False)
+        d.fault.p2 = _de_tag_of(body, _DE_N_PARTS, 2, False)
+        d.fault.p3 = _de_tag_of(body, _DE_N_MAP, 2, False)
         _de_incref(role)
         d.fault.role = role
     return -1
 
 
 cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObject* out) noexcept:
-    """Message `content` from field 3, 8 or 13 as the role says
-    (proto_reader.chat_message)."""
-    cdef bint text = (seen >> 3) & 1
-    cdef bint parts = (seen >> 8) & 1
-    cdef bint act = (seen >> 13) & 1
+    """Message `content` from the carrier the role says (proto_reader.chat_message)."""
+    cdef bint text = (seen >> _DE_N_TEXT) & 1
+    cdef bint parts = (seen >> _DE_N_PARTS) & 1
+    cdef bint act = (seen >> _DE_N_MAP) & 1
     cdef bint uses_parts, uses_map
     cdef PyObject* role = _de_dict_get(out, _DE_K_ROLE)
     cdef PyObject* known
@@ -1302,11 +1326,13 @@ cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObjec
         uses_parts = parts
         uses_map = not uses_parts and act
     if text:
-        return _de_set(out, _DE_K_CONTENT, _de_last_text(d, &occ[3], body, 3))
+        return _de_set(out, _DE_K_CONTENT, _de_last_text(d, &occ[_DE_N_TEXT], body, _DE_N_TEXT))
     if uses_parts:
-        return _de_set(out, _DE_K_CONTENT, _de_parts(d, &occ[8], parts, body, 8))
+        return _de_set(
+            out, _DE_K_CONTENT, _de_parts(d, &occ[_DE_N_PARTS], parts, body, _DE_N_PARTS)
+        )
     if uses_map and act:
-        if _de_take(&occ[13], body, 13, &one, &sub, &owned) < 0:
+        if _de_take(&occ[_DE_N_MAP], body, _DE_N_MAP, &one, &sub, &owned) < 0:
             return -1
         r = _de_set(out, _DE_K_CONTENT, _de_struct(d, sub))
         free(owned)
@@ -1469,11 +1495,11 @@ cdef PyObject* _de_arm(_DeState* d, _DeSpec* sp, _DeBody body) noexcept:
     cdef PyObject* out
     if _de_scan(d, body, sp, occ, &seen) < 0:
         return NULL
-    if not (seen >> 1) & 1:
+    if not (seen >> _DE_N_BASE) & 1:
         _de_fault(d, _DF_NO_BASE, NULL, NULL)   # located by _de_event
         d.fault.a = <uint64_t>(sp - _de_events)
         return NULL
-    if _de_take(&occ[1], body, 1, &one, &base, &owned) < 0:
+    if _de_take(&occ[_DE_N_BASE], body, _DE_N_BASE, &one, &base, &owned) < 0:
         return NULL
     out = _de_arm_body(d, sp, occ, seen, body, base)
     free(owned)
@@ -1490,15 +1516,15 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
     cdef int r
     if _de_scan(d, base_body, &_de_base, base, &baseen) < 0:
         return NULL
-    if (baseen >> 1) & 1:
-        declared = <int>(<uint32_t>base[1].v)
+    if (baseen >> _DE_N_TYPE) & 1:
+        declared = <int>(<uint32_t>base[_DE_N_TYPE].v)
     if declared != sp.type_value:
         # the base event declares another type: located at its last type field, else
         # at the base event
-        if (baseen >> 1) & 1:
-            _de_fault(d, _DF_TYPE, _de_tag_of(base_body, 1, 0, True), NULL)
+        if (baseen >> _DE_N_TYPE) & 1:
+            _de_fault(d, _DF_TYPE, _de_tag_of(base_body, _DE_N_TYPE, 0, True), NULL)
         else:
-            _de_fault(d, _DF_TYPE, _de_tag_of(body, 1, 2, False), NULL)
+            _de_fault(d, _DF_TYPE, _de_tag_of(body, _DE_N_BASE, 2, False), NULL)
         d.fault.a = <uint64_t>(sp - _de_events)
         d.fault.b = <uint64_t>(<uint32_t>declared)
         return NULL
@@ -1509,20 +1535,22 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
     if r == 0:
         r = _de_put(d, sp, occ, seen, body, out)
     if r == 0 and sp.special == _DE_RUN_FINISHED:
-        r = _de_outcome(d, occ, seen, body, out, 5, 8, 6)
+        r = _de_outcome(d, occ, seen, body, out, _DE_N_RUN_OUTCOME, _DE_N_RUN_IDS,
+                        _DE_N_RUN_INTERRUPTS)
     elif r == 0 and sp.special == _DE_SUBAGENT_FINISHED:
-        r = _de_outcome(d, occ, seen, body, out, 4, 5, 0)
+        r = _de_outcome(d, occ, seen, body, out, _DE_N_SUB_OUTCOME, _DE_N_SUB_IDS, 0)
     elif r == 0 and sp.special == _DE_TOOL_CALL_RESULT:
-        if (seen >> 5) & 1:
-            if (seen >> 7) & 1:
+        if (seen >> _DE_N_TR_TEXT) & 1:
+            if (seen >> _DE_N_TR_PARTS) & 1:
                 # both string content and content parts
-                _de_fault(d, _DF_TOOL_RESULT, _de_tag_of(body, 7, 2, False), NULL)
+                _de_fault(d, _DF_TOOL_RESULT, _de_tag_of(body, _DE_N_TR_PARTS, 2, False), NULL)
                 r = -1
                 v = NULL
             else:
-                v = _de_last_text(d, &occ[5], body, 5)
+                v = _de_last_text(d, &occ[_DE_N_TR_TEXT], body, _DE_N_TR_TEXT)
         else:
-            v = _de_parts(d, &occ[7], (seen >> 7) & 1, body, 7)
+            v = _de_parts(d, &occ[_DE_N_TR_PARTS], (seen >> _DE_N_TR_PARTS) & 1, body,
+                          _DE_N_TR_PARTS)
         if r == 0:
             r = _de_set(out, _DE_K_CONTENT, v)
     if r == 0:
@@ -1807,6 +1835,7 @@ cdef void _de_fill(_DeSpec* sp, object fields, dict ids, int special, tuple extr
     sp.special = special
     sp.type_name = NULL
     sp.warning = NULL
+    sp.source = 0
     sp.type_value = 0
     sp.maxnum = 0
     for i in range(_DE_MAXNUM):
@@ -1828,15 +1857,22 @@ cdef void _de_fill(_DeSpec* sp, object fields, dict ids, int special, tuple extr
             fd.dflt = <PyObject*>dflt
         if f.repeated and f.message is not None and ids[f.message] in (_de_part_union, _de_source_union):
             raise ImportError("agui_wire._fast: a repeated field of unions is not supported")
-        wt = 0 if fd.kind in (2, 3, 7) else 2
-        _de_want(sp, f.number, wt)
+        if fd.kind not in _de_schema.KIND_WIRE_TYPE or (
+            f.repeated and fd.kind not in (_K_STRING, _K_MESSAGE)
+        ):
+            raise ImportError(f"agui_wire._fast: {f.name}: a field kind the decoder has no code for")
+        wt = _de_schema.KIND_WIRE_TYPE[f.kind]
+        _de_want(sp, f.number, wt, f.name)
     for number in extra:
         _de_want(sp, number, 2)
 
 
-cdef void _de_want(_DeSpec* sp, int number, int wt) except *:
+cdef void _de_want(_DeSpec* sp, int number, int wt, str name="") except *:
     if not 0 < number < _DE_MAXNUM:
-        raise ImportError("agui_wire._fast: a field number beyond the decoder's tables")
+        raise ImportError(
+            f"agui_wire._fast: field {name or '?'} = {number} is beyond the decoder's "
+            f"tables (numbers 1..{_DE_MAXNUM - 1}: a uint64 mask per message)"
+        )
     sp.wanted[number] = wt
     if number > sp.maxnum:
         sp.maxnum = number
@@ -1847,13 +1883,51 @@ cdef PyObject* _de_const(object value) except NULL:
     return <PyObject*>value
 
 
+cdef int _de_payload(object payload) except -1:
+    if payload is None:
+        raise ImportError("agui_wire._fast: an outcome the decoder expects has no payload list")
+    return payload[1]
+
+
 cdef void _de_init() except *:
-    global _de_part_union, _de_source_union, _de_interrupt_id
+    global _de_part_union, _de_source_union, _de_interrupt_id, _de_nops
     global _DE_K_CONTENT, _DE_K_ROLE, _DE_K_SOURCE, _DE_K_TYPE, _DE_K_OUTCOME
     global _DE_K_PENDING, _DE_K_INTERRUPTS, _DE_K_INTERRUPT_IDS, _DE_W_UNKNOWN_PART
+    global _DE_N_BASE, _DE_N_TYPE, _DE_N_TEXT, _DE_N_PARTS, _DE_N_MAP, _DE_N_TR_TEXT
+    global _DE_N_TR_PARTS, _DE_N_RUN_OUTCOME, _DE_N_RUN_IDS, _DE_N_RUN_INTERRUPTS
+    global _DE_N_SUB_OUTCOME, _DE_N_SUB_IDS
     cdef int i
     sc = _de_schema
     M = sc.MESSAGES
+    # the C constants of the JSON value walk, and the field kinds, against the schema
+    if (
+        (_DV_NULL, _DV_NUMBER, _DV_STRING, _DV_BOOL, _DV_STRUCT, _DV_LIST)
+        != (sc.VALUE_NULL, sc.VALUE_NUMBER, sc.VALUE_STRING, sc.VALUE_BOOL, sc.VALUE_STRUCT,
+            sc.VALUE_LIST)
+        or (_DV_FIELDS, _DV_KEY, _DV_VALUE, _DV_VALUES)
+        != (sc.STRUCT_FIELDS, sc.STRUCT_KEY, sc.STRUCT_VALUE, sc.LIST_VALUES)
+        or max(sc.VALUE_WIRE_TYPES) >= _DV_MAX
+        or (_K_STRING, _K_INT64, _K_BOOL, _K_VALUE, _K_STRUCT, _K_MESSAGE, _K_PATCH_OP)
+        != (sc.Kind.STRING, sc.Kind.INT64, sc.Kind.BOOL, sc.Kind.VALUE, sc.Kind.STRUCT,
+            sc.Kind.MESSAGE, sc.Kind.PATCH_OP)
+    ):
+        raise ImportError("agui_wire._fast: google.protobuf.Value or schema.Kind differ from the decoder's")
+    if AGW_DE_MAX_EXACT != sc.MAX_EXACT_INT:
+        raise ImportError("agui_wire._fast: the decoder's integer limit differs from the schema's")
+    _DE_N_BASE = sc.BASE_EVENT_NUMBER
+    _DE_N_TYPE = sc.BASE_TYPE_NUMBER
+    _DE_N_TEXT = sc.MESSAGE_CONTENT["str"]
+    _DE_N_PARTS = sc.MESSAGE_CONTENT["list"]
+    _DE_N_MAP = sc.MESSAGE_CONTENT["dict"]
+    _DE_N_TR_TEXT = sc.TOOL_RESULT_CONTENT["str"]
+    _DE_N_TR_PARTS = sc.TOOL_RESULT_CONTENT["list"]
+    _DE_N_RUN_OUTCOME = sc.RUN_OUTCOME_NUMBER
+    _DE_N_RUN_IDS = _de_payload(sc.RUN_OUTCOME_PAYLOAD["success"])
+    _DE_N_RUN_INTERRUPTS = _de_payload(sc.RUN_OUTCOME_PAYLOAD["interrupt"])
+    _DE_N_SUB_OUTCOME = sc.SUBAGENT_OUTCOME_NUMBER
+    _DE_N_SUB_IDS = _de_payload(sc.SUBAGENT_OUTCOME_PAYLOAD["suspended"])
+    if len(sc.PATCH_OPS) > 8:
+        raise ImportError("agui_wire._fast: more patch ops than the decoder holds")
     ids = {name: i for i, name in enumerate(M)}
     if len(ids) > _DE_MAXSPEC:
         raise ImportError("agui_wire._fast: more messages than the decoder holds")
@@ -1869,39 +1943,46 @@ cdef void _de_init() except *:
         elif name == "InputContentSource":
             _de_fill(&_de_specs[i], (), ids, _DS_SOURCE, tuple(a for a, _ in sc.SOURCE_ARMS.values()))
         elif name == "Message":
-            _de_fill(&_de_specs[i], spec.fields, ids, _DS_CHAT, (3, 8, 13))
+            _de_fill(&_de_specs[i], spec.fields, ids, _DS_CHAT, tuple(sc.MESSAGE_CONTENT.values()))
         else:
             _de_fill(&_de_specs[i], spec.fields, ids, _DS_PLAIN)
         if name in part_by_name:
             ptype = part_by_name[name]
             _de_specs[i].type_name = _de_const(_de_key(ptype))
-            if ptype != "text":
-                _de_specs[i].warning = _de_const(
-                    f"dropped a {ptype} content part whose source is of an unknown kind"
-                )
+            for f in spec.fields:
+                if f.name == "source":
+                    _de_specs[i].source = f.number
+                    _de_specs[i].warning = _de_const(
+                        f"dropped a {ptype} content part whose source is of an unknown kind"
+                    )
         if name in source_by_name:
             _de_specs[i].type_name = _de_const(_de_key(source_by_name[name]))
+    # (the arm numbers index these tables: _de_fill checked them above)
     for ptype, (arm, name) in sc.PART_ARMS.items():
         _de_part_arm[arm] = ids[name]
     for stype, (arm, name) in sc.SOURCE_ARMS.items():
         _de_source_arm[arm] = ids[name]
     # events
     specials = {
-        "RUN_FINISHED": (_DE_RUN_FINISHED, (5, 6, 8)),
-        "SUBAGENT_FINISHED": (_DE_SUBAGENT_FINISHED, (4, 5)),
-        "TOOL_CALL_RESULT": (_DE_TOOL_CALL_RESULT, (5, 7)),
+        "RUN_FINISHED": (_DE_RUN_FINISHED, (
+            _DE_N_RUN_OUTCOME, _DE_N_RUN_IDS, _DE_N_RUN_INTERRUPTS)),
+        "SUBAGENT_FINISHED": (_DE_SUBAGENT_FINISHED, (_DE_N_SUB_OUTCOME, _DE_N_SUB_IDS)),
+        "TOOL_CALL_RESULT": (_DE_TOOL_CALL_RESULT, (_DE_N_TR_TEXT, _DE_N_TR_PARTS)),
     }
     _de_fill(&_de_envelope, (), ids, _DS_PLAIN, tuple(sc.EVENT_BY_ARM))
     for arm, ev in sc.EVENT_BY_ARM.items():
         special, extra = specials.get(ev.type, (_DS_PLAIN, ()))
-        _de_fill(&_de_events[arm], ev.message.fields, ids, special, (1, *extra))
+        _de_fill(&_de_events[arm], ev.message.fields, ids, special, (_DE_N_BASE, *extra))
         _de_events[arm].type_name = _de_const(_de_key(ev.type))
         _de_events[arm].type_value = ev.type_value
     _de_fill(&_de_base, sc.BASE_FIELDS, ids, _DS_PLAIN)
-    _de_want(&_de_base, 1, 0)       # BaseEvent.type
+    _de_want(&_de_base, _DE_N_TYPE, sc.WIRE_VARINT)
     for i, op in enumerate(sc.PATCH_OPS):
         _de_ops[i] = _de_const(_de_key(op))
-    for number, wt in _de_py._VALUE_WIRE_TYPE.items():
+    _de_nops = len(sc.PATCH_OPS)
+    for i in range(_DV_MAX):
+        _DE_VWT[i] = -1
+    for number, wt in sc.VALUE_WIRE_TYPES.items():
         _DE_VWT[number] = wt
     for role, content in sc.ROLE_CONTENT.items():
         _de_roles[_de_key(role)] = (1 if "list" in content else 0) | (2 if "dict" in content else 0)

@@ -40,6 +40,7 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcpy
 
 import sys as _en_sys
+from operator import attrgetter as _en_attrgetter
 
 from agui_wire._codec import proto_writer as _en_py
 from agui_wire import schema as _en_schema
@@ -163,8 +164,10 @@ cdef inline int _en_lookup(_EnTable* t, PyObject* k) noexcept:
 
 
 cdef enum:
-    _EN_MAXF = 16           # 1:1 fields per message (Message has 10)
+    _EN_MAXF = 32           # fields per message, carriers included (Message has 13)
     _EN_MAXSPEC = 64        # message specs (schema.MESSAGES has 51)
+    _EN_MAXEVENTS = 64      # event types (AG-UI 1.0 has 31)
+    _EN_MAXPARTS = 16       # content part types, roles, outcome types, patch ops
     _EN_MAXSLOT = 64        # keys per index: slot masks are uint64
     _EN_BAIL = -1
     _EN_RETYPE = -2         # the event `type` is a str subclass: look it up in Python
@@ -180,6 +183,13 @@ cdef enum:
     _K_STRUCT = 5
     _K_MESSAGE = 6
     _K_PATCH_OP = 7
+    # the carriers of the special shapes (schema module doc), in the field table at
+    # their wire numbers: written when _EnSpecial says so
+    _K_CONTENT_STR = 16     # `content` when it is a string
+    _K_CONTENT_PARTS = 17   # `content` when it is an array of content parts
+    _K_CONTENT_MAP = 18     # `content` when it is an object (activity content)
+    _K_OUTCOME_TYPE = 19    # `outcome.type`
+    _K_OUTCOME_PAYLOAD = 20 # the outcome's payload list, when this field carries it
 
 # how a message spec is written beyond its 1:1 fields
 cdef enum:
@@ -235,6 +245,13 @@ ctypedef struct _EnOutcome:
     bint required
     _EnField field              # how the payload list is written
 
+ctypedef struct _EnSpecial:     # what the carrier fields of one message write
+    PyObject* content           # the `content` value ...
+    int carrier                 # ... and the _K_CONTENT_* field that writes it (0: none)
+    PyObject* otype             # outcome.type, or NULL
+    PyObject* payload           # the outcome's payload list, or NULL ...
+    _EnField* payload_field     # ... and how it is written (its number names its carrier)
+
 ctypedef struct _EnState:
     unsigned char* buf          # allocation; the output is [pos, end)
     unsigned char* end
@@ -250,12 +267,13 @@ ctypedef struct _EnState:
     Py_ssize_t pairs_cap
 
 cdef _EnSpec _en_specs[_EN_MAXSPEC]
-cdef _EnSpec _en_events[32]         # by index in _en_types
-cdef _EnSpec _en_base               # BaseEvent's three JSON fields (event slots)
-cdef _EnSpec _en_parts[8]           # content part variants (part slots)
-cdef _EnRole _en_roles[16]
-cdef _EnOutcome _en_outcomes[8]
-cdef uint64_t _en_op_required[8]
+cdef _EnSpec _en_events[_EN_MAXEVENTS]  # by index in _en_types
+cdef _EnSpec _en_base               # BaseEvent's JSON fields (event slots)
+cdef _EnSpec _en_parts[_EN_MAXPARTS]    # content part variants (part slots)
+cdef _EnRole _en_roles[_EN_MAXPARTS]
+cdef _EnOutcome _en_outcomes[_EN_MAXPARTS]
+cdef uint64_t _en_op_required[_EN_MAXPARTS]
+cdef _EnSpecial _en_plain           # all zero: no carrier writes
 
 cdef list _en_keep = []             # owns every object the C tables point to
 cdef _EnTable* _en_event_index      # every event key -> event slot
@@ -271,9 +289,11 @@ cdef _EnTable* _en_sub_outcomes     # SUBAGENT_FINISHED outcome type -> index in
 cdef dict _en_types_dict            # the same as _en_types, for the Python-level retype path
 cdef int _EV_TYPE, _EV_CONTENT, _EV_OUTCOME, _PART_TYPE, _SRC_TYPE, _OC_TYPE
 cdef int _MSG_ROLE, _MSG_CONTENT, _OP_SLOT
-cdef uint32_t _TAG_CONTENT_STR = (3 << 3) | 2     # Message.content
-cdef uint32_t _TAG_CONTENT_PARTS = (8 << 3) | 2   # Message.content_parts
-cdef uint32_t _TAG_ACTIVITY = (13 << 3) | 2       # Message.activity_content
+# one-byte tags of google.protobuf.Value/Struct/ListValue and BaseEvent (from
+# agui_wire.schema at import; _en_init checks each fits in one byte)
+cdef unsigned char _EN_T_NULL, _EN_T_NUMBER, _EN_T_STRING, _EN_T_BOOL, _EN_T_STRUCT, _EN_T_LIST
+cdef unsigned char _EN_T_FIELDS, _EN_T_KEY, _EN_T_VALUE, _EN_T_VALUES
+cdef unsigned char _EN_T_BASE_TYPE, _EN_T_BASE_EVENT
 
 cdef _EnState _en_main
 cdef bint _en_main_busy = False
@@ -368,14 +388,14 @@ cdef inline int _en_string(_EnState* e, PyObject* v, uint32_t tag, bint always) 
 
 
 cdef inline int _en_double(_EnState* e, double d) noexcept:
-    # Value.number_value: tag 0x11 and the little-endian IEEE bytes.
+    # Value.number_value: its tag and the little-endian IEEE bytes.
     cdef uint64_t bits
     cdef int i
     if _en_reserve(e, 9) < 0:
         return _EN_BAIL
     memcpy(&bits, &d, 8)
     e.pos -= 9
-    e.pos[0] = 0x11
+    e.pos[0] = _EN_T_NUMBER
     for i in range(8):
         e.pos[1 + i] = <unsigned char>(bits >> (8 * i))
     return 0
@@ -403,7 +423,7 @@ cdef inline int _en_scalar(_EnState* e, PyObject* v) noexcept:
         s = agw_utf8(v, &n)
         if s == NULL:
             return _EN_BAIL
-        return 1 if _en_bytes_field(e, s, n, 0x1A) == 0 else _EN_BAIL
+        return 1 if _en_bytes_field(e, s, n, _EN_T_STRING) == 0 else _EN_BAIL
     if _en_is_dict(v) or _en_is_list(v):
         return 0
     if _en_exact_float(v):
@@ -412,16 +432,16 @@ cdef inline int _en_scalar(_EnState* e, PyObject* v) noexcept:
             return _EN_BAIL
         return 1 if _en_double(e, d) == 0 else _EN_BAIL
     if v == _EN_NONE:
-        return 1 if _en_raw2(e, 0x08, 0x00) == 0 else _EN_BAIL
+        return 1 if _en_raw2(e, _EN_T_NULL, 0x00) == 0 else _EN_BAIL
     if v == _EN_TRUE:
-        return 1 if _en_raw2(e, 0x20, 0x01) == 0 else _EN_BAIL
+        return 1 if _en_raw2(e, _EN_T_BOOL, 0x01) == 0 else _EN_BAIL
     if v == _EN_FALSE:
-        return 1 if _en_raw2(e, 0x20, 0x00) == 0 else _EN_BAIL
+        return 1 if _en_raw2(e, _EN_T_BOOL, 0x00) == 0 else _EN_BAIL
     if _en_is_str(v):
         s = agw_utf8(v, &n)
         if s == NULL:
             return _EN_BAIL
-        return 1 if _en_bytes_field(e, s, n, 0x1A) == 0 else _EN_BAIL
+        return 1 if _en_bytes_field(e, s, n, _EN_T_STRING) == 0 else _EN_BAIL
     if _en_is_float(v):
         d = _en_float_value(v)
         if not isfinite(d):
@@ -567,18 +587,18 @@ cdef inline int _en_entry(_EnState* e, int kind, PyObject* key, Py_ssize_t mark)
             return _EN_BAIL
         _en_varint(e, <uint64_t>(_en_written(e) - mark))
         e.pos -= 1
-        e.pos[0] = 0x12
+        e.pos[0] = _EN_T_VALUE
         if n:
             e.pos -= n
             agw_copy(e.pos, s, n)
             _en_varint(e, <uint64_t>n)
             e.pos -= 1
-            e.pos[0] = 0x0A
+            e.pos[0] = _EN_T_KEY
     elif _en_reserve(e, 12) < 0:
         return _EN_BAIL
     _en_varint(e, <uint64_t>(_en_written(e) - mark))
     e.pos -= 1
-    e.pos[0] = 0x0A
+    e.pos[0] = _EN_T_FIELDS if kind == 5 else _EN_T_VALUES
     return 0
 
 
@@ -633,8 +653,8 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
         if e.nframes == base:
             if as_struct:
                 return 0
-            return _en_close(e, mark, 0x2A if kind == 5 else 0x32)
-        if _en_close(e, mark, 0x2A if kind == 5 else 0x32) < 0:
+            return _en_close(e, mark, _EN_T_STRUCT if kind == 5 else _EN_T_LIST)
+        if _en_close(e, mark, _EN_T_STRUCT if kind == 5 else _EN_T_LIST) < 0:
             return _EN_BAIL
         if _en_entry(e, e.frames[e.nframes - 1].kind, key, mark) < 0:
             return _EN_BAIL
@@ -747,26 +767,46 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
     return 0
 
 
+cdef int _en_special(_EnState* e, _EnField* f, _EnSpecial* x) noexcept:
+    """A carrier field of a special shape: written if `x` chose it."""
+    cdef Py_ssize_t mark
+    if f.kind == x.carrier:
+        if f.kind == _K_CONTENT_STR:
+            return _en_string(e, x.content, f.tag, True)
+        if f.kind == _K_CONTENT_PARTS:
+            return _en_content_parts(e, x.content, f.tag)
+        mark = _en_written(e)
+        if _en_json(e, x.content, True) < 0:
+            return _EN_BAIL
+        return _en_close(e, mark, f.tag)
+    if f.kind == _K_OUTCOME_TYPE and x.otype != NULL:
+        return _en_string(e, x.otype, f.tag, True)
+    if f.kind == _K_OUTCOME_PAYLOAD and x.payload != NULL and x.payload_field.number == f.number:
+        return _en_field(e, x.payload_field, x.payload)
+    return 0
+
+
 cdef int _en_fields(
     _EnState* e, _EnSpec* sp, PyObject** slots, uint64_t present, uint64_t required,
-    int lo, int hi
+    _EnSpecial* x
 ) noexcept:
-    """Write the 1:1 fields numbered lo..hi, in descending order. `required`
-    adds slots a discriminator (role, op) makes required."""
+    """Write the fields of `sp` in descending number: the 1:1 fields from
+    `slots`, the carriers of the special shapes as `x` says. `required` adds
+    slots a discriminator (role, op) makes required."""
     cdef int i
     cdef _EnField* f
     cdef PyObject* v
     for i in range(sp.nfields - 1, -1, -1):
         f = &sp.fields[i]
-        if f.number > hi:
+        if f.kind >= _K_CONTENT_STR:
+            if _en_special(e, f, x) < 0:
+                return _EN_BAIL
             continue
-        if f.number < lo:
-            break
         v = slots[f.slot] if (present >> f.slot) & 1 else NULL
         if v == NULL or v == _EN_NONE:
             if v != NULL and f.nullable:
                 # JSON null as a value: Value{null_value: 0}
-                if _en_raw2(e, 0x08, 0x00) < 0 or _en_close(e, _en_written(e) - 2, f.tag) < 0:
+                if _en_raw2(e, _EN_T_NULL, 0x00) < 0 or _en_close(e, _en_written(e) - 2, f.tag) < 0:
                     return _EN_BAIL
             elif f.required or (required >> f.slot) & 1:
                 return _EN_BAIL
@@ -803,7 +843,7 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
         if _en_extra(e, present, unmatched, sp.known):
             return _EN_BAIL
         mark = _en_written(e)
-        if _en_fields(e, sp, slots, present, 0, 0, 99) < 0:
+        if _en_fields(e, sp, slots, present, 0, &_en_plain) < 0:
             return _EN_BAIL
         if _en_close(e, mark, sp.arm_tag) < 0 or _en_close(e, mark, tag) < 0:
             return _EN_BAIL
@@ -819,8 +859,9 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     cdef int r
     cdef _EnRole* role
     cdef _EnSpec* variant
-    cdef int allowed = 7, content = 0
+    cdef int allowed = 7
     cdef bint content_required = False
+    cdef _EnSpecial x
     if not _en_is_dict(obj):
         return _EN_BAIL
     if _en_collect(obj, sp.index, slots, &present, &unmatched) < 0:
@@ -828,7 +869,7 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     if sp.special == _SP_PLAIN:
         if _en_extra(e, present, unmatched, sp.known):
             return _EN_BAIL
-        return _en_fields(e, sp, slots, present, 0, 0, 99)
+        return _en_fields(e, sp, slots, present, 0, &_en_plain)
     if sp.special == _SP_SOURCE:
         if not (present >> _SRC_TYPE) & 1 or not _en_is_exact_str(slots[_SRC_TYPE]):
             return _EN_BAIL
@@ -839,7 +880,7 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
         if _en_extra(e, present, unmatched, variant.known):
             return _EN_BAIL
         mark = _en_written(e)
-        if _en_fields(e, variant, slots, present, 0, 0, 99) < 0:
+        if _en_fields(e, variant, slots, present, 0, &_en_plain) < 0:
             return _EN_BAIL
         return _en_close(e, mark, variant.arm_tag)
     if sp.special == _SP_PATCH:
@@ -851,8 +892,8 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
                 required = _en_op_required[r]
         if _en_extra(e, present, unmatched, sp.known):
             return _EN_BAIL
-        return _en_fields(e, sp, slots, present, required, 0, 99)
-    # _SP_CHAT: `content` rides field 3, 8 or 13 as the role says
+        return _en_fields(e, sp, slots, present, required, &_en_plain)
+    # _SP_CHAT: `content` rides the carrier its JSON type names, if the role allows
     if (present >> _MSG_ROLE) & 1 and _en_is_str(slots[_MSG_ROLE]):
         if not _en_is_exact_str(slots[_MSG_ROLE]):
             return _EN_BAIL
@@ -865,30 +906,20 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     if _en_extra(e, present, unmatched, sp.known):
         return _EN_BAIL
     v = slots[_MSG_CONTENT] if (present >> _MSG_CONTENT) & 1 else NULL
+    x = _en_plain
+    x.content = v
     if v == NULL or v == _EN_NONE:
         if content_required:
             return _EN_BAIL
     elif _en_is_str(v) and allowed & 1:
-        content = 1
+        x.carrier = _K_CONTENT_STR
     elif (_en_is_list(v) or _en_is_tuple(v)) and allowed & 2:
-        content = 2
+        x.carrier = _K_CONTENT_PARTS
     elif _en_is_dict(v) and allowed & 4:
-        content = 4
+        x.carrier = _K_CONTENT_MAP
     else:
         return _EN_BAIL
-    if content == 4:
-        mark = _en_written(e)
-        if _en_json(e, v, True) < 0 or _en_close(e, mark, _TAG_ACTIVITY) < 0:
-            return _EN_BAIL
-    if _en_fields(e, sp, slots, present, required, 9, 12) < 0:
-        return _EN_BAIL
-    if content == 2 and _en_content_parts(e, v, _TAG_CONTENT_PARTS) < 0:
-        return _EN_BAIL
-    if _en_fields(e, sp, slots, present, required, 4, 7) < 0:
-        return _EN_BAIL
-    if content == 1 and _en_string(e, v, _TAG_CONTENT_STR, True) < 0:
-        return _EN_BAIL
-    return _en_fields(e, sp, slots, present, required, 1, 2)
+    return _en_fields(e, sp, slots, present, required, &x)
 
 
 cdef int _en_outcome(
@@ -942,7 +973,7 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
     cdef PyObject* payload = NULL
     cdef _EnOutcome* oc = NULL
     cdef _EnSpec* sp
-    cdef int content = 0
+    cdef _EnSpecial x = _en_plain
     if not _en_is_dict(event):
         return _EN_BAIL
     if _en_collect(event, _en_event_index, slots, &present, &unmatched) < 0:
@@ -966,24 +997,18 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
     if _en_extra(e, present, unmatched, sp.known):
         return _EN_BAIL
     mark_event = _en_written(e)
-    # the arm's fields, descending; the special ones where their numbers fall
+    # the arm's fields, descending; the carriers of its special shape among them
     if sp.special == _EV_TOOL_CALL_RESULT:
         v = slots[_EV_CONTENT] if (present >> _EV_CONTENT) & 1 else NULL
         if v == NULL or v == _EN_NONE:
             return _EN_BAIL
         if _en_is_str(v):
-            content = 1
+            x.carrier = _K_CONTENT_STR
         elif _en_is_list(v) or _en_is_tuple(v):
-            if _en_content_parts(e, v, (7 << 3) | 2) < 0:
-                return _EN_BAIL
+            x.carrier = _K_CONTENT_PARTS
         else:
             return _EN_BAIL
-        if _en_fields(e, sp, slots, present, 0, 6, 6) < 0:
-            return _EN_BAIL
-        if content and _en_string(e, v, (5 << 3) | 2, True) < 0:
-            return _EN_BAIL
-        if _en_fields(e, sp, slots, present, 0, 2, 4) < 0:
-            return _EN_BAIL
+        x.content = v
     elif sp.special == _EV_RUN_FINISHED or sp.special == _EV_SUBAGENT_FINISHED:
         v = slots[_EV_OUTCOME] if (present >> _EV_OUTCOME) & 1 else NULL
         if v != NULL and v != _EN_NONE:
@@ -992,38 +1017,22 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
                 &otype, &oc, &payload
             ) < 0:
                 return _EN_BAIL
-        if sp.special == _EV_RUN_FINISHED:
-            # 8 pendingToolCallIds, 7 usage, 6 interrupts, 5 outcome, 4..2
-            if payload != NULL and oc.field.number == 8 and _en_field(e, &oc.field, payload) < 0:
-                return _EN_BAIL
-            if _en_fields(e, sp, slots, present, 0, 7, 7) < 0:
-                return _EN_BAIL
-            if payload != NULL and oc.field.number == 6 and _en_field(e, &oc.field, payload) < 0:
-                return _EN_BAIL
-            if otype != NULL and _en_string(e, otype, (5 << 3) | 2, True) < 0:
-                return _EN_BAIL
-            if _en_fields(e, sp, slots, present, 0, 2, 4) < 0:
-                return _EN_BAIL
-        else:
-            # 5 interruptIds, 4 outcome, 3..2
-            if payload != NULL and _en_field(e, &oc.field, payload) < 0:
-                return _EN_BAIL
-            if otype != NULL and _en_string(e, otype, (4 << 3) | 2, True) < 0:
-                return _EN_BAIL
-            if _en_fields(e, sp, slots, present, 0, 2, 3) < 0:
-                return _EN_BAIL
-    elif _en_fields(e, sp, slots, present, 0, 2, 99) < 0:
+            x.otype = otype
+            if payload != NULL:
+                x.payload = payload
+                x.payload_field = &oc.field
+    if _en_fields(e, sp, slots, present, 0, &x) < 0:
         return _EN_BAIL
-    # base_event = 1, written even when empty
+    # base_event (the lowest number: checked at import), written even when empty
     mark_base = _en_written(e)
-    if present & _en_base.known and _en_fields(e, &_en_base, slots, present, 0, 2, 4) < 0:
+    if present & _en_base.known and _en_fields(e, &_en_base, slots, present, 0, &_en_plain) < 0:
         return _EN_BAIL
     if sp.type_value:
         if _en_reserve(e, 16) < 0:
             return _EN_BAIL
         _en_varint(e, sp.type_value)
-        _en_varint(e, 0x08)
-    if _en_close(e, mark_base, 0x0A) < 0:
+        _en_varint(e, _EN_T_BASE_TYPE)
+    if _en_close(e, mark_base, _EN_T_BASE_EVENT) < 0:
         return _EN_BAIL
     return _en_close(e, mark_event, sp.arm_tag)
 
@@ -1085,6 +1094,7 @@ cdef inline void _en_release(_EnState* e) noexcept:
     free(e)
 
 
+cdef long _EN_MAX_DEPTH_LIMIT = _en_schema.MAX_DEPTH_LIMIT
 cdef object _EN_DROP = "drop"       # the same interned objects as the defaults
 cdef object _EN_ERROR = "error"
 
@@ -1117,7 +1127,7 @@ cdef inline int _en_options(
     if not _en_is_exact_int(max_depth):
         return -1
     d = _en_long_overflow(max_depth, &overflow)
-    if overflow or d < 1 or d > 10000:
+    if overflow or d < 1 or d > _EN_MAX_DEPTH_LIMIT:
         return -1
     depth[0] = d
     return flags
@@ -1367,8 +1377,28 @@ cdef class FrameEncoder:
 
 # -- tables from agui_wire.schema ----------------------------------------------------
 
-cdef uint32_t _en_wire_type(int kind):
-    return 0 if kind in (_K_INT64, _K_BOOL, _K_PATCH_OP) else 2
+cdef uint32_t _en_wire_type(int kind) except? 0:
+    if kind >= _K_CONTENT_STR:
+        return _en_schema.WIRE_LEN     # every carrier is length-delimited
+    return _en_schema.KIND_WIRE_TYPE[_en_schema.Kind(kind)]
+
+
+cdef unsigned char _en_tag1(int number, int wire_type) except? 0:
+    # A tag the writer stores as one byte.
+    cdef int tag = (number << 3) | wire_type
+    if not 0 < tag < 0x80:
+        raise ImportError(f"agui_wire._fast: tag {tag:#x} is not one byte, as the encoder writes it")
+    return <unsigned char>tag
+
+
+cdef tuple _en_with(object fields, object carriers):
+    """`fields` and the carriers of a special shape ((number, kind, JSON key) each,
+    as fields whose kind says what they write), ascending by number."""
+    extra = [_en_schema.Field(key, number, kind) for number, kind, key in carriers]
+    out = tuple(sorted([*fields, *extra], key=_en_attrgetter("number")))
+    if len({f.number for f in out}) != len(out):
+        raise ImportError("agui_wire._fast: two fields of a message share a number")
+    return out
 
 
 cdef object _en_key(str name):
@@ -1377,7 +1407,20 @@ cdef object _en_key(str name):
     return key
 
 
+cdef list _en_outcome_carriers(int number, object payloads):
+    # an outcome's type string and the payload lists it may carry
+    return [(number, _K_OUTCOME_TYPE, "outcome")] + [
+        (p[1], _K_OUTCOME_PAYLOAD, "outcome") for p in payloads.values() if p is not None
+    ]
+
+
 cdef void _en_fill_field(_EnField* fd, object f, dict index, dict spec_ids) except *:
+    if f.kind < _K_CONTENT_STR and f.kind not in _en_schema.KIND_WIRE_TYPE:
+        raise ImportError(f"agui_wire._fast: {f.name}: a field kind the encoder has no code for")
+    if f.repeated and f.kind not in (_K_STRING, _K_MESSAGE):
+        raise ImportError(f"agui_wire._fast: {f.name}: a repeated field of a kind the encoder has no code for")
+    if not 0 < f.number < (1 << 29):
+        raise ImportError(f"agui_wire._fast: {f.name}: field number {f.number} out of range")
     key = _en_key(f.name)       # kept alive by _en_keep
     fd.key = <PyObject*>key
     fd.number = f.number
@@ -1465,9 +1508,37 @@ cdef void _en_init() except *:
     global _en_run_outcomes, _en_sub_outcomes, _en_types_dict
     global _EV_TYPE, _EV_CONTENT, _EV_OUTCOME, _PART_TYPE, _SRC_TYPE, _OC_TYPE
     global _MSG_ROLE, _MSG_CONTENT, _OP_SLOT
+    global _EN_T_NULL, _EN_T_NUMBER, _EN_T_STRING, _EN_T_BOOL, _EN_T_STRUCT, _EN_T_LIST
+    global _EN_T_FIELDS, _EN_T_KEY, _EN_T_VALUE, _EN_T_VALUES, _EN_T_BASE_TYPE, _EN_T_BASE_EVENT
     cdef int i
     sc = _en_schema
     M = sc.MESSAGES
+    if AGW_MAX_EXACT != sc.MAX_EXACT_INT or AGW_MAX_SAFE != sc.MAX_SAFE_INTEGER \
+            or AGW_U32_MAX != sc.MAX_FRAME_PAYLOAD:
+        raise ImportError("agui_wire._fast: the encoder's integer limits differ from the schema's")
+    _EN_T_NULL = _en_tag1(sc.VALUE_NULL, sc.WIRE_VARINT)
+    _EN_T_NUMBER = _en_tag1(sc.VALUE_NUMBER, sc.WIRE_I64)
+    _EN_T_STRING = _en_tag1(sc.VALUE_STRING, sc.WIRE_LEN)
+    _EN_T_BOOL = _en_tag1(sc.VALUE_BOOL, sc.WIRE_VARINT)
+    _EN_T_STRUCT = _en_tag1(sc.VALUE_STRUCT, sc.WIRE_LEN)
+    _EN_T_LIST = _en_tag1(sc.VALUE_LIST, sc.WIRE_LEN)
+    _EN_T_FIELDS = _en_tag1(sc.STRUCT_FIELDS, sc.WIRE_LEN)
+    _EN_T_KEY = _en_tag1(sc.STRUCT_KEY, sc.WIRE_LEN)
+    _EN_T_VALUE = _en_tag1(sc.STRUCT_VALUE, sc.WIRE_LEN)
+    _EN_T_VALUES = _en_tag1(sc.LIST_VALUES, sc.WIRE_LEN)
+    _EN_T_BASE_TYPE = _en_tag1(sc.BASE_TYPE_NUMBER, sc.WIRE_VARINT)
+    _EN_T_BASE_EVENT = _en_tag1(sc.BASE_EVENT_NUMBER, sc.WIRE_LEN)
+    # the base event is written last, backwards: it must be the lowest field
+    if any(f.number <= sc.BASE_TYPE_NUMBER for f in sc.BASE_FIELDS) or any(
+        f.number <= sc.BASE_EVENT_NUMBER for ev in sc.EVENTS.values() for f in ev.message.fields
+    ):
+        raise ImportError("agui_wire._fast: the base event (or its type) is not the lowest field")
+    if not (
+        len(sc.EVENTS) <= _EN_MAXEVENTS and len(sc.PART_ARMS) <= _EN_MAXPARTS
+        and len(sc.ROLE_REQUIRED) <= _EN_MAXPARTS and len(sc.PATCH_OPS) <= _EN_MAXPARTS
+        and len(sc.RUN_OUTCOME_PAYLOAD) + len(sc.SUBAGENT_OUTCOME_PAYLOAD) <= _EN_MAXPARTS
+    ):
+        raise ImportError("agui_wire._fast: more event types, parts, roles, ops or outcomes than the encoder holds")
     source_names = {name for _, name in sc.SOURCE_ARMS.values()}
     part_names = {name for _, name in sc.PART_ARMS.values()}
     # spec ids first: fields refer to one another by id
@@ -1484,7 +1555,12 @@ cdef void _en_init() except *:
         spec = M[name]
         if name == "Message":
             index = _en_index([f.name for f in spec.fields] + ["content"])
-            _en_fill(&_en_specs[i], spec.fields, index, spec_ids, _SP_CHAT, ("content",))
+            carriers = _en_with(spec.fields, [
+                (sc.MESSAGE_CONTENT["str"], _K_CONTENT_STR, "content"),
+                (sc.MESSAGE_CONTENT["list"], _K_CONTENT_PARTS, "content"),
+                (sc.MESSAGE_CONTENT["dict"], _K_CONTENT_MAP, "content"),
+            ])
+            _en_fill(&_en_specs[i], carriers, index, spec_ids, _SP_CHAT, ("content",))
             _MSG_ROLE = index["role"]
             _MSG_CONTENT = index["content"]
             message_index = index
@@ -1548,17 +1624,22 @@ cdef void _en_init() except *:
     _EV_CONTENT = event_index["content"]
     _en_fill(&_en_base, sc.BASE_FIELDS, event_index, spec_ids, _SP_PLAIN)
     specials = {
-        "RUN_FINISHED": (_EV_RUN_FINISHED, ("outcome",)),
-        "SUBAGENT_FINISHED": (_EV_SUBAGENT_FINISHED, ("outcome",)),
-        "TOOL_CALL_RESULT": (_EV_TOOL_CALL_RESULT, ("content",)),
+        "RUN_FINISHED": (_EV_RUN_FINISHED, ("outcome",), _en_outcome_carriers(
+            sc.RUN_OUTCOME_NUMBER, sc.RUN_OUTCOME_PAYLOAD)),
+        "SUBAGENT_FINISHED": (_EV_SUBAGENT_FINISHED, ("outcome",), _en_outcome_carriers(
+            sc.SUBAGENT_OUTCOME_NUMBER, sc.SUBAGENT_OUTCOME_PAYLOAD)),
+        "TOOL_CALL_RESULT": (_EV_TOOL_CALL_RESULT, ("content",), [
+            (sc.TOOL_RESULT_CONTENT["str"], _K_CONTENT_STR, "content"),
+            (sc.TOOL_RESULT_CONTENT["list"], _K_CONTENT_PARTS, "content"),
+        ]),
     }
     types = {}
     for i, etype in enumerate(sc.EVENT_TYPES):
         ev = E[etype]
-        special, more = specials.get(etype, (_SP_PLAIN, ()))
+        special, more, carriers = specials.get(etype, (_SP_PLAIN, (), ()))
         _en_fill(
-            &_en_events[i], ev.message.fields, event_index, spec_ids, special,
-            ("type", *base_names, *more),
+            &_en_events[i], _en_with(ev.message.fields, carriers), event_index, spec_ids,
+            special, ("type", *base_names, *more),
         )
         _en_events[i].arm_tag = (<uint32_t>ev.arm << 3) | 2
         _en_events[i].type_value = ev.type_value
@@ -1567,7 +1648,10 @@ cdef void _en_init() except *:
     _en_types_dict = types
     _en_event_index = _en_table(event_index)
     # outcomes: the payload list of each outcome type, as proto_writer writes it
-    outcome_index = _en_index(["type", "pendingToolCallIds", "interrupts", "interruptIds"])
+    outcome_index = _en_index(["type"] + sorted({
+        p[0] for payloads in (sc.RUN_OUTCOME_PAYLOAD, sc.SUBAGENT_OUTCOME_PAYLOAD)
+        for p in payloads.values() if p is not None
+    }))
     _OC_TYPE = outcome_index["type"]
     _en_outcome_index = _en_table(outcome_index)
     n = 0
@@ -1585,7 +1669,7 @@ cdef void _en_init() except *:
                 _en_outcomes[n].slot = outcome_index[key]
                 _en_outcomes[n].required = key in required.get(otype, ())
                 _en_fill_field(
-                    &_en_outcomes[n].field, _en_py._OUTCOME_FIELDS[number, key], outcome_index,
+                    &_en_outcomes[n].field, sc.OUTCOME_FIELDS[number, key], outcome_index,
                     spec_ids,
                 )
             table[_en_key(otype)] = n

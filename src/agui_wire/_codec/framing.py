@@ -44,6 +44,7 @@ from struct import Struct
 from typing import Final
 
 from ..errors import DecodeError, EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
+from ..schema import DEFAULT_MAX_FRAME_SIZE, FRAME_HEADER_SIZE, MAX_FRAME_PAYLOAD
 
 __all__ = [
     "DEFAULT_MAX_FRAME_SIZE",
@@ -54,11 +55,10 @@ __all__ = [
     "frame",
 ]
 
-HEADER_SIZE: Final = 4
+HEADER_SIZE: Final = FRAME_HEADER_SIZE
 # The largest length a 4-byte prefix can declare.
-MAX_FRAME_SIZE: Final = 0xFFFFFFFF
-# Largest payload the reference client accepts: it refuses 4 + N > 10 MiB.
-DEFAULT_MAX_FRAME_SIZE: Final = 10 * 1024 * 1024 - HEADER_SIZE
+MAX_FRAME_SIZE: Final = MAX_FRAME_PAYLOAD
+# (DEFAULT_MAX_FRAME_SIZE, what the reference client accepts, is schema's.)
 # Payloads at least this long that sit inside an immutable bytes chunk are handed
 # back as memoryviews instead of copies.
 ZERO_COPY_MIN: Final = 2048

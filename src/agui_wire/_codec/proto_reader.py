@@ -34,15 +34,39 @@ from typing import Any, Final
 
 from ..errors import DecodeError, LimitExceeded, UnknownEventError, UnknownPartWarning
 from ..schema import (
+    BASE_EVENT_NUMBER,
     BASE_FIELDS,
+    BASE_TYPE_NUMBER,
+    DEFAULT_MAX_DEPTH,
     EVENT_BY_ARM,
     EVENT_TYPES,
     EVENTS,
+    KIND_WIRE_TYPE,
+    LIST_VALUES,
+    MAX_DEPTH_LIMIT,
+    MESSAGE_CONTENT,
     MESSAGES,
     PART_ARMS,
     PATCH_OPS,
     ROLE_CONTENT,
+    RUN_OUTCOME_NUMBER,
+    RUN_OUTCOME_PAYLOAD,
     SOURCE_ARMS,
+    STRUCT_FIELDS,
+    STRUCT_KEY,
+    STRUCT_VALUE,
+    SUBAGENT_OUTCOME_NUMBER,
+    SUBAGENT_OUTCOME_PAYLOAD,
+    TOOL_RESULT_CONTENT,
+    VALUE_LIST,
+    VALUE_NULL,
+    VALUE_NUMBER,
+    VALUE_STRING,
+    VALUE_STRUCT,
+    VALUE_WIRE_TYPES,
+    WIRE_LEN,
+    WIRE_SGROUP,
+    WIRE_VARINT,
     Field,
     Kind,
     MessageSpec,
@@ -51,8 +75,11 @@ from ..schema import (
 
 __all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_LIMIT", "check_max_depth", "decode_payload"]
 
-DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
-MAX_DEPTH_LIMIT: Final = 10_000
+
+def _payload_number(payload: tuple[str, int] | None) -> int:
+    assert payload is not None
+    return payload[1]
+
 
 _unpack_double = struct.Struct("<d").unpack_from
 _TYPE_BY_VALUE: Final = {EVENTS[t].type_value: t for t in EVENT_TYPES}
@@ -61,6 +88,24 @@ _SOURCE_BY_ARM: Final = {arm: (stype, name) for stype, (arm, name) in SOURCE_ARM
 _PARTS_ROLES: Final = frozenset(r for r, c in ROLE_CONTENT.items() if "list" in c)
 _MAP_ROLES: Final = frozenset(r for r, c in ROLE_CONTENT.items() if "dict" in c)
 _BASE: Final = MessageSpec("BaseEvent", BASE_FIELDS)
+# What head() says a Value holds: no kind, a scalar, or a container (whose code is
+# the Value field it rides in, VALUE_STRUCT or VALUE_LIST).
+_NO_KIND: Final = 0
+_SCALAR: Final = 1
+_CONTAINERS: Final = frozenset({VALUE_STRUCT, VALUE_LIST})
+assert not _CONTAINERS & {_NO_KIND, _SCALAR}
+# the field of a Struct (its map entries) or ListValue (its values)
+_ENTRY_NUMBER: Final = {VALUE_STRUCT: STRUCT_FIELDS, VALUE_LIST: LIST_VALUES}
+_RUN_IDS: Final = _payload_number(RUN_OUTCOME_PAYLOAD["success"])
+_RUN_INTERRUPTS: Final = _payload_number(RUN_OUTCOME_PAYLOAD["interrupt"])
+_SUBAGENT_IDS: Final = _payload_number(SUBAGENT_OUTCOME_PAYLOAD["suspended"])
+# the `source` field of each content part that has one
+_PART_SOURCE: Final = {
+    ptype: f.number
+    for ptype, (_, name) in PART_ARMS.items()
+    for f in MESSAGES[name].fields
+    if f.name == "source"
+}
 
 # An occurrence of a field: (wire_type, value, offset). value is an int for
 # varints, (start, end) into the buffer for length-delimited fields, and the raw
@@ -339,7 +384,7 @@ class _Frame:
 
     def __init__(self, target: Any, kind: int, spans: _Spans, level: int) -> None:
         self.target = target
-        self.kind = kind  # 5 Struct, 6 ListValue
+        self.kind = kind  # VALUE_STRUCT or VALUE_LIST
         self.spans = spans
         self.i = 1
         self.pos, self.end = spans[0]
@@ -367,7 +412,7 @@ class _Reader:
             while pos < end:
                 at = pos
                 number, wt, value, pos = read_field(buf, at, end)
-                if wt == 3:
+                if wt == WIRE_SGROUP:
                     continue  # a group: unknown, skipped
                 occ = fields.get(number)
                 if occ is None:
@@ -398,7 +443,7 @@ class _Reader:
         """Set the 1:1 JSON keys of ``spec`` in ``out`` from the scanned ``fields``."""
         for f in spec.fields:
             occs = fields.get(f.number)
-            wanted = _WIRE_TYPE[f.kind]
+            wanted = KIND_WIRE_TYPE[f.kind]
             if occs is not None:
                 occs = [o for o in occs if o[0] == wanted]
             if not occs:
@@ -460,40 +505,40 @@ class _Reader:
     # without a target and walked after the value that replaced it.
 
     def head(self, spans: _Spans, level: int, stack: list[_Frame]) -> tuple[int, Any]:
-        """What a ``Value`` body holds: (0, None) no kind; (1, scalar); (5, spans)
-        a Struct body; (6, spans) a ListValue body. ``level``: the nesting of the
-        container the Value sits in (0 at the top)."""
+        """What a ``Value`` body holds: (_NO_KIND, None); (_SCALAR, scalar);
+        (VALUE_STRUCT, spans) a Struct body; (VALUE_LIST, spans) a ListValue body.
+        ``level``: the nesting of the container the Value sits in (0 at the top)."""
         buf = self.buf
         kinds: list[tuple[int, Any, int]] = []
         for pos, end in spans:
             while pos < end:
                 at = pos
                 number, wt, value, pos = read_field(buf, at, end)
-                if 1 <= number <= 6 and wt == _VALUE_WIRE_TYPE[number]:
+                if wt == VALUE_WIRE_TYPES.get(number):
                     kinds.append((number, value, at))
         if not kinds:
-            return 0, None
+            return _NO_KIND, None
         last, value, _ = kinds[-1]
         run = len(kinds) - 1
-        if last >= 5:
+        if last in _CONTAINERS:
             while run > 0 and kinds[run - 1][0] == last:
                 run -= 1
         for number, replaced, where in kinds[:run]:
-            if number == 3:
+            if number == VALUE_STRING:
                 self.text(replaced)
-            elif number >= 5:
+            elif number in _CONTAINERS:
                 if level + 1 > self.max_depth:
                     raise too_deep(self.max_depth, where)
                 stack.append(_Frame(None, number, (replaced,), level + 1))
-        if last >= 5:
+        if last in _CONTAINERS:
             return last, tuple(v for _, v, _ in kinds[run:])
-        if last == 1:
-            return 1, None
-        if last == 2:
-            return 1, _number(value)
-        if last == 3:
-            return 1, self.text(value)
-        return 1, value != 0
+        if last == VALUE_NULL:
+            return _SCALAR, None
+        if last == VALUE_NUMBER:
+            return _SCALAR, _number(value)
+        if last == VALUE_STRING:
+            return _SCALAR, self.text(value)
+        return _SCALAR, value != 0  # VALUE_BOOL
 
     def entry(
         self, span: tuple[int, int], level: int, stack: list[_Frame]
@@ -506,10 +551,10 @@ class _Reader:
         values: list[tuple[int, int]] = []
         while pos < end:
             number, wt, value, pos = read_field(buf, pos, end)
-            if wt == 2:
-                if number == 1:
+            if wt == WIRE_LEN:
+                if number == STRUCT_KEY:
                     keys.append(value)
-                elif number == 2:
+                elif number == STRUCT_VALUE:
                     values.append(value)
         key = ""
         if keys:
@@ -517,7 +562,7 @@ class _Reader:
                 self.text(k)
             key = self.text(keys[-1])
         if not values:
-            return key, (0, None)
+            return key, (_NO_KIND, None)
         return key, self.head(tuple(values), level, stack)
 
     def run(self, stack: list[_Frame]) -> None:
@@ -535,49 +580,52 @@ class _Reader:
                 continue
             at = f.pos
             number, wt, value, f.pos = read_field(buf, at, f.end)
-            if number != 1 or wt != 2:
+            if wt != WIRE_LEN or number != (
+                STRUCT_FIELDS if f.kind == VALUE_STRUCT else LIST_VALUES
+            ):
                 continue  # not an entry/element: unknown, skipped
             kind, level, target = f.kind, f.level, f.target
             key = ""
-            if kind == 5:
+            if kind == VALUE_STRUCT:
                 key, (hkind, payload) = self.entry(value, level, stack)
             else:
                 hkind, payload = self.head((value,), level, stack)
-            if hkind >= 5 and level >= max_depth:
+            container = hkind in _CONTAINERS
+            if container and level >= max_depth:
                 raise too_deep(max_depth, at)
             if target is None:
-                if hkind >= 5:
+                if container:
                     stack.append(_Frame(None, hkind, payload, level + 1))
                 continue
             child: Any = None
-            if hkind >= 5:
-                child = {} if hkind == 5 else []
-            if kind == 5:
-                if hkind == 0:
+            if container:
+                child = {} if hkind == VALUE_STRUCT else []
+            if kind == VALUE_STRUCT:
+                if hkind == _NO_KIND:
                     target.pop(key, None)  # a Value with no kind is undefined in JSON
                 else:
-                    target[key] = payload if hkind == 1 else child
+                    target[key] = payload if hkind == _SCALAR else child
             else:
-                target.append(payload if hkind <= 1 else child)
+                target.append(child if container else payload)
             if child is not None:
                 stack.append(_Frame(child, hkind, payload, level + 1))
 
     def value(self, spans: _Spans) -> Any:
         stack: list[_Frame] = []
         kind, payload = self.head(spans, 0, stack)
-        if kind == 0:
+        if kind == _NO_KIND:
             result: Any = _ABSENT
-        elif kind == 1:
+        elif kind == _SCALAR:
             result = payload
         else:
-            result = {} if kind == 5 else []
+            result = {} if kind == VALUE_STRUCT else []
             stack.append(_Frame(result, kind, payload, 1))
         self.run(stack)
         return result
 
     def struct(self, spans: _Spans) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        self.run([_Frame(result, 5, spans, 1)])
+        self.run([_Frame(result, VALUE_STRUCT, spans, 1)])
         return result
 
     # -- the special shapes ----------------------------------------------------------
@@ -585,7 +633,9 @@ class _Reader:
     def oneof(
         self, fields: dict[int, list[_Occ]], arms: Any, which: int
     ) -> tuple[int, list[_Occ]] | None:
-        present = [(n, [o for o in fields[n] if o[0] == 2]) for n in sorted(fields) if n in arms]
+        present = [
+            (n, [o for o in fields[n] if o[0] == WIRE_LEN]) for n in sorted(fields) if n in arms
+        ]
         present = [(n, occs) for n, occs in present if occs]
         if len(present) > 1:
             raise two_arms(which, [n for n, _ in present], present[1][1][0][2])
@@ -611,7 +661,12 @@ class _Reader:
         out: dict[str, Any] = {"type": ptype}
         body = self.scan(self.spans(arm[1]))
         self.put_fields(MESSAGES[name], body, out)
-        if ptype != "text" and "source" not in out and any(o[0] == 2 for o in body.get(1, ())):
+        source = _PART_SOURCE.get(ptype)
+        if (
+            source is not None
+            and "source" not in out
+            and any(o[0] == WIRE_LEN for o in body.get(source, ()))
+        ):
             # the source names no kind this version knows: the part cannot be
             # represented, and the reference drops it too
             self.warnings.append(
@@ -621,17 +676,17 @@ class _Reader:
         return out
 
     def parts(self, occs: list[_Occ]) -> list[Any]:
-        items = (self.message("InputContent", [o]) for o in occs if o[0] == 2)
+        items = (self.message("InputContent", [o]) for o in occs if o[0] == WIRE_LEN)
         return [p for p in items if p is not _ABSENT]
 
     def chat_message(self, fields: dict[int, list[_Occ]]) -> dict[str, Any]:
         """The union ``Message`` back to its role's JSON: ``content`` comes from
-        field 3, 8 or 13 as ``content_forms`` says."""
+        the carrier (MESSAGE_CONTENT) ``content_forms`` says."""
         out: dict[str, Any] = {}
         self.put_fields(MESSAGES["Message"], fields, out)
-        text = [o for o in fields.get(3, ()) if o[0] == 2]
-        parts = [o for o in fields.get(8, ()) if o[0] == 2]
-        activity = [o for o in fields.get(13, ()) if o[0] == 2]
+        text = self.occurrences(fields, MESSAGE_CONTENT["str"])
+        parts = self.occurrences(fields, MESSAGE_CONTENT["list"])
+        activity = self.occurrences(fields, MESSAGE_CONTENT["dict"])
         uses_parts, uses_map = content_forms(
             out["role"],
             text[0][2] if text else None,
@@ -659,11 +714,11 @@ class _Reader:
         spec = EVENT_BY_ARM[arm[0]]
         at = arm[1][0][2]
         body = self.scan(self.spans(arm[1]))
-        base_occs = [o for o in body.get(1, ()) if o[0] == 2]
+        base_occs = self.occurrences(body, BASE_EVENT_NUMBER)
         if not base_occs:
             raise no_base_event(arm[0], at)
         base = self.scan(self.spans(base_occs))
-        type_occs = [o for o in base.get(1, ()) if o[0] == 0]
+        type_occs = self.occurrences(base, BASE_TYPE_NUMBER, WIRE_VARINT)
         declared = type_occs[-1][1] & 0xFFFFFFFF if type_occs else 0
         if declared >= 1 << 31:
             declared -= 1 << 32
@@ -689,7 +744,7 @@ class _Reader:
             for wt, value, at in occs:
                 if number in EVENT_BY_ARM:
                     return no_known_arm((number, wt, at), [])
-                if wt == 2 and self.walks(*value):
+                if wt == WIRE_LEN and self.walks(*value):
                     unknown.append((number, self.buf[value[0] : value[1]]))
         return no_known_arm(None, unknown)
 
@@ -703,9 +758,11 @@ class _Reader:
     def run_outcome(self, body: dict[int, list[_Occ]], out: dict[str, Any]) -> None:
         """RUN_FINISHED: the outcome string and its payload lists back into the
         ``outcome`` object; with no outcome the lists stay top-level (pre-1.0)."""
-        outcome = self.string_field(body, 5)
-        pending = [self.text(v) for wt, v, _ in body.get(8, ()) if wt == 2]
-        interrupts = [self.message("Interrupt", [o]) for o in body.get(6, ()) if o[0] == 2]
+        outcome = self.string_field(body, RUN_OUTCOME_NUMBER)
+        pending = [self.text(v) for _, v, _ in self.occurrences(body, _RUN_IDS)]
+        interrupts = [
+            self.message("Interrupt", [o]) for o in self.occurrences(body, _RUN_INTERRUPTS)
+        ]
         if not outcome:
             if pending:
                 out["pendingToolCallIds"] = pending
@@ -725,8 +782,8 @@ class _Reader:
         out["outcome"] = result
 
     def subagent_outcome(self, body: dict[int, list[_Occ]], out: dict[str, Any]) -> None:
-        outcome = self.string_field(body, 4)
-        ids = [self.text(v) for wt, v, _ in body.get(5, ()) if wt == 2]
+        outcome = self.string_field(body, SUBAGENT_OUTCOME_NUMBER)
+        ids = [self.text(v) for _, v, _ in self.occurrences(body, _SUBAGENT_IDS)]
         if not outcome:
             if ids:
                 out["interruptIds"] = ids
@@ -737,8 +794,8 @@ class _Reader:
         out["outcome"] = result
 
     def tool_result_content(self, body: dict[int, list[_Occ]], out: dict[str, Any]) -> None:
-        text = [o for o in body.get(5, ()) if o[0] == 2]
-        parts = [o for o in body.get(7, ()) if o[0] == 2]
+        text = self.occurrences(body, TOOL_RESULT_CONTENT["str"])
+        parts = self.occurrences(body, TOOL_RESULT_CONTENT["list"])
         if text and parts:
             raise tool_result_both(parts[0][2])
         out["content"] = self.last_text(text) if text else self.parts(parts)
@@ -751,8 +808,15 @@ class _Reader:
         return self.text(occs[-1][1])
 
     def string_field(self, body: dict[int, list[_Occ]], number: int) -> str:
-        occs = [o for o in body.get(number, ()) if o[0] == 2]
+        occs = self.occurrences(body, number)
         return self.last_text(occs) if occs else ""
+
+    @staticmethod
+    def occurrences(
+        body: dict[int, list[_Occ]], number: int, wire_type: int = WIRE_LEN
+    ) -> list[_Occ]:
+        """The occurrences of field ``number`` with ``wire_type`` (others are unknown)."""
+        return [o for o in body.get(number, ()) if o[0] == wire_type]
 
 
 class _Absent:
@@ -763,17 +827,7 @@ class _Absent:
 
 
 _ABSENT: Final = _Absent()
-_WIRE_TYPE: Final = {
-    Kind.STRING: 2,
-    Kind.INT64: 0,
-    Kind.BOOL: 0,
-    Kind.VALUE: 2,
-    Kind.STRUCT: 2,
-    Kind.MESSAGE: 2,
-    Kind.PATCH_OP: 0,
-}
 _DEFAULTS: Final = {Kind.STRING: "", Kind.INT64: 0, Kind.BOOL: False, Kind.PATCH_OP: "add"}
-_VALUE_WIRE_TYPE: Final = {1: 0, 2: 1, 3: 2, 4: 0, 5: 2, 6: 2}
 
 
 def _number(raw: bytes) -> int | float:

@@ -36,19 +36,43 @@ from .._jsonnames import json_pointer, json_repr, json_type
 from ..errors import EncodeError
 from ..schema import (
     ANY_CONTENT,
+    BASE_EVENT_NUMBER,
     BASE_FIELDS,
+    BASE_TYPE_NUMBER,
+    DEFAULT_MAX_DEPTH,
     EVENTS,
+    LIST_VALUES,
+    MAX_DEPTH_LIMIT,
+    MAX_EXACT_INT,
+    MAX_FRAME_PAYLOAD,
     MAX_SAFE_INTEGER,
+    MESSAGE_CONTENT,
     MESSAGES,
     OP_REQUIRED,
+    OUTCOME_FIELDS,
     PART_ARMS,
     PATCH_OPS,
     ROLE_CONTENT,
     ROLE_REQUIRED,
+    RUN_OUTCOME_NUMBER,
     RUN_OUTCOME_PAYLOAD,
     RUN_OUTCOME_REQUIRED,
     SOURCE_ARMS,
+    STRUCT_FIELDS,
+    STRUCT_KEY,
+    STRUCT_VALUE,
+    SUBAGENT_OUTCOME_NUMBER,
     SUBAGENT_OUTCOME_PAYLOAD,
+    TOOL_RESULT_CONTENT,
+    VALUE_BOOL,
+    VALUE_LIST,
+    VALUE_NULL,
+    VALUE_NUMBER,
+    VALUE_STRING,
+    VALUE_STRUCT,
+    WIRE_I64,
+    WIRE_LEN,
+    WIRE_VARINT,
     Field,
     Kind,
     MessageSpec,
@@ -63,11 +87,6 @@ __all__ = [
     "encode_payload",
 ]
 
-DEFAULT_MAX_DEPTH: Final = 1024  # JSON nesting levels (objects + arrays)
-MAX_FRAME_PAYLOAD: Final = 0xFFFFFFFF
-# A double holds every integer up to 2**53 exactly; beyond, JSON integers would
-# silently change on the wire.
-_MAX_EXACT_INT: Final = 2**53
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 
 _pack_double = struct.Struct("<d").pack
@@ -103,7 +122,14 @@ def _tag(number: int, wire_type: int) -> bytes:
 
 def _ld(number: int, body: bytes) -> bytes:
     """A length-delimited field: tag, length, body."""
-    return _tag(number, 2) + _varint(len(body)) + body
+    return _tag(number, WIRE_LEN) + _varint(len(body)) + body
+
+
+# Value bodies of the JSON scalars that need no encoding work.
+_NULL: Final = _tag(VALUE_NULL, WIRE_VARINT) + b"\x00"
+_TRUE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x01"
+_FALSE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x00"
+_NUMBER: Final = _tag(VALUE_NUMBER, WIRE_I64)
 
 
 # -- values read by what they hold (the module doc) ---------------------------------------
@@ -216,7 +242,7 @@ class _Encoder:
             if not math.isfinite(value):
                 raise self.error(f"{value!r} is not a JSON number", key)
             return _pack_double(value)
-        if -_MAX_EXACT_INT <= value <= _MAX_EXACT_INT:
+        if -MAX_EXACT_INT <= value <= MAX_EXACT_INT:
             return _pack_double(value)
         if not self.lossy:
             raise self.error(
@@ -241,15 +267,15 @@ class _Encoder:
     def _scalar(self, obj: object, key: str | int) -> bytes | None:
         """Value body for a JSON scalar, None for a container."""
         if obj is None:
-            return b"\x08\x00"
+            return _NULL
         if obj is True:
-            return b"\x20\x01"
+            return _TRUE
         if obj is False:
-            return b"\x20\x00"
+            return _FALSE
         if isinstance(obj, str):
-            return _ld(3, self.utf8(obj, key))
+            return _ld(VALUE_STRING, self.utf8(obj, key))
         if isinstance(obj, (int, float)):
-            return b"\x11" + self.double(obj, key)
+            return _NUMBER + self.double(obj, key)
         if isinstance(obj, (dict, list, tuple, Mapping)):
             return None
         raise self.error(f"{json_type(obj)} is not a JSON value", key)
@@ -290,7 +316,7 @@ class _Encoder:
     def _frame(self, container: Any, key: str | int) -> _Frame:
         if isinstance(container, (list, tuple)):
             container = _plain_array(container)
-            return _Frame(container, range(len(container)), 6, key)
+            return _Frame(container, range(len(container)), VALUE_LIST, key)
         container = _plain_object(container)
         for k in container:
             if type(k) is not str:
@@ -298,15 +324,15 @@ class _Encoder:
                     raise self.error(f"object key {json_repr(k)} is not a string")
                 container = {_plain_str(k): v for k, v in container.items()}
                 break
-        return _Frame(container, js_key_order(container), 5, key)
+        return _Frame(container, js_key_order(container), VALUE_STRUCT, key)
 
     def _put(self, frame: _Frame, key: str | int, body: bytes) -> None:
-        if frame.kind == 5:
+        if frame.kind == VALUE_STRUCT:
             # ts-proto leaves an empty map key out of its entry
-            entry = _ld(1, self.utf8(key, key)) if key else b""
-            frame.out += _ld(1, entry + _ld(2, body))
+            entry = _ld(STRUCT_KEY, self.utf8(key, key)) if key else b""
+            frame.out += _ld(STRUCT_FIELDS, entry + _ld(STRUCT_VALUE, body))
         else:
-            frame.out += _ld(1, body)
+            frame.out += _ld(LIST_VALUES, body)
 
     # -- messages --------------------------------------------------------------------
 
@@ -416,7 +442,7 @@ class _Encoder:
 
     def chat_message(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
         """A chat message: every role's fields map 1:1 onto the union ``Message``;
-        ``content`` rides field 3 (string), 8 (parts) or 13 (object) by role."""
+        ``content`` rides the field MESSAGE_CONTENT names for its JSON type, by role."""
         role = _plain_str(obj.get("role"))
         required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
         self.fields(MESSAGES["Message"], obj, parts, tuple(r for r in required if r != "content"))
@@ -430,11 +456,14 @@ class _Encoder:
             return _MESSAGE_KEYS
         allowed = ROLE_CONTENT.get(role, ANY_CONTENT) if isinstance(role, str) else ANY_CONTENT
         if isinstance(content, str) and "str" in allowed:
-            parts[3] = _ld(3, self.utf8(content, "content"))
+            n = MESSAGE_CONTENT["str"]
+            parts[n] = _ld(n, self.utf8(content, "content"))
         elif isinstance(content, (list, tuple)) and "list" in allowed:
-            parts[8] = self.content_parts(content, 8)
+            n = MESSAGE_CONTENT["list"]
+            parts[n] = self.content_parts(content, n)
         elif isinstance(content, Mapping) and "dict" in allowed:
-            parts[13] = _ld(13, self.struct(content, "content"))
+            n = MESSAGE_CONTENT["dict"]
+            parts[n] = _ld(n, self.struct(content, "content"))
         else:
             expected = " or ".join(_CONTENT_NAMES[a] for a in allowed)
             raise self.error(
@@ -493,16 +522,19 @@ class _Encoder:
         spec = EVENTS[self.event_type]
         base: dict[int, bytes] = {}
         if spec.type_value:
-            base[1] = b"\x08" + _varint(spec.type_value)
+            base[BASE_TYPE_NUMBER] = _tag(BASE_TYPE_NUMBER, WIRE_VARINT) + _varint(spec.type_value)
         self.fields(_BASE_SPEC, event, base)
-        parts: dict[int, bytes] = {1: _ld(1, _join(base))}  # present even when empty
+        # present even when empty
+        parts: dict[int, bytes] = {BASE_EVENT_NUMBER: _ld(BASE_EVENT_NUMBER, _join(base))}
         self.fields(spec.message, event, parts)
         known: tuple[str, ...] = ()
         if spec.type == "RUN_FINISHED":
-            self.outcome(event, parts, 5, RUN_OUTCOME_PAYLOAD, RUN_OUTCOME_REQUIRED)
+            self.outcome(
+                event, parts, RUN_OUTCOME_NUMBER, RUN_OUTCOME_PAYLOAD, RUN_OUTCOME_REQUIRED
+            )
             known = ("outcome",)
         elif spec.type == "SUBAGENT_FINISHED":
-            self.outcome(event, parts, 4, SUBAGENT_OUTCOME_PAYLOAD, {})
+            self.outcome(event, parts, SUBAGENT_OUTCOME_NUMBER, SUBAGENT_OUTCOME_PAYLOAD, {})
             known = ("outcome",)
         elif spec.type == "TOOL_CALL_RESULT":
             self.tool_result_content(event, parts)
@@ -542,7 +574,7 @@ class _Encoder:
                     if key in required.get(otype, ()):
                         raise self.error("required field is missing", key)
                 else:
-                    f = _OUTCOME_FIELDS[field_number, key]
+                    f = OUTCOME_FIELDS[field_number, key]
                     out = self.field(f, value)
                     if out:
                         parts[field_number] = out
@@ -558,9 +590,11 @@ class _Encoder:
                 "content",
             )
         if isinstance(content, str):
-            parts[5] = _ld(5, self.utf8(content, "content"))
+            n = TOOL_RESULT_CONTENT["str"]
+            parts[n] = _ld(n, self.utf8(content, "content"))
         elif isinstance(content, (list, tuple)):
-            parts[7] = self.content_parts(content, 7)
+            n = TOOL_RESULT_CONTENT["list"]
+            parts[n] = self.content_parts(content, n)
         else:
             raise self.error(
                 f"expected a string or an array of content parts, got {json_type(content)}",
@@ -569,7 +603,8 @@ class _Encoder:
 
 
 class _Frame:
-    """An open JSON container: a dict (Struct, kind 5) or a list (ListValue, kind 6)."""
+    """An open JSON container: a dict (Struct: kind VALUE_STRUCT) or a list
+    (ListValue: kind VALUE_LIST), the Value field it is written in."""
 
     __slots__ = ("container", "key", "keys", "kind", "out", "pos")
 
@@ -603,12 +638,6 @@ _EVENT_KEYS: Final = {
     t: frozenset(f.name for f in spec.message.fields) | {"type"} | {f.name for f in BASE_FIELDS}
     for t, spec in EVENTS.items()
 }
-# The outcome payload lists, as the fields they are written as.
-_OUTCOME_FIELDS: Final = {
-    (8, "pendingToolCallIds"): Field("pendingToolCallIds", 8, Kind.STRING, repeated=True),
-    (6, "interrupts"): Field("interrupts", 6, Kind.MESSAGE, repeated=True, message="Interrupt"),
-    (5, "interruptIds"): Field("interruptIds", 5, Kind.STRING, repeated=True),
-}
 
 
 def _prefix(payload: bytes) -> bytes:
@@ -624,9 +653,6 @@ def _check_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False)
         raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
     if type(lossy_numbers) is not bool:
         raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
-
-
-MAX_DEPTH_LIMIT: Final = 10_000
 
 
 def encode_payload(

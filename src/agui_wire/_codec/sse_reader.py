@@ -77,6 +77,7 @@ import orjson
 
 from .._jsonnames import json_type
 from ..errors import DecodeError, SSEError, SSELimitExceeded, StreamClosed
+from ..schema import DEFAULT_MAX_EVENT_SIZE, JSON_MAX_NESTING
 from .framing import as_bytes_view
 from .proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
 
@@ -89,11 +90,10 @@ __all__ = [
     "plain_sse_blocks",
 ]
 
-DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
 _BOM: Final = b"\xef\xbb\xbf"
 _MAX_RETRY_DIGITS: Final = 18
 # orjson refuses documents nested deeper than this, the event object included
-ORJSON_MAX_DEPTH: Final = 1024
+ORJSON_MAX_DEPTH: Final = JSON_MAX_NESTING
 
 Errors = Literal["strict", "replace"]
 

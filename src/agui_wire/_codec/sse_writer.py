@@ -257,7 +257,7 @@ _JSONEncodeError = orjson.JSONEncodeError
 
 # Containers the JSON of an SSE event may nest, the event object included: what our
 # SSE readers (orjson.loads) read back, so that every event we write can be read.
-SSE_MAX_NESTING: Final = 1024  # = sse_reader.ORJSON_MAX_DEPTH (test_limits holds them equal)
+SSE_MAX_NESTING: Final = schema.JSON_MAX_NESTING  # = sse_reader.ORJSON_MAX_DEPTH
 # orjson.dumps writes up to this many nested containers (dicts and lists; it does
 # not count tuples, which is why no tuple ever reaches it). The scan hands deeper
 # events to _normalize and _write.

@@ -51,10 +51,14 @@ from ..errors import DecodeError, EncodeError, LimitExceeded, UnknownEventError
 from ..schema import (
     ANY_CONTENT,
     BASE_FIELDS,
+    DEFAULT_MAX_DEPTH,
     EVENTS,
+    MAX_DEPTH_LIMIT,
+    MAX_EXACT_INT,
     MAX_SAFE_INTEGER,
     MESSAGES,
     OP_REQUIRED,
+    OUTCOME_FIELDS,
     PART_ARMS,
     PATCH_OPS,
     ROLE_CONTENT,
@@ -73,9 +77,6 @@ from .proto_reader import raise_other_fault, read_varint
 
 __all__ = ["decode_payload", "encode_payload", "event_from_proto", "event_to_proto"]
 
-DEFAULT_MAX_DEPTH: Final = 1024
-MAX_DEPTH_LIMIT: Final = 10_000
-_MAX_EXACT_INT: Final = 2**53
 # upb's own cap: 100 message levels; a JSON object level costs three
 # (Value, Struct, map entry), so beyond ~30 JSON levels the cap must be lifted.
 _UPB_SAFE_JSON_DEPTH: Final = 30
@@ -97,11 +98,7 @@ _CONTENT_NAMES: Final = {
     "list": "an array of content parts",
     "dict": "an object",
 }
-_OUTCOME_FIELDS: Final = {
-    "pendingToolCallIds": Field("pendingToolCallIds", 8, Kind.STRING, repeated=True),
-    "interrupts": Field("interrupts", 6, Kind.MESSAGE, repeated=True, message="Interrupt"),
-    "interruptIds": Field("interruptIds", 5, Kind.STRING, repeated=True),
-}
+_OUTCOME_FIELDS: Final = {f.name: f for f in OUTCOME_FIELDS.values()}
 
 
 def _attr(desc: Any, number: int) -> str:
@@ -221,7 +218,7 @@ class _Builder:
             if not math.isfinite(value):
                 raise self.error(f"{value!r} is not a JSON number", key)
             return value
-        if abs(value) <= _MAX_EXACT_INT:
+        if abs(value) <= MAX_EXACT_INT:
             return float(value)
         if not self.lossy:
             raise self.error(

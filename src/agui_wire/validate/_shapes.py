@@ -498,7 +498,7 @@ def _event(etype: str, /, attributable: bool = True, **fields: _F) -> _Loose:
 
 
 #: The 31 event schemas of AG-UI 1.0, by ``type``.
-EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
+_PORTED: Final[Mapping[str, _Loose]] = {
     s.fields["type"].schema.value: s  # type: ignore[attr-defined]
     for s in (
         _event(
@@ -609,7 +609,47 @@ EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
         ),
     )
 }
-assert len(EVENT_SHAPES) == 31
+assert len(_PORTED) == 31
+
+# An event type the .proto has and the 1.0 port above does not (the schema grew in
+# proto/): its shape comes from the wire schema, required keys and JSON types as
+# agui_wire.schema derives them; the nested shapes the port has are reused.
+_NESTED: Final[dict[str, _Schema]] = {
+    "Message": _MESSAGE,
+    "RunAgentInput": _RUN_INPUT,
+    "Interrupt": _INTERRUPT,
+    "ToolCall": _TOOL_CALL,
+    "JsonPatchOperation": _PATCH_OP,
+    "InputContent": _CONTENT_PART,
+}
+
+
+def _derived(name: str) -> _Schema:
+    if name not in _NESTED:
+        _NESTED[name] = _shape(name, **_derived_fields(schema.MESSAGES[name].fields))
+    return _NESTED[name]
+
+
+def _derived_fields(fields: Sequence[schema.Field]) -> dict[str, _F]:
+    out = {}
+    for f in fields:
+        if f.kind is schema.Kind.INT64:
+            item: _Schema = _Array(TIMESTAMP) if f.repeated else TIMESTAMP
+        else:
+            item = _wire(f, {f.message: _derived(f.message)} if f.message else {})
+        out[f.name] = _F(item, f.required)
+    return out
+
+
+#: Every event schema, by ``type``: the 1.0 port, then any the .proto adds.
+EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
+    **_PORTED,
+    **{
+        t: _event(t, attributable=False, **_derived_fields(spec.message.fields))
+        for t, spec in schema.EVENTS.items()
+        if t not in _PORTED
+    },
+}
 
 
 def validate_event(event: Any) -> list[Problem]:
@@ -626,7 +666,11 @@ def validate_event(event: Any) -> list[Problem]:
     shape = EVENT_SHAPES.get(etype) if isinstance(etype, str) else None
     if shape is None:
         got = "missing" if "type" not in event else short(etype)
-        out.error("/type", f"event type is {got}: not one of the 31 AG-UI 1.0 types", "schema.enum")
+        out.error(
+            "/type",
+            f"event type is {got}: not one of the {len(EVENT_SHAPES)} AG-UI event types",
+            "schema.enum",
+        )
         return out.problems
     shape.check(event, "", out)
     et = etype if isinstance(etype, str) else None
