@@ -197,9 +197,8 @@ _VARIANT_REQUIRED: Final = {
 }
 
 # Message: what each known role requires beyond id and role, and which JSON types
-# its `content` may take ("str" -> field 3, "list" -> content_parts 8,
-# "dict" -> activity_content 13). Unknown roles (a later protocol) may use any
-# single carrier and require nothing more.
+# its `content` may take (the carrier of each: MESSAGE_CONTENT). Unknown roles (a
+# later protocol) may use any single carrier and require nothing more.
 ROLE_REQUIRED: Final = MappingProxyType(
     {
         "developer": ("content",),
@@ -258,25 +257,6 @@ OP_REQUIRED: Final = MappingProxyType(
     }
 )
 
-# Content parts: JSON `type` -> (InputContent arm number, part message name).
-PART_ARMS: Final = MappingProxyType(
-    {
-        "text": (1, "TextInputPart"),
-        "image": (2, "ImageInputPart"),
-        "audio": (3, "AudioInputPart"),
-        "video": (4, "VideoInputPart"),
-        "document": (5, "DocumentInputPart"),
-    }
-)
-# Part sources: JSON `type` -> (InputContentSource arm number, source message name).
-SOURCE_ARMS: Final = MappingProxyType(
-    {
-        "data": (1, "InputContentDataSource"),
-        "url": (2, "InputContentUrlSource"),
-        "file": (3, "InputContentFileSource"),
-    }
-)
-
 
 def _descriptor(message: str) -> Descriptor:
     for module in (events_pb2, types_pb2, patch_pb2):
@@ -298,6 +278,22 @@ def _payload(message: str, field: str) -> tuple[str, int]:
 
 
 # -- wire numbers of the special shapes (all read from the descriptors) -------------
+
+
+def _arms(union: str) -> dict[str, tuple[int, str]]:
+    """A oneof shown as a JSON union on ``type``: arm name -> (number, message)."""
+    out = {}
+    for fd in sorted(_descriptor(union).fields, key=lambda f: f.number):
+        assert fd.message_type is not None
+        out[fd.name] = (fd.number, fd.message_type.name)
+    return out
+
+
+# Content parts: JSON `type` -> (InputContent arm number, part message name); the
+# JSON type is the arm's name, as @ag-ui/proto maps it.
+PART_ARMS: Final = MappingProxyType(_arms("InputContent"))
+# Part sources: JSON `type` -> (InputContentSource arm number, source message name).
+SOURCE_ARMS: Final = MappingProxyType(_arms("InputContentSource"))
 
 # The arm message's BaseEvent field, and BaseEvent.type (the EventType enum).
 BASE_EVENT_NUMBER: Final = _number("TextMessageStartEvent", "base_event")
