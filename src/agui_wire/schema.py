@@ -480,6 +480,13 @@ def _spec_name(desc: Descriptor) -> str:
 def _field(fd: FieldDescriptor) -> Field:
     kind, message = _kind(fd)
     repeated = fd.is_repeated
+    # Shapes no codec has code for fail here, at import, naming the field: the pure
+    # twins would crash on them (a bare AssertionError) or, for packed scalars,
+    # decode [] silently; the C tables refuse them too.
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        raise AssertionError(f"unmapped field type {fd.full_name}: a map")
+    if repeated and kind not in (Kind.STRING, Kind.MESSAGE):
+        raise AssertionError(f"unmapped field type {fd.full_name}: repeated {kind.name}")
     assert fd.containing_type is not None
     key = (fd.containing_type.name, fd.name)
     if repeated:
