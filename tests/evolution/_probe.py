@@ -1,7 +1,7 @@
 """The drill's checks, run in a subprocess on an evolved scratch tree.
 
     python tests/evolution/_probe.py drill THING...   (AGUI_WIRE_REQUIRE_FAST=1 or AGUI_WIRE_PURE=1)
-    python tests/evolution/_probe.py loud
+    python tests/evolution/_probe.py loud | schema
 
 ``PYTHONPATH`` puts the scratch ``src`` first, so ``agui_wire`` (its generated
 ``_pb``, ``schema`` and ``_fast``) is the evolved one; prints one JSON object.
@@ -194,9 +194,19 @@ def loud() -> dict[str, Any]:
     return report
 
 
-def main() -> None:
+def schema() -> dict[str, Any]:
+    """How ``import agui_wire.schema`` refuses a shape no codec has code for."""
     try:
-        report = loud() if sys.argv[1] == "loud" else drill(sys.argv[2:])
+        import agui_wire.schema  # noqa: F401
+    except Exception as exc:
+        return {"schema_import": _err(exc)}
+    return {"schema_import": None}
+
+
+def main() -> None:
+    probes = {"loud": loud, "schema": schema}
+    try:
+        report = probes[sys.argv[1]]() if sys.argv[1] in probes else drill(sys.argv[2:])
     except BaseException as exc:  # an import that fails: every check of the run fails
         report = {"error": _err(exc), "traceback": traceback.format_exc(limit=-3)}
     json.dump(report, sys.stdout)

@@ -134,6 +134,22 @@ def _far_field(s: dict[str, str]) -> None:
     )
 
 
+# Shapes no codec has code for (schema.py refuses them at import, naming the field):
+# repeated scalars other than strings (packed on the wire), repeated JSON values, maps.
+UNMAPPED = {
+    "repeated-int64": "repeated int64 counts",
+    "repeated-value": "repeated google.protobuf.Value values",
+    "map": "map<string, string> labels",
+}
+
+
+def _unmapped(decl: str) -> Callable[[dict[str, str]], None]:
+    def apply(s: dict[str, str]) -> None:
+        s["events.proto"] = add_field(s["events.proto"], "StepStartedEvent", decl)
+
+    return apply
+
+
 EDITS: dict[str, Edit] = {
     e.key: e
     for e in (
@@ -147,6 +163,10 @@ EDITS: dict[str, Edit] = {
             "e", "a new event type TRACE_SPAN (enum value, TraceSpanEvent, oneof arm)", _new_event
         ),
         Edit("far", f"optional string far_away = {FAR_NUMBER} on TextMessageEndEvent", _far_field),
+        *(
+            Edit(key, f"{decl} on StepStartedEvent", _unmapped(decl))
+            for key, decl in UNMAPPED.items()
+        ),
     )
 }
 

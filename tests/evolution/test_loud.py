@@ -1,11 +1,15 @@
 """A field the C tables cannot hold (``evolve.FAR_NUMBER``) on the ``loud``
 variant: the extension must refuse to import and say why, ``import agui_wire``
 must warn that it runs on the pure twins (a ``RuntimeWarning``), and those must
-still carry the field. Never a silent drop, never a silent 30-50x slowdown."""
+still carry the field. Never a silent drop, never a silent 30-50x slowdown. A
+shape no codec has code for (``evolve.UNMAPPED``) is refused by ``agui_wire.schema``
+itself, naming the field."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from tests.evolution import evolve, scratch
 
@@ -38,3 +42,15 @@ def test_import_agui_wire_warns(drill: scratch.Drill) -> None:
 def test_pure_twins_still_carry_it(drill: scratch.Drill) -> None:
     result = _loud(drill)["pure"]
     assert result["ok"], result["detail"]
+
+
+@pytest.mark.parametrize("key", list(evolve.UNMAPPED))
+def test_unmapped_shape_fails_at_import(drill: scratch.Drill, key: str) -> None:
+    """A shape no codec has code for (a repeated scalar, repeated JSON values, a
+    map) makes ``agui_wire.schema`` refuse to import, naming the field."""
+    report = drill.report(f"unmapped-{key}", "schema")
+    assert "error" not in report, report["error"]
+    error = report["schema_import"]
+    assert error is not None, f"agui_wire.schema imported a schema with {evolve.UNMAPPED[key]}"
+    field = evolve.UNMAPPED[key].split()[-1]
+    assert f"StepStartedEvent.{field}" in error, error
