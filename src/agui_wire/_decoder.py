@@ -1,8 +1,9 @@
 """Reading events: ``EventDecoder`` (sans I/O) and the stream and capture decoders.
 
-Strategy: one decoder object per stream, fed bytes split anywhere. For protobuf a
-``FrameReader`` cuts frames and each payload goes to the Cython decoder (the
-pure-Python twin without the extension); for SSE an ``SSEEventReader`` parses the
+Strategy: one decoder object per stream, fed bytes split anywhere. Once the
+transport is known, a chunk is one call into its reader (``_codec.frame_decoder``,
+one C call with the extension): for protobuf a ``FrameDecoder`` cuts frames and
+decodes each payload from the chunk's memory; for SSE an ``SSEDecoder`` parses the
 event stream and orjson the data. With no content type the format is sniffed from
 the first byte: a binary stream starts with the high byte of a frame length, which
 is 0 for any frame the reference accepts (< 16 MiB), while SSE is text.
@@ -31,14 +32,13 @@ Contract, for both transports:
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import AsyncIterable, Iterator
-from typing import Any, Final, Literal
+from collections.abc import AsyncIterable, Callable, Iterator
+from typing import Any, Final
 
 from ._codec import backend
-from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, FrameReader, as_bytes_view, check_max_frame_size
+from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, as_bytes_view, check_max_frame_size
 from ._codec.proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
-from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader, check_max_event_size
+from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, check_max_event_size
 from ._negotiation import PROTO_MEDIA_TYPE
 from ._reader import (
     Source,
@@ -47,17 +47,9 @@ from ._reader import (
     check_policies,
     chunks,
     media_type,
-    payload_decoder,
-    payload_records,
     sniff,
 )
-from .errors import (
-    DecodeError,
-    LimitExceeded,
-    SSELimitExceeded,
-    StreamClosed,
-    UnknownEventWarning,
-)
+from .errors import DecodeError, StreamClosed
 
 __all__ = [
     "DEFAULT_MAX_BATCH_EVENTS",
@@ -72,19 +64,18 @@ DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
 
 
 class EventDecoder:
-    """Sans-I/O decoder of one AG-UI stream (see the module doc for the contract)."""
+    """Sans-I/O decoder of one AG-UI stream (see the module doc)."""
 
     __slots__ = (
+        "__dict__",
         "_closed",
-        "_count",
-        "_decode_payload",
         "_depth",
         "_error",
-        "_frames",
+        "_feed",
         "_max_event_size",
         "_max_events",
         "_max_frame_size",
-        "_sse",
+        "_reader",
         "_unknown",
         "_utf8",
         "content_type",
@@ -110,148 +101,95 @@ class EventDecoder:
         check_max_event_size(max_event_size)
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
-        self._unknown = unknown_events
-        self._utf8 = invalid_utf8
+        self._unknown: UnknownPolicy = unknown_events
+        self._utf8: Utf8Policy = invalid_utf8
         self._depth = max_depth
         self._max_frame_size = max_frame_size
         self._max_event_size = max_event_size
         self._max_events = max_events
-        self._count = 0
         self._error: DecodeError | None = None
-        self._frames: FrameReader | None = None
-        # bound once: the per-frame call is the hot loop of a binary stream
-        self._decode_payload = payload_decoder(invalid_utf8, max_depth)
-        self._sse: SSEEventReader | None = None
+        self._reader: backend.FrameDecoder | backend.SSEDecoder | None = None
+        # the reader's bound feed once the transport is known, until close(): a
+        # chunk is one call into it (one C call with the extension)
+        self._feed: Callable[[Any], list[dict[str, Any]]] | None = None
         self._closed = False
         if self.content_type is not None:
             self._start(self.content_type)
 
     def _start(self, content_type: str) -> None:
         self.content_type = content_type
+        reader: backend.FrameDecoder | backend.SSEDecoder
         if content_type == PROTO_MEDIA_TYPE:
-            self._frames = backend.FrameReader(self._max_frame_size)
-        else:
-            errors: Literal["strict", "replace"] = "strict" if self._utf8 == "error" else "replace"
-            self._sse = SSEEventReader(
-                max_event_size=self._max_event_size, errors=errors, max_depth=self._depth
+            reader = backend.FrameDecoder(
+                self._max_frame_size,
+                invalid_utf8=self._utf8,
+                max_depth=self._depth,
+                unknown_events=self._unknown,
+                max_events=self._max_events,
             )
+        else:
+            reader = backend.SSEDecoder(
+                max_event_size=self._max_event_size,
+                invalid_utf8=self._utf8,
+                max_depth=self._depth,
+                max_events=self._max_events,
+            )
+        self._reader = reader
+        self._feed = reader.feed
+        # decoder.feed is now the reader's (an instance attribute wins over a
+        # method): a chunk costs no Python frame, only the reader's C call
+        self.__dict__["feed"] = reader.feed
 
     @property
     def pending_error(self) -> DecodeError | None:
         """The error this decoder has hit (raised by the next call), or ``None``."""
         if self._error is not None:
             return self._error
-        reader = self._frames or self._sse
+        reader = self._reader
         return None if reader is None else reader.pending_error
 
     @property
     def events_read(self) -> int:
         """Events handed out so far."""
-        return self._count
+        return 0 if self._reader is None else self._reader.events_read
 
     @property
     def last_event_id(self) -> str:
         """SSE: the last ``id:`` seen (for ``Last-Event-ID`` on reconnect); else ``""``."""
-        return self._sse.parser.last_event_id if self._sse is not None else ""
+        reader = self._reader
+        return reader.last_event_id if isinstance(reader, backend.SSEDecoder) else ""
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
         """Add ``chunk`` to the stream; return the events it completes."""
+        feed = self._feed
+        if feed is not None:
+            return feed(chunk)
         if self._error is not None:
             raise self._error
         if self._closed:
             raise StreamClosed("EventDecoder.feed() called after close()")
-        if self.content_type is None:
-            if type(chunk) is not bytes:
-                chunk = as_bytes_view(chunk)  # a TypeError for what is not bytes-like
-            try:
-                kind = sniff(chunk)
-            except DecodeError as exc:
-                self._error = exc  # a failed decoder stays failed
-                raise
-            if kind is None:
-                return []
-            self._start(kind)
-        if self._sse is not None:
-            return self._deliver(self._sse.feed(chunk))
-        frames = self._frames
-        assert frames is not None
-        payloads = frames.feed(chunk)
-        limit = self._max_events
-        out: list[dict[str, Any]] = []
-        refused: DecodeError | None = None
-        if limit is None or self._count + len(payloads) <= limit:
-            # The hot path of a binary stream: every frame decodes. From a frame
-            # that does not, _payloads locates the error and applies the
-            # unknown-event policy; the frames before it are not decoded again.
-            decode_payload = self._decode_payload
-            append = out.append
-            try:
-                for payload in payloads:
-                    append(decode_payload(payload))
-            except DecodeError as exc:
-                refused = exc
-            else:
-                self._count += len(out)
-                return out
-        rest = payloads[len(out) :]
-        # where the first frame of rest starts
-        index = frames.frames_read - len(rest)
-        offset = frames.offset - sum(4 + len(p) for p in rest)
-        return self._payloads(out, rest, index, offset, refused)
+        # the transport is not known yet
+        if type(chunk) is not bytes:
+            chunk = as_bytes_view(chunk)  # a TypeError for what is not bytes-like
+        try:
+            kind = sniff(chunk)
+        except DecodeError as exc:
+            self._error = exc  # a failed decoder stays failed
+            raise
+        if kind is None:
+            return []
+        self._start(kind)
+        assert self._feed is not None
+        return self._feed(chunk)
 
     def close(self) -> list[dict[str, Any]]:
         """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
         if self._error is not None:
             raise self._error
         self._closed = True
-        if self._sse is not None:
-            return self._deliver(self._sse.close())
-        if self._frames is not None:
-            self._frames.close()
-        return []
-
-    def _payloads(
-        self,
-        out: list[dict[str, Any]],
-        payloads: list[Any],
-        index: int,
-        offset: int,
-        refused: DecodeError | None,
-    ) -> list[dict[str, Any]]:
-        # out: the events of the frames before these; refused: what payloads[0]
-        # raised, if it was decoded already
-        error: DecodeError | None = None
-        for record in payload_records(
-            payloads, index, offset, self._decode_payload, self._unknown, refused
-        ):
-            if record.error is not None:
-                error = record.error
-                break
-            if record.event is not None:
-                out.append(record.event)
-            elif record.unknown is not None:
-                warnings.warn(
-                    f"skipped an event of a later protocol: {record.unknown}",
-                    UnknownEventWarning,
-                    stacklevel=3,
-                )
-        return self._deliver(out, error)
-
-    def _deliver(
-        self, events: list[dict[str, Any]], error: DecodeError | None = None
-    ) -> list[dict[str, Any]]:
-        """Count ``events`` against ``max_events`` and keep the first error for the
-        next call, raising it now only when no event precedes it."""
-        if self._max_events is not None and self._count + len(events) > self._max_events:
-            events = events[: self._max_events - self._count]
-            cls = LimitExceeded if self._sse is None else SSELimitExceeded
-            error = cls(f"more than max_events={self._max_events} events", index=self._max_events)
-        self._count += len(events)
-        if error is not None:
-            self._error = error
-            if not events:
-                raise error
-        return events
+        self._feed = None
+        self.__dict__.pop("feed", None)
+        return [] if self._reader is None else self._reader.close()
 
 
 def iter_decode(

@@ -126,3 +126,48 @@ def plain_sse_blocks(
     chunk: bytes, pos: int, max_size: int, max_brackets: int
 ) -> tuple[list[dict[str, Any]], int]:
     """The SSE reader's fast path: the plain ``data: <json>`` blocks from ``pos``."""
+
+# ---------------------------------------------------------------------------
+# _codec/_frame_decoder.pxi (twin: agui_wire._codec.frame_decoder)
+# ---------------------------------------------------------------------------
+
+@disjoint_base  # a cdef class: no class derives from it and another such base
+class FrameDecoder(FrameReader):
+    """Frames in, events out, per chunk (contract: agui_wire._codec.frame_decoder)."""
+
+    def __init__(
+        self,
+        max_frame_size: int = ...,
+        *,
+        invalid_utf8: str = "error",
+        max_depth: int = 1024,
+        unknown_events: str = "skip",
+        max_events: int | None = None,
+    ) -> None: ...
+    @property
+    def events_read(self) -> int: ...
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]: ...  # type: ignore[override]
+    def close(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
+
+@disjoint_base  # a cdef class: no class derives from it and another such base
+class SSEDecoder:
+    """SSE in, events out, per chunk (contract: agui_wire._codec.frame_decoder)."""
+
+    def __init__(
+        self,
+        *,
+        max_event_size: int = ...,
+        invalid_utf8: str = "error",
+        max_depth: int = 1024,
+        max_events: int | None = None,
+    ) -> None: ...
+    @property
+    def reader(self) -> Any: ...
+    @property
+    def events_read(self) -> int: ...
+    @property
+    def last_event_id(self) -> str: ...
+    @property
+    def pending_error(self) -> DecodeError | None: ...
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]: ...
+    def close(self) -> list[dict[str, Any]]: ...

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """C-accelerated hot path of agui_wire: the length-prefix framer, the direct
 protobuf encoder and decoder for event dicts, and the SSE writer's and reader's
-common cases.
+common cases, and the per-chunk decoders of EventDecoder.
 
 Each part is the C twin ``_codec/_X.pxi`` of a pure-Python module
 ``_codec/X.py`` with identical behaviour, which the test suite runs side by side
@@ -13,3 +13,4 @@ include "_codec/_proto_writer.pxi"
 include "_codec/_proto_reader.pxi"
 include "_codec/_sse_writer.pxi"
 include "_codec/_sse_reader.pxi"
+include "_codec/_frame_decoder.pxi"

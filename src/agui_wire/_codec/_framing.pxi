@@ -96,6 +96,7 @@ cdef class FrameReader:
     cdef Py_ssize_t _body_cap
     cdef object _error
     cdef bint _closed
+    cdef bint _decodes            # FrameDecoder: each frame goes to _decode_into
 
     def __cinit__(self):
         self._body = NULL
@@ -184,18 +185,29 @@ cdef class FrameReader:
         self._body_len = want
         return 0
 
+    cdef int _decode_into(self, list out, const unsigned char* p, Py_ssize_t size,
+                          object payload) except -1:
+        # FrameDecoder's: the event of the payload at p (payload: its bytes, or None)
+        raise NotImplementedError
+
     def feed(self, chunk):
         """feed(chunk) -> list[bytes | memoryview]
 
         Add chunk to the stream; return the payloads of the frames it completes.
         """
+        return self._feed(chunk)
+
+    cdef list _feed(self, object chunk):
+        # The frames of chunk: payloads, or (FrameDecoder) what _decode_into makes of them.
         cdef Py_buffer view
         cdef const unsigned char* p
         cdef Py_ssize_t n, pos = 0, take
         cdef uint32_t size
         cdef bint zero_copy
         cdef object base = None
+        cdef object payload
         cdef list out = []
+        cdef unsigned long long start = self._frames
         if self._error is not None:
             raise self._error
         if self._closed:
@@ -223,7 +235,7 @@ cdef class FrameReader:
                     size = _fr_be32(self._header)
                     if size > self._max:
                         self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
-                        return self._settle(out)
+                        return self._settle(out, start)
                     self._header_len = 0
                     self._need = size
                 take = <Py_ssize_t>(self._need - self._body_len)
@@ -234,7 +246,12 @@ cdef class FrameReader:
                     pos += take
                 if self._body_len < self._need:
                     return out
-                out.append(PyBytes_FromStringAndSize(<char*>self._body, self._body_len))
+                payload = PyBytes_FromStringAndSize(<char*>self._body, self._body_len)
+                if self._decodes:
+                    self._decode_into(out, <const unsigned char*>PyBytes_AS_STRING(payload),
+                                      self._body_len, payload)
+                else:
+                    out.append(payload)
                 self._frames += 1
                 self._offset += <unsigned long long>(_FR_HEADER + self._need)
                 self._reset_partial()
@@ -242,13 +259,16 @@ cdef class FrameReader:
                 size = _fr_be32(p + pos)
                 if size > self._max:
                     self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
-                    return self._settle(out)
+                    return self._settle(out, start)
                 if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
                     self._need = size
                     self._append_body(p + pos + _FR_HEADER, n - pos - _FR_HEADER)
                     pos = n
                     break
-                if zero_copy and size >= <uint32_t>_FR_ZERO_COPY_MIN:
+                if self._decodes:
+                    # decoded from the chunk's memory (held by view): no payload object
+                    self._decode_into(out, p + pos + _FR_HEADER, size, None)
+                elif zero_copy and size >= <uint32_t>_FR_ZERO_COPY_MIN:
                     if base is None:
                         base = memoryview(chunk)
                     out.append(base[pos + _FR_HEADER : pos + _FR_HEADER + <Py_ssize_t>size])
@@ -264,10 +284,11 @@ cdef class FrameReader:
         finally:
             PyBuffer_Release(&view)
 
-    cdef list _settle(self, list out):
-        # Hand out the good frames; an error found after them waits for the next call.
+    cdef list _settle(self, list out, unsigned long long start):
+        # Hand out the good frames; an error found after them waits for the next call
+        # (raised now when this call completed none: start is frames_read before it).
         self._reset_partial()
-        if not out:
+        if self._frames == start:
             raise self._error
         return out
 

@@ -1,9 +1,10 @@
 # Cython twin of sse_reader.plain_sse_blocks (the SSE reader's fast path).
 #
 # C strategy: the pure twin's loop with memcmp/memchr for the line and
-# a memoryview over the chunk's own memory for orjson.loads (no slice object,
-# no copy); the same tests in the same order, so the same events and the same
-# stopping byte. The chunk (exact bytes) outlives the views: orjson keeps none.
+# a memoryview over the chunk's own memory for orjson.loads (no copy; data
+# under 2 KiB is copied to bytes instead, cheaper than a view); the same tests
+# in the same order, so the same events and the same stopping byte. The chunk
+# (exact bytes) outlives the views: orjson keeps none.
 
 from libc.string cimport memchr, memcmp
 
@@ -12,6 +13,8 @@ cdef extern from "Python.h":
     int _SSE_BUF_READ "PyBUF_READ"
 
 cdef object _SSE_LOADS = _sse_orjson.loads
+# data shorter than this is handed to orjson as a bytes copy, longer as a view
+cdef Py_ssize_t _SSE_VIEW_MIN = 2048
 cdef object _SSE_SYNTAX = _sse_orjson.JSONDecodeError
 
 
@@ -19,14 +22,21 @@ def plain_sse_blocks(bytes chunk not None, Py_ssize_t pos, Py_ssize_t max_size, 
     """plain_sse_blocks(chunk, pos, max_size, max_brackets) -> (events, end)
 
     The SSE reader's fast path (contract: sse_reader.plain_sse_blocks)."""
-    cdef char* buf = PyBytes_AS_STRING(chunk)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(chunk)
-    cdef Py_ssize_t nl, i, brackets
-    cdef const char* found
-    cdef PyObject* etype
     cdef list events = []
     if pos < 0:
         raise ValueError("pos must be >= 0")
+    pos = _sse_plain_blocks(PyBytes_AS_STRING(chunk), PyBytes_GET_SIZE(chunk), pos, max_size,
+                            max_brackets, events)
+    return events, pos
+
+
+cdef Py_ssize_t _sse_plain_blocks(char* buf, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t max_size,
+                                  Py_ssize_t max_brackets, list events) except -1:
+    # plain_sse_blocks on the n bytes at buf (which the caller keeps alive),
+    # appending to events; returns where it stopped.
+    cdef Py_ssize_t nl, i, brackets
+    cdef const char* found
+    cdef PyObject* etype
     while n - pos >= 6 and memcmp(buf + pos, b"data: ", 6) == 0:
         found = <const char*>memchr(buf + pos + 6, 10, n - pos - 6)
         if found == NULL:
@@ -42,7 +52,10 @@ def plain_sse_blocks(bytes chunk not None, Py_ssize_t pos, Py_ssize_t max_size, 
             if brackets > max_brackets:
                 break
         try:
-            event = _SSE_LOADS(_sse_memory(buf + pos + 6, nl - pos - 6, _SSE_BUF_READ))
+            if nl - pos - 6 < _SSE_VIEW_MIN:  # a small copy costs less than a view
+                event = _SSE_LOADS(PyBytes_FromStringAndSize(buf + pos + 6, nl - pos - 6))
+            else:
+                event = _SSE_LOADS(_sse_memory(buf + pos + 6, nl - pos - 6, _SSE_BUF_READ))
         except _SSE_SYNTAX:
             break
         if type(event) is not dict:
@@ -53,4 +66,4 @@ def plain_sse_blocks(bytes chunk not None, Py_ssize_t pos, Py_ssize_t max_size, 
             break
         events.append(event)
         pos = nl + 2
-    return events, pos
+    return pos

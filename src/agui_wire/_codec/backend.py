@@ -32,8 +32,10 @@ from ..errors import ExtensionWarning
 __all__ = [
     "IMPLEMENTATIONS",
     "NAME",
+    "FrameDecoder",
     "FrameEncoder",
     "FrameReader",
+    "SSEDecoder",
     "SSEEncoder",
     "decode_payload",
     "encode_frame",
@@ -54,6 +56,8 @@ _NAMES: Final = {
     "SSEEncoder": "sse_writer",
     "encode_sse": "sse_writer",
     "plain_sse_blocks": "sse_reader",
+    "FrameDecoder": "frame_decoder",
+    "SSEDecoder": "frame_decoder",
 }
 
 
@@ -98,6 +102,8 @@ IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 if TYPE_CHECKING:
+    from .frame_decoder import FrameDecoder as FrameDecoder
+    from .frame_decoder import SSEDecoder as SSEDecoder
     from .framing import FrameReader as FrameReader
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload

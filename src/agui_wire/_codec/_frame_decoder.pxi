@@ -1,0 +1,261 @@
+# Cython twin of frame_decoder.py: EventDecoder's two halves, one C call per chunk.
+# The contract is the module doc of frame_decoder.py; whatever is not the common
+# case (a refused frame, an event of a later protocol, max_events, an SSE chunk
+# the fast path does not take) goes through frame_decoder.py's functions or the
+# SSE reader itself, so both twins say and do the same; tests/unit/
+# test_frame_decoder.py and tests/differential/test_frame_decoder.py hold them.
+#
+# C strategy: FrameDecoder is a FrameReader whose framing loop (_framing.pxi)
+# hands each frame to _decode_into: a frame inside the chunk is decoded straight
+# from the chunk's memory (no payload object, no list of them); from a refused
+# one on, the chunk's payloads are collected and handed to decode_rest with the
+# refusal (no payload is decoded twice). SSEDecoder takes a chunk of plain blocks
+# (_sse_plain_blocks) without entering Python while its SSE parser is known to
+# sit at a block start, and owes the parser the bytes and events it skipped
+# until the parser is next used.
+
+from agui_wire._codec import frame_decoder as _fd_py
+from agui_wire._codec import sse_reader as _fd_sse
+from agui_wire.errors import DecodeError as _fd_DecodeError
+
+
+cdef class FrameDecoder(FrameReader):
+    """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
+    max_depth=1024, unknown_events="skip", max_events=None)
+
+    Frames in, events out, per chunk (contract: agui_wire._codec.frame_decoder).
+    """
+
+    cdef const char* _errs           # the C decoder's: NULL (strict) or "replace"
+    cdef long _depth                 # -1: options the C decoder does not take
+    cdef object _decode              # decode_payload with the options bound
+    cdef object _unknown
+    cdef long long _limit            # max_events, -1 for none
+    cdef unsigned long long _count
+    cdef object _failed
+    cdef list _rest                  # this call's payloads from the first refused one
+    cdef object _refused             # what _rest[0] raised
+    cdef unsigned long long _rest_index
+    cdef unsigned long long _rest_offset
+
+    def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
+                 max_depth=_de_py.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
+        FrameReader.__init__(self, max_frame_size)
+        # the options are EventDecoder's, checked there
+        self._decodes = True
+        self._decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+        self._errs = NULL
+        self._depth = -1
+        if invalid_utf8 == "error" or invalid_utf8 == "replace":
+            if invalid_utf8 == "replace":
+                self._errs = "replace"
+            if type(max_depth) is int and 1 <= max_depth <= _DE_MAX_DEPTH:
+                self._depth = max_depth
+        self._unknown = unknown_events
+        self._limit = -1 if max_events is None else max_events
+        self._count = 0
+        self._failed = None
+        self._rest = None
+        self._refused = None
+
+    @property
+    def events_read(self):
+        """Events handed out so far."""
+        return self._count
+
+    @property
+    def pending_error(self):
+        """The error this decoder has hit (raised by the next call), or None."""
+        return self._failed if self._failed is not None else self._error
+
+    cdef int _decode_into(self, list out, const unsigned char* p, Py_ssize_t size,
+                          object payload) except -1:
+        if self._rest is not None:  # after a refused frame: decode_rest's
+            if payload is None:
+                payload = PyBytes_FromStringAndSize(<const char*>p, size)
+            self._rest.append(payload)
+            return 0
+        try:
+            event = None
+            if self._depth >= 0:
+                event = _de_decode(<_de_ptr>p, size, self._errs, self._depth, None)
+            if event is None:  # no fault the C decoder can word: the bound decoder's call
+                if payload is None:
+                    payload = PyBytes_FromStringAndSize(<const char*>p, size)
+                event = self._decode(payload)
+        except _fd_DecodeError as exc:
+            if payload is None:
+                payload = PyBytes_FromStringAndSize(<const char*>p, size)
+            self._rest = [payload]
+            self._refused = exc
+            self._rest_index = self._frames
+            self._rest_offset = self._offset
+            return 0
+        out.append(event)
+        return 0
+
+    def feed(self, chunk):
+        """feed(chunk) -> list[dict]
+
+        Add chunk to the stream; return the events of the frames it completes.
+        """
+        cdef list out
+        if self._failed is not None:
+            raise self._failed
+        self._rest = None
+        out = self._feed(chunk)
+        if self._rest is not None:
+            rest = self._rest
+            refused = self._refused
+            self._rest = None
+            self._refused = None
+            return self._deliver(out, _fd_py.decode_rest(
+                out, rest, refused, self._rest_index, self._rest_offset, self._decode,
+                self._unknown, 3,
+            ))
+        if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
+            return self._deliver(out, None)
+        self._count += len(out)
+        return out
+
+    cdef list _deliver(self, list events, object error):
+        if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
+            error = _fd_py.over_limit(events, self._count, self._limit, False)
+        self._count += len(events)
+        if error is not None:
+            self._failed = error
+            if not events:
+                raise error
+        return events
+
+    def close(self):
+        """close() -> list
+
+        End of stream: [], or TruncatedStream if it ended inside a frame.
+        """
+        if self._failed is not None:
+            raise self._failed
+        FrameReader.close(self)
+        return []
+
+
+cdef class SSEDecoder:
+    """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
+    max_depth=1024, max_events=None)
+
+    SSE in, events out, per chunk (contract: agui_wire._codec.frame_decoder).
+    """
+
+    cdef object _reader              # the SSEEventReader
+    cdef object _parser              # its SSEParser
+    cdef Py_ssize_t _max_size
+    cdef Py_ssize_t _max_brackets
+    cdef bint _clean                 # the parser sits at a block start, nothing pending
+    cdef Py_ssize_t _fed_due         # bytes and events the fast path took since the
+    cdef Py_ssize_t _index_due       # parser was last told (_skip_blocks)
+    cdef long long _limit
+    cdef unsigned long long _count
+    cdef object _failed
+
+    def __init__(self, *, max_event_size=_fd_sse.DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
+                 max_depth=_de_py.DEFAULT_MAX_DEPTH, max_events=None):
+        errors = "strict" if invalid_utf8 == "error" else "replace"
+        self._reader = _fd_sse.SSEEventReader(
+            max_event_size=max_event_size, errors=errors, max_depth=max_depth
+        )
+        self._parser = self._reader.parser
+        # the reader's own fast-path bounds (SSEEventReader.feed)
+        self._max_size = self._parser._max
+        self._max_brackets = self._reader._max_brackets
+        self._clean = False  # the first chunk goes to the reader: it settles the BOM
+        self._fed_due = 0
+        self._index_due = 0
+        self._limit = -1 if max_events is None else max_events
+        self._count = 0
+        self._failed = None
+
+    cdef int _settle_due(self) except -1:
+        if self._fed_due or self._index_due:
+            self._parser._skip_blocks(self._fed_due, self._index_due)
+            self._fed_due = 0
+            self._index_due = 0
+        return 0
+
+    @property
+    def reader(self):
+        """The SSEEventReader (its parser: last_event_id, retry...)."""
+        self._settle_due()
+        return self._reader
+
+    @property
+    def events_read(self):
+        """Events handed out so far."""
+        return self._count
+
+    @property
+    def last_event_id(self):
+        """The last id: seen (for Last-Event-ID on reconnect)."""
+        return self._parser.last_event_id
+
+    @property
+    def pending_error(self):
+        """The error this decoder has hit (raised by the next call), or None."""
+        return self._failed if self._failed is not None else self._reader.pending_error
+
+    def feed(self, chunk):
+        """feed(chunk) -> list[dict]
+
+        Add chunk to the stream; return the events it completes.
+        """
+        cdef list out
+        cdef char* buf
+        cdef Py_ssize_t n, end
+        if self._failed is not None:
+            raise self._failed
+        if self._clean and type(chunk) is bytes:
+            buf = PyBytes_AS_STRING(chunk)
+            n = PyBytes_GET_SIZE(chunk)
+            if memchr(buf, 13, <size_t>n) == NULL:  # no CR: SSEEventReader's fast path
+                out = []
+                end = _sse_plain_blocks(buf, n, 0, self._max_size, self._max_brackets, out)
+                self._fed_due += end
+                self._index_due += len(out)
+                if end == n:
+                    if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
+                        return self._deliver(out)
+                    self._count += len(out)
+                    return out
+                self._settle_due()
+                try:
+                    out = self._reader._rest(out, chunk, end)
+                finally:
+                    self._clean = self._is_clean()
+                return self._deliver(out)
+        self._settle_due()
+        try:
+            out = self._reader.feed(chunk)
+        finally:
+            self._clean = self._is_clean()
+        return self._deliver(out)
+
+    cdef bint _is_clean(self) except -1:
+        return self._parser._at_block_start() and self._reader.pending_error is None
+
+    cdef list _deliver(self, list events):
+        if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
+            self._failed = _fd_py.over_limit(events, self._count, self._limit, True)
+            if not events:
+                raise self._failed
+        self._count += len(events)
+        return events
+
+    def close(self):
+        """close() -> list[dict]
+
+        End of stream: the events still held, including a last one without a blank line.
+        """
+        if self._failed is not None:
+            raise self._failed
+        self._settle_due()
+        self._clean = False
+        return self._deliver(self._reader.close())

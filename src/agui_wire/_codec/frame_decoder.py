@@ -1,0 +1,219 @@
+"""Live decoding per chunk: ``EventDecoder``'s two halves, one call per chunk (pure Python).
+
+Strategy: a live stream often arrives one event per chunk, so what a chunk costs
+besides decoding its event is what a live consumer pays. ``FrameDecoder`` is a
+``FrameReader`` that decodes each frame's payload as it cuts it and hands back
+events; ``SSEDecoder`` is an ``SSEEventReader`` with the event count. The Cython
+twins (``agui_wire._fast``; ``agui_wire._codec.backend`` picks one) do a chunk's
+common case in one C call: frames are decoded straight from the chunk's memory
+(no payload objects, no list of them), and plain SSE blocks are parsed straight
+from the bytes while the parser is at a block start; anything else (an error, an
+event of a later protocol, a limit, a chunk the SSE fast path does not take) goes
+through the functions of this module, so both twins say and do the same.
+
+Contract (``EventDecoder``'s, see ``agui_wire._decoder``): ``feed(chunk)``
+returns the events the chunk completes; a bad frame or event never loses the
+good events before it: they are returned and the error (located: ``index``,
+``offset``, ``frame_offset``) is raised by the next ``feed()``/``close()``, at
+once when no event precedes it, and is ``pending_error`` meanwhile; a failed
+decoder stays failed. A frame's payload is decoded once: from a refused one on,
+the rest of the chunk goes through ``payload_records`` (which applies
+``unknown_events``) with the refusal handed on, not decoded again. ``max_events``
+bounds the events handed out (``LimitExceeded`` / ``SSELimitExceeded`` at that
+index). Framing errors, limits and positions are ``FrameReader``'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .._reader import UnknownPolicy, Utf8Policy, payload_records
+from ..errors import DecodeError, LimitExceeded, SSELimitExceeded, UnknownEventWarning
+from . import proto_reader
+from .framing import DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, FrameReader
+from .proto_reader import DEFAULT_MAX_DEPTH
+from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
+
+__all__ = ["FrameDecoder", "SSEDecoder", "decode_rest", "over_limit"]
+
+Event = dict[str, Any]
+
+
+def bound_decoder(
+    decode_payload: Callable[..., Event], invalid_utf8: str, max_depth: int
+) -> Callable[[Any], Event]:
+    """``decode_payload`` with these options bound (itself for the defaults)."""
+    if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH:
+        return decode_payload
+    return functools.partial(decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth)
+
+
+def decode_rest(
+    events: list[Event],
+    payloads: list[Any],
+    refused: DecodeError,
+    index: int,
+    offset: int,
+    decode_payload: Callable[[Any], Event],
+    unknown_events: UnknownPolicy,
+    stacklevel: int,
+) -> DecodeError | None:
+    """From the first payload that did not decode (``payloads[0]``, frame ``index``
+    at stream byte ``offset``, which raised ``refused``): append to ``events``
+    what the policy makes of it and the events of the payloads after it; return
+    the first error (located), or ``None`` when every refusal was a skipped
+    event of a later protocol. ``stacklevel``: the warning's, from here to
+    ``EventDecoder.feed``'s caller."""
+    for record in payload_records(payloads, index, offset, decode_payload, unknown_events, refused):
+        if record.error is not None:
+            return record.error
+        if record.event is not None:
+            events.append(record.event)
+        elif record.unknown is not None:
+            warnings.warn(
+                f"skipped an event of a later protocol: {record.unknown}",
+                UnknownEventWarning,
+                stacklevel=stacklevel,
+            )
+    return None
+
+
+def over_limit(events: list[Event], count: int, max_events: int, sse: bool) -> LimitExceeded:
+    """Cut ``events`` (handed out after ``count`` others) at ``max_events``; the error."""
+    del events[max_events - count :]
+    cls = SSELimitExceeded if sse else LimitExceeded
+    return cls(f"more than max_events={max_events} events", index=max_events)
+
+
+class FrameDecoder(FrameReader):
+    """Frames in, events out, per chunk (see the module doc)."""
+
+    __slots__ = ("_count", "_decode", "_failed", "_max_events", "_unknown")
+
+    def __init__(
+        self,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        *,
+        invalid_utf8: Utf8Policy = "error",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        unknown_events: UnknownPolicy = "skip",
+        max_events: int | None = None,
+    ) -> None:
+        super().__init__(max_frame_size)
+        # the options are EventDecoder's, checked there
+        self._decode = bound_decoder(proto_reader.decode_payload, invalid_utf8, max_depth)
+        self._unknown: UnknownPolicy = unknown_events
+        self._max_events = max_events
+        self._count = 0
+        self._failed: DecodeError | None = None
+
+    @property
+    def events_read(self) -> int:
+        """Events handed out so far."""
+        return self._count
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        return self._failed or self._error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:  # type: ignore[override]
+        """Add ``chunk`` to the stream; return the events of the frames it completes."""
+        if self._failed is not None:
+            raise self._failed
+        index, offset = self._frames, self._offset
+        payloads = FrameReader.feed(self, chunk)
+        decode = self._decode
+        events: list[Event] = []
+        error: DecodeError | None = None
+        try:
+            for payload in payloads:
+                events.append(decode(payload))
+        except DecodeError as exc:
+            done = len(events)
+            offset += sum(HEADER_SIZE + len(p) for p in payloads[:done])
+            rest = payloads[done:]
+            error = decode_rest(events, rest, exc, index + done, offset, decode, self._unknown, 4)
+        return self._deliver(events, error)
+
+    def _deliver(self, events: list[Event], error: DecodeError | None) -> list[Event]:
+        limit = self._max_events
+        if limit is not None and self._count + len(events) > limit:
+            error = over_limit(events, self._count, limit, False)
+        self._count += len(events)
+        if error is not None:
+            self._failed = error
+            if not events:
+                raise error
+        return events
+
+    def close(self) -> list[Event]:  # type: ignore[override]
+        """End of stream: ``[]``, or ``TruncatedStream`` if it ended inside a frame."""
+        if self._failed is not None:
+            raise self._failed
+        FrameReader.close(self)
+        return []
+
+
+class SSEDecoder:
+    """SSE in, events out, per chunk (see the module doc)."""
+
+    __slots__ = ("_count", "_failed", "_max_events", "_reader")
+
+    def __init__(
+        self,
+        *,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        invalid_utf8: Utf8Policy = "error",
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_events: int | None = None,
+    ) -> None:
+        errors: Literal["strict", "replace"] = "strict" if invalid_utf8 == "error" else "replace"
+        self._reader = SSEEventReader(
+            max_event_size=max_event_size, errors=errors, max_depth=max_depth
+        )
+        self._max_events = max_events
+        self._count = 0
+        self._failed: DecodeError | None = None
+
+    @property
+    def reader(self) -> SSEEventReader:
+        """The ``SSEEventReader`` (its ``parser``: ``last_event_id``, ``retry``...)."""
+        return self._reader
+
+    @property
+    def events_read(self) -> int:
+        """Events handed out so far."""
+        return self._count
+
+    @property
+    def last_event_id(self) -> str:
+        """The last ``id:`` seen (for ``Last-Event-ID`` on reconnect)."""
+        return self._reader.parser.last_event_id
+
+    @property
+    def pending_error(self) -> DecodeError | None:
+        return self._failed or self._reader.pending_error
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
+        """Add ``chunk`` to the stream; return the events it completes."""
+        if self._failed is not None:
+            raise self._failed
+        return self._deliver(self._reader.feed(chunk))
+
+    def close(self) -> list[Event]:
+        """End of stream: the events still held, including a last one without a blank line."""
+        if self._failed is not None:
+            raise self._failed
+        return self._deliver(self._reader.close())
+
+    def _deliver(self, events: list[Event]) -> list[Event]:
+        limit = self._max_events
+        if limit is not None and self._count + len(events) > limit:
+            self._failed = over_limit(events, self._count, limit, True)
+            if not events:
+                raise self._failed
+        self._count += len(events)
+        return events
