@@ -122,6 +122,44 @@ message TraceSpanEvent {
     )
 
 
+def _part_fields(s: dict[str, str]) -> None:
+    text = add_field(s["types.proto"], "TextInputPart", "optional string lang")
+    s["types.proto"] = add_field(text, "InputContentUrlSource", "optional string etag")
+
+
+def _tool_call_field(s: dict[str, str]) -> None:
+    s["types.proto"] = add_field(s["types.proto"], "ToolCall", "optional string trace_id")
+
+
+def _base_field(s: dict[str, str]) -> None:
+    s["events.proto"] = add_field(s["events.proto"], "BaseEvent", "optional string span_ref")
+
+
+def _new_part_type(s: dict[str, str]) -> None:
+    text = s["types.proto"]
+    part = _block(text, "message", "InputContent")
+    oneof = re.search(r"  oneof part \{\n(?P<arms>.*?)^  \}\n", part["body"], re.M | re.S)
+    if oneof is None:
+        raise ValueError("no oneof part in message InputContent")
+    at = part.start("body") + oneof.end("arms")
+    n = _next_number(oneof["arms"])
+    text = text[:at] + f"    StickerInputPart sticker = {n};  // JSON/ts: sticker\n" + text[at:]
+    s["types.proto"] = append(
+        text,
+        """
+message StickerInputPart {
+  string sticker_id = 1;  // JSON/ts: stickerId
+  optional string id = 2;  // JSON/ts: id
+}
+""",
+    )
+
+
+def _outcome_fields(s: dict[str, str]) -> None:
+    s["types.proto"] = add_field(s["types.proto"], "Interrupt", "optional string trace_id")
+    s["events.proto"] = add_field(s["events.proto"], "Usage", "optional int64 audio_tokens")
+
+
 # A field the C tables cannot hold (the loud-failure case): a field number far
 # beyond any event's (AG-UI's highest is 14), which a fixed-size table indexed by
 # field number cannot take; the pure codecs can.
@@ -162,6 +200,11 @@ EDITS: dict[str, Edit] = {
         Edit(
             "e", "a new event type TRACE_SPAN (enum value, TraceSpanEvent, oneof arm)", _new_event
         ),
+        Edit("f", "optional fields on TextInputPart and InputContentUrlSource", _part_fields),
+        Edit("g", "optional string trace_id on ToolCall", _tool_call_field),
+        Edit("h", "optional string span_ref on BaseEvent (every event)", _base_field),
+        Edit("i", "a new content part type StickerInputPart (InputContent arm)", _new_part_type),
+        Edit("j", "fields on Interrupt and Usage (outcome payload, usage)", _outcome_fields),
         Edit("far", f"optional string far_away = {FAR_NUMBER} on TextMessageEndEvent", _far_field),
         *(
             Edit(key, f"{decl} on StepStartedEvent", _unmapped(decl))
@@ -303,6 +346,95 @@ THINGS: dict[str, Thing] = {
         ),
     )
 }
+
+THINGS.update(
+    (t.name, t)
+    for t in (
+        Thing(
+            "part_fields",
+            "f",
+            {
+                "type": "TOOL_CALL_RESULT",
+                "messageId": "m1",
+                "toolCallId": "c1",
+                "content": [
+                    {"type": "text", "text": "see", "lang": "en"},
+                    {"type": "image", "source": {"type": "url", "value": "u", "etag": "e1"}},
+                ],
+            },
+            lambda e: (
+                e.tool_call_result.content_parts[0].text.lang,
+                e.tool_call_result.content_parts[1].image.source.url.etag,
+            ),
+            ("en", "e1"),
+        ),
+        Thing(
+            "tool_call_field",
+            "g",
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {
+                        "id": "a1",
+                        "role": "assistant",
+                        "toolCalls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "f", "arguments": "{}"},
+                                "traceId": "t-call",
+                            }
+                        ],
+                    }
+                ],
+            },
+            lambda e: e.messages_snapshot.messages[0].tool_calls[0].trace_id,
+            "t-call",
+        ),
+        Thing(
+            "base_field",
+            "h",
+            {"type": "STEP_STARTED", "stepName": "plan", "spanRef": "sp-1", "timestamp": 5},
+            lambda e: e.step_started.base_event.span_ref,
+            "sp-1",
+        ),
+        Thing(
+            "new_part_type",
+            "i",
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {
+                        "id": "u1",
+                        "role": "user",
+                        "content": [{"type": "sticker", "stickerId": "st"}],
+                    }
+                ],
+            },
+            lambda e: e.messages_snapshot.messages[0].content_parts[0].sticker.sticker_id,
+            "st",
+        ),
+        Thing(
+            "outcome_fields",
+            "j",
+            {
+                "type": "RUN_FINISHED",
+                "threadId": "th",
+                "runId": "r",
+                "outcome": {
+                    "type": "interrupt",
+                    "interrupts": [{"id": "i1", "reason": "approval", "traceId": "t-int"}],
+                },
+                "usage": [{"model": "m", "audioTokens": 7}],
+            },
+            lambda e: (
+                e.run_finished.interrupts[0].trace_id,
+                e.run_finished.usage[0].audio_tokens,
+            ),
+            ("t-int", 7),
+        ),
+    )
+)
 
 # The far field: the event the pure codecs must still carry when the C tables
 # cannot (the loud-failure case).
