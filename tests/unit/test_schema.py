@@ -1,0 +1,99 @@
+"""agui_wire.schema: the wire facts every codec reads are the ones the descriptors
+say (issue 11 item 1), and they are the AG-UI 1.0 numbers docs/wire-format.md
+states: a derivation that read the wrong field would move bytes on the wire.
+
+The codecs are held to these facts by the differential and interop suites; the
+evolution drill (tests/evolution) grows the schema and checks every backend.
+"""
+
+from __future__ import annotations
+
+from google.protobuf import struct_pb2
+
+from agui_wire import schema
+from agui_wire._pb import events_pb2, types_pb2
+
+
+def test_special_shapes_are_the_documented_numbers() -> None:
+    assert dict(schema.MESSAGE_CONTENT) == {"str": 3, "list": 8, "dict": 13}
+    assert dict(schema.TOOL_RESULT_CONTENT) == {"str": 5, "list": 7}
+    assert (schema.RUN_OUTCOME_NUMBER, schema.SUBAGENT_OUTCOME_NUMBER) == (5, 4)
+    assert dict(schema.RUN_OUTCOME_PAYLOAD) == {
+        "success": ("pendingToolCallIds", 8),
+        "interrupt": ("interrupts", 6),
+        "cancelled": None,
+    }
+    assert dict(schema.SUBAGENT_OUTCOME_PAYLOAD) == {
+        "success": None,
+        "suspended": ("interruptIds", 5),
+    }
+    assert (schema.BASE_EVENT_NUMBER, schema.BASE_TYPE_NUMBER) == (1, 1)
+    assert [(f.name, f.number, f.kind) for f in schema.BASE_FIELDS] == [
+        ("timestamp", 2, schema.Kind.INT64),
+        ("rawEvent", 3, schema.Kind.VALUE),
+        ("metadata", 4, schema.Kind.STRUCT),
+    ]
+    assert {k: v[0] for k, v in schema.PART_ARMS.items()} == {
+        "text": 1,
+        "image": 2,
+        "audio": 3,
+        "video": 4,
+        "document": 5,
+    }
+    assert {k: v[0] for k, v in schema.SOURCE_ARMS.items()} == {"data": 1, "url": 2, "file": 3}
+
+
+def test_json_value_numbers_and_wire_types() -> None:
+    numbers = (
+        schema.VALUE_NULL,
+        schema.VALUE_NUMBER,
+        schema.VALUE_STRING,
+        schema.VALUE_BOOL,
+        schema.VALUE_STRUCT,
+        schema.VALUE_LIST,
+    )
+    assert numbers == (1, 2, 3, 4, 5, 6)
+    assert dict(schema.VALUE_WIRE_TYPES) == {1: 0, 2: 1, 3: 2, 4: 0, 5: 2, 6: 2}
+    entry = (schema.STRUCT_FIELDS, schema.STRUCT_KEY, schema.STRUCT_VALUE, schema.LIST_VALUES)
+    assert entry == (1, 1, 2, 1)
+    # and protobuf agrees on the bytes: Value{string_value: "a"} is 1a 01 61
+    assert struct_pb2.Value(string_value="a").SerializeToString() == bytes(
+        [(schema.VALUE_STRING << 3) | schema.WIRE_LEN, 1, ord("a")]
+    )
+
+
+def test_outcome_fields_are_the_wire_fields() -> None:
+    for (number, key), f in schema.OUTCOME_FIELDS.items():
+        assert (f.number, f.name) == (number, key)
+        assert f.repeated
+        assert not f.required  # the outcome's own rules say when it is required
+    fd = events_pb2.RunFinishedEvent.DESCRIPTOR.fields_by_number[8]
+    assert fd.json_name == "pendingToolCallIds"
+
+
+def test_every_message_field_is_in_its_spec_or_a_special_shape() -> None:
+    # nothing on the wire is left out of both: a field neither 1:1 nor special would
+    # be dropped by every codec
+    special = {
+        "Message": {"content", "content_parts", "activity_content"},
+        "ToolCallResultEvent": {"content", "content_parts"},
+        "RunFinishedEvent": {"outcome", "interrupts", "pending_tool_call_ids"},
+        "SubagentFinishedEvent": {"outcome", "interrupt_ids"},
+    }
+    for module in (events_pb2, types_pb2):
+        for desc in module.DESCRIPTOR.message_types_by_name.values():
+            if desc.name in ("Event", "BaseEvent", "InputContent", "InputContentSource"):
+                continue
+            spec = schema.MESSAGES[desc.name]
+            covered = {f.number for f in spec.fields}
+            for fd in desc.fields:
+                if fd.name == "base_event" or fd.name in special.get(desc.name, ()):
+                    continue
+                assert fd.number in covered, f"{desc.name}.{fd.name}"
+
+
+def test_limits() -> None:
+    assert (schema.DEFAULT_MAX_DEPTH, schema.MAX_DEPTH_LIMIT) == (1024, 10_000)
+    assert schema.MAX_SAFE_INTEGER == 2**53 - 1 == schema.MAX_EXACT_INT - 1
+    assert schema.DEFAULT_MAX_FRAME_SIZE + schema.FRAME_HEADER_SIZE == 10 * 1024 * 1024
+    assert schema.MAX_FRAME_PAYLOAD == 2**32 - 1
