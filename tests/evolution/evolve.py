@@ -49,20 +49,24 @@ def add_field(text: str, message: str, decl: str, number: int | None = None) -> 
     return text[: m.end("body")] + line + text[m.end("body") :]
 
 
+def add_oneof_arm(text: str, message: str, oneof: str, decl: str) -> str:
+    """``decl`` (``StickerInputPart sticker``) as the next arm of ``message``'s oneof."""
+    m = _block(text, "message", message)
+    arms = re.search(rf"  oneof {oneof} \{{\n(?P<arms>.*?)^  \}}\n", m["body"], re.M | re.S)
+    if arms is None:
+        raise ValueError(f"no oneof {oneof} in message {message}")
+    at = m.start("body") + arms.end("arms")
+    line = f"    {decl} = {_next_number(arms['arms'])};  // JSON/ts: {_camel(decl.split()[-1])}\n"
+    return text[:at] + line + text[at:]
+
+
 def add_event_type(text: str, type_name: str, message: str, arm: str) -> str:
     """A new event type: the ``EventType`` value (next free), and the arm of the
     ``Event`` oneof (next free) carrying ``message``."""
     enum = _block(text, "enum", "EventType")
     line = f"  {type_name} = {_next_number(enum['body'])};\n"
     text = text[: enum.end("body")] + line + text[enum.end("body") :]
-    event = _block(text, "message", "Event")
-    oneof = re.search(r"  oneof event \{\n(?P<arms>.*?)^  \}\n", event["body"], re.M | re.S)
-    if oneof is None:
-        raise ValueError("no oneof event in message Event")
-    at = event.start("body") + oneof.end("arms")
-    n = _next_number(oneof["arms"])
-    line = f"    {message} {arm} = {n};  // JSON/ts: {_camel(arm)}\n"
-    return text[:at] + line + text[at:]
+    return add_oneof_arm(text, "Event", "event", f"{message} {arm}")
 
 
 def append(text: str, block: str) -> str:
@@ -136,14 +140,7 @@ def _base_field(s: dict[str, str]) -> None:
 
 
 def _new_part_type(s: dict[str, str]) -> None:
-    text = s["types.proto"]
-    part = _block(text, "message", "InputContent")
-    oneof = re.search(r"  oneof part \{\n(?P<arms>.*?)^  \}\n", part["body"], re.M | re.S)
-    if oneof is None:
-        raise ValueError("no oneof part in message InputContent")
-    at = part.start("body") + oneof.end("arms")
-    n = _next_number(oneof["arms"])
-    text = text[:at] + f"    StickerInputPart sticker = {n};  // JSON/ts: sticker\n" + text[at:]
+    text = add_oneof_arm(s["types.proto"], "InputContent", "part", "StickerInputPart sticker")
     s["types.proto"] = append(
         text,
         """
@@ -158,6 +155,25 @@ message StickerInputPart {
 def _outcome_fields(s: dict[str, str]) -> None:
     s["types.proto"] = add_field(s["types.proto"], "Interrupt", "optional string trace_id")
     s["events.proto"] = add_field(s["events.proto"], "Usage", "optional int64 audio_tokens")
+
+
+def _new_source_type(s: dict[str, str]) -> None:
+    text = add_oneof_arm(
+        s["types.proto"], "InputContentSource", "source", "InputContentBlobSource blob"
+    )
+    s["types.proto"] = append(
+        text,
+        """
+message InputContentBlobSource {
+  string blob_id = 1;  // JSON/ts: blobId
+  optional string mime_type = 2;  // JSON/ts: mimeType
+}
+""",
+    )
+
+
+def _patch_field(s: dict[str, str]) -> None:
+    s["patch.proto"] = add_field(s["patch.proto"], "JsonPatchOperation", "optional string trace_id")
 
 
 # A field the C tables cannot hold (the loud-failure case): a field number far
@@ -205,6 +221,8 @@ EDITS: dict[str, Edit] = {
         Edit("h", "optional string span_ref on BaseEvent (every event)", _base_field),
         Edit("i", "a new content part type StickerInputPart (InputContent arm)", _new_part_type),
         Edit("j", "fields on Interrupt and Usage (outcome payload, usage)", _outcome_fields),
+        Edit("k", "a new part source type InputContentBlobSource", _new_source_type),
+        Edit("l", "optional string trace_id on JsonPatchOperation", _patch_field),
         Edit("far", f"optional string far_away = {FAR_NUMBER} on TextMessageEndEvent", _far_field),
         *(
             Edit(key, f"{decl} on StepStartedEvent", _unmapped(decl))
@@ -432,6 +450,43 @@ THINGS.update(
                 e.run_finished.usage[0].audio_tokens,
             ),
             ("t-int", 7),
+        ),
+        Thing(
+            "new_source_type",
+            "k",
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {
+                        "id": "u1",
+                        "role": "user",
+                        "content": [
+                            {"type": "image", "source": {"type": "blob", "blobId": "b1"}},
+                            {
+                                "type": "image",
+                                "source": {"type": "blob", "blobId": "b2", "mimeType": "image/png"},
+                            },
+                        ],
+                    }
+                ],
+            },
+            lambda e: [
+                p.image.source.blob.blob_id for p in e.messages_snapshot.messages[0].content_parts
+            ],
+            ["b1", "b2"],
+        ),
+        Thing(
+            "patch_field",
+            "l",
+            {
+                "type": "STATE_DELTA",
+                "delta": [
+                    {"op": "add", "path": "/a", "value": 1, "traceId": "t-op"},
+                    {"op": "remove", "path": "/b", "traceId": "t-op2"},
+                ],
+            },
+            lambda e: [op.trace_id for op in e.state_delta.delta],
+            ["t-op", "t-op2"],
         ),
     )
 )
