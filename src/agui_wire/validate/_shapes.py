@@ -336,7 +336,26 @@ _PART_SOURCE = _Tagged(
 )
 
 
+# the content part types @ag-ui/core 1.0.0's zod schemas declare (ported below)
+_PORTED_PARTS: Final = ("text", "image", "audio", "video", "document")
+
+
 def _part(kind: str) -> _Loose:
+    if kind not in _PORTED_PARTS:
+        # a part type the 1.0 port lacks (the schema grew in proto/): its shape from
+        # the wire schema, as for a new event type below
+        fields = schema.MESSAGES[schema.PART_ARMS[kind][1]].fields
+        nested = {"InputContentSource": _PART_SOURCE}
+        return _shape(
+            f"{kind.capitalize()}Part",
+            ("type", kind),
+            **{
+                f.name: _F(
+                    TIMESTAMP if f.kind is schema.Kind.INT64 else _wire(f, nested), f.required
+                )
+                for f in fields
+            },
+        )
     content = {"text": _F(STR)} if kind == "text" else {"source": _F(_PART_SOURCE)}
     return _shape(
         f"{kind.capitalize()}Part",
