@@ -40,12 +40,7 @@ PROPERTIES: dict[str, tuple[str, str] | None] = {
 
 # (variant, thing, property) -> why it fails on main today (an entry here is marked
 # xfail(strict=True) with its reason; issue 11 item 1 emptied it of the rest)
-TODAY: dict[tuple[str, str, str], str] = {
-    ("more", "new_part_type", "validate"): (
-        "validate/_shapes.py _part() is the 1.0 zod port: a part type it lacks must have "
-        "a 'source' (not derived from the wire schema, as a new event type's shape is)"
-    ),
-}
+TODAY: dict[tuple[str, str, str], str] = {}
 
 
 def _cases() -> list[Any]:
