@@ -77,7 +77,7 @@ test: $(EXTENSION) $(NODE_PEERS) redis-server generated lint typecheck
 # the tree, fields on an event, Message, RunAgentInput, a repeated message field and a new
 # event type are added to proto/, _pb regenerated and the extension rebuilt there; every
 # backend (Cython, pure, upb, SSE) must carry them alike on the C path. The real tree is
-# not written. ~45 s (one build).
+# not written. ~60 s (one build: 45-55 s of it).
 evolution: $(INSTALLED)
 	$(BIN)/pytest -q -p no:cacheprovider tests/evolution $(PYTEST_ARGS)
 
