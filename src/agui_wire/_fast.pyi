@@ -87,6 +87,12 @@ class FrameEncoder:
 def _encoder_fallbacks() -> int:
     """Events handed to proto_writer since import (errors, exotic input)."""
 
+def _json_value(
+    root: Any, as_struct: bool, max_depth: int, lossy: bool
+) -> bytes | tuple[int, Any, list[str | int]] | None:
+    """For proto_writer's walk of an event handed over: the Value (or Struct) body
+    of ``root``, or where the walk's first fault in it is, or None."""
+
 # ---------------------------------------------------------------------------
 # _codec/_proto_reader.pxi (twin: agui_wire._codec.proto_reader)
 # ---------------------------------------------------------------------------

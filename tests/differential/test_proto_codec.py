@@ -514,6 +514,101 @@ def test_huge_event_then_small_ones() -> None:
         assert fast.encode_payload(event) == proto_writer.encode_payload(event)
 
 
+# -- refusals inside JSON values: located in C, worded by proto_writer ---------------
+
+# what a fault (or a value proto_writer reads itself) inside a JSON value can be
+_JSON_ODDITIES: list[Any] = [
+    float("nan"),
+    float("-inf"),
+    "a\ud800",
+    {1, 2},
+    2**60,
+    -(2**70),
+    {1: "k"},
+    {"x": 1, 2: "k"},
+    {"9": 1, "a": float("nan")},  # an integer-like key: walked in JSON order by the reference
+    {"\ud800": 1},
+    OrderedDict(a=float("nan")),
+    (1, float("inf")),
+    [[[[[1]]]]],
+    object(),
+]
+
+
+@st.composite
+def json_with_faults(draw: st.DrawFn) -> Any:
+    """A JSON value with one to three oddities put in at random places."""
+    value = draw(st.lists(json_values, min_size=1, max_size=4))
+    for _ in range(draw(st.integers(1, 3))):
+        holder: Any = value
+        while True:
+            inner = [v for v in (holder.values() if isinstance(holder, dict) else holder)]
+            inner = [v for v in inner if type(v) in (dict, list) and v]
+            if not inner or draw(st.booleans()):
+                break
+            holder = draw(st.sampled_from(inner))
+        odd = copy.deepcopy(draw(st.sampled_from(_JSON_ODDITIES)))
+        if isinstance(holder, dict):
+            holder[draw(st.sampled_from(["k", "0", "z", *holder]))] = odd
+        else:
+            holder.insert(draw(st.integers(0, len(holder))), odd)
+    return value
+
+
+@given(json_with_faults(), st.integers(2, 8), st.booleans())
+@settings(max_examples=400)
+def test_refusals_inside_json_values_are_the_references(
+    value: Any, max_depth: int, lossy: bool
+) -> None:
+    # The C encoder hands an event it does not write to proto_writer with its own
+    # JSON reader (_json_value): the same first fault, in the reference's order.
+    for event in (
+        {"type": "STATE_SNAPSHOT", "snapshot": value},
+        {"type": "CUSTOM", "name": "n", "value": {"v": value}},
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "input": {"state": value}},
+    ):
+        options = {"max_depth": max_depth, "lossy_numbers": lossy}
+        for fast_fn, pure_fn in ENC_FUNCS:
+            assert_same_outcome(fast_fn, pure_fn, event, **options)
+        assert_same_outcome(
+            fast.FrameEncoder(**options).encode, proto_writer.FrameEncoder(**options).encode, event
+        )
+
+
+@given(json_values, st.booleans())
+def test_json_value_writes_what_the_reference_writes(value: Any, as_struct: bool) -> None:
+    if as_struct:
+        value = {"v": value}
+    ref = proto_writer._Encoder("CUSTOM", lossy=False, extra="drop", max_depth=1024)
+    want = ref.struct(value, "value") if as_struct else ref.value(value, "value")
+    assert fast._json_value(value, as_struct, 1024, False) == want
+
+
+def test_a_refusal_in_a_big_json_value_is_not_walked_in_python(monkeypatch) -> None:
+    # issue 15 item 2: a 50 KB value refused for its last item cost 120x accepting it
+    # when proto_writer walked it again (benchmarks/refusals.py); now C finds the
+    # fault and proto_writer only words it: no JSON container is opened in Python
+    frames = [0]
+    frame = proto_writer._Frame
+
+    def counted(*args: Any) -> Any:
+        frames[0] += 1
+        return frame(*args)
+
+    monkeypatch.setattr(proto_writer, "_Frame", counted)
+    docs = [{"id": i, "tags": ["a", "b"], "score": i / 7} for i in range(2000)]
+    for last, match in ((float("nan"), "nan is not"), ("\ud800", "lone surrogate"), ({1}, "set")):
+        docs[-1]["last"] = last
+        event = {"type": "STATE_SNAPSHOT", "snapshot": {"docs": docs}}
+        for encode in (fast.encode_frame, fast.encode_payload, fast.FrameEncoder().encode):
+            with pytest.raises(proto_writer.EncodeError, match=match) as info:
+                encode(event)
+            assert info.value.path == "/snapshot/docs/1999/last"
+        with pytest.raises(proto_writer.EncodeError, match=match):
+            fast.encode_frames([event])
+    assert frames[0] == 0
+
+
 def test_deep_nesting_in_a_small_thread_stack() -> None:
     # 10000 levels each way must not use C stack proportional to the depth
     value = nested(10_000)

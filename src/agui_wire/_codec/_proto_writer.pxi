@@ -1212,6 +1212,7 @@ def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1
         out = _en_one(event, flags, depth, False)
         if out is not None:
             return out
+        return _en_py._encode(event, lossy_numbers, extra_keys, max_depth, _json_value)
     return _en_py.encode_payload(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
@@ -1240,6 +1241,8 @@ def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
         out = _en_one(event, flags, depth, True)
         if out is not None:
             return out
+        out = _en_py._encode(event, lossy_numbers, extra_keys, max_depth, _json_value)
+        return _en_py._prefix(out) + out
     return _en_py.encode_frame(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
@@ -1310,7 +1313,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
                 _en_release(e)
             if r != 0:
                 _en_fallbacks += 1
-                payload = _en_py._encode(event, lossy_numbers, extra_keys, max_depth)
+                payload = _en_py._encode(event, lossy_numbers, extra_keys, max_depth, _json_value)
                 _en_py._prefix(payload)
                 _en_append(
                     &out, &size, &cap, <const unsigned char*><const char*>payload, len(payload)
@@ -1355,6 +1358,10 @@ cdef class FrameEncoder:
             out = _en_one(event, self.flags, self.depth, True)
             if out is not None:
                 return out
+            out = _en_py._encode(
+                event, self.lossy_numbers, self.extra_keys, self.max_depth, _json_value
+            )
+            return _en_py._prefix(out) + out
         return _en_py.encode_frame(
             event,
             lossy_numbers=self.lossy_numbers,
@@ -1373,6 +1380,185 @@ cdef class FrameEncoder:
             extra_keys=self.extra_keys,
             max_depth=self.max_depth,
         )
+
+
+# -- refusals: where proto_writer's walk meets the first fault of a JSON value ------
+#
+# proto_writer words every refusal, but walking a big JSON value in Python costs
+# ~100x what writing it here does. So an event this encoder hands over is walked
+# there with each JSON value offered to _json_value first: the body written here
+# when it can be, else where the walk's first fault in it is. The walk here goes
+# forward in proto_writer's order (it writes backwards, so _en_json meets faults
+# in the opposite order); whatever proto_writer reads differently (a subclass
+# container, a Mapping, an integer-like or surrogate key that reorders or fails
+# later, a lossy integer) is left to it (None).
+
+cdef enum:
+    _EN_AT_VALUE = 0    # = proto_writer._AT_VALUE
+    _EN_AT_KEY = 1      # = proto_writer._AT_KEY
+    _EN_AT_DEPTH = 2    # = proto_writer._AT_DEPTH
+    _EN_LOC_OK = 0
+    _EN_LOC_OPEN = 1
+    _EN_LOC_BAD = 2
+    _EN_LOC_UNSURE = 3
+
+ctypedef struct _EnLoc:
+    PyObject* obj
+    PyObject* key       # the key it is under, NULL for an array item
+    Py_ssize_t index    # its index, for an array item
+    Py_ssize_t pos      # the next entry (PyDict_Next position or index)
+
+
+cdef int _en_loc_value(PyObject* v, bint lossy) noexcept:
+    """What proto_writer's _scalar says of ``v``: OK, OPEN (an exact container),
+    BAD (refused, or a type only proto_writer reads: it decides), UNSURE."""
+    cdef Py_ssize_t n
+    cdef int overflow = 0
+    cdef long long i
+    if v == _EN_NONE or v == _EN_TRUE or v == _EN_FALSE:
+        return _EN_LOC_OK
+    if _en_is_str(v):
+        if agw_utf8(v, &n) == NULL:
+            _en_err_clear()
+            return _EN_LOC_BAD
+        return _EN_LOC_OK
+    if _en_is_dict(v) or _en_is_list(v) or _en_is_tuple(v):
+        return _EN_LOC_OPEN
+    if _en_is_float(v):
+        return _EN_LOC_OK if isfinite(_en_float_value(v)) else _EN_LOC_BAD
+    if _en_is_int(v):
+        i = _en_int_value(v, &overflow)
+        if overflow == 0 and -AGW_MAX_EXACT <= i <= AGW_MAX_EXACT:
+            return _EN_LOC_OK
+        return _EN_LOC_UNSURE if lossy else _EN_LOC_BAD
+    return _EN_LOC_BAD
+
+
+cdef int _en_loc_keys(PyObject* obj, PyObject** bad) noexcept:
+    """proto_writer._frame's key check of an exact dict: OK, BAD (``bad``: the
+    first key that is not a str), UNSURE (a key proto_writer reads otherwise)."""
+    cdef Py_ssize_t pos = 0, n
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef uint64_t number
+    while _en_dict_next(obj, &pos, &k, &v):
+        if not _en_is_exact_str(k):
+            if _en_is_str(k):
+                return _EN_LOC_UNSURE
+            bad[0] = k
+            return _EN_LOC_BAD
+        if agw_utf8(k, &n) == NULL:
+            _en_err_clear()
+            return _EN_LOC_UNSURE
+        if _en_array_index(k, &number):
+            return _EN_LOC_UNSURE
+    return _EN_LOC_OK
+
+
+cdef list _en_loc_keys_to(_EnLoc* st, Py_ssize_t n, PyObject* key, Py_ssize_t index, bint last):
+    cdef Py_ssize_t j
+    cdef list keys = []
+    for j in range(1, n):
+        keys.append(<object>st[j].key if st[j].key != NULL else st[j].index)
+    if last:
+        keys.append(<object>key if key != NULL else index)
+    return keys
+
+
+cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint lossy):
+    """Where proto_writer's walk of ``root`` meets its first fault: (at, value,
+    keys), or None (no fault, or one only proto_writer can tell). No Python code
+    runs, so the borrowed references stay valid."""
+    cdef _EnLoc* st = NULL
+    cdef _EnLoc* f
+    cdef void* mem
+    cdef Py_ssize_t n = 0, cap = 0, index = 0
+    cdef PyObject* key
+    cdef PyObject* child
+    cdef PyObject* bad = NULL
+    cdef int r
+    if not as_struct:
+        r = _en_loc_value(<PyObject*>root, lossy)
+        if r == _EN_LOC_BAD:
+            return (_EN_AT_VALUE, root, [])
+        if r != _EN_LOC_OPEN:
+            return None
+    elif not _en_is_dict(<PyObject*>root):
+        return None
+    child = <PyObject*>root
+    key = NULL
+    try:
+        while True:
+            # open ``child`` (under ``key`` / ``index``)
+            if n == cap:
+                cap = cap * 2 if cap else 64
+                mem = realloc(st, <size_t>cap * sizeof(_EnLoc))
+                if mem == NULL:
+                    return None
+                st = <_EnLoc*>mem
+            st[n].obj = child
+            st[n].key = key
+            st[n].index = index
+            st[n].pos = 0
+            n += 1
+            if _en_is_dict(child):
+                r = _en_loc_keys(child, &bad)
+                if r == _EN_LOC_BAD:
+                    return (_EN_AT_KEY, <object>bad, _en_loc_keys_to(st, n, NULL, 0, False))
+                if r != _EN_LOC_OK:
+                    return None
+            # the next value to look at, closing what is done
+            while True:
+                f = &st[n - 1]
+                key = NULL
+                if _en_is_dict(f.obj):
+                    if not _en_dict_next(f.obj, &f.pos, &key, &child):
+                        child = NULL
+                elif _en_is_list(f.obj):
+                    child = _en_list_item(f.obj, f.pos) if f.pos < _en_list_size(f.obj) else NULL
+                else:
+                    child = _en_tuple_item(f.obj, f.pos) if f.pos < _en_tuple_size(f.obj) else NULL
+                if child == NULL:
+                    n -= 1
+                    if n == 0:
+                        return None
+                    continue
+                index = f.pos if key == NULL else 0
+                if key == NULL:
+                    f.pos += 1
+                r = _en_loc_value(child, lossy)
+                if r == _EN_LOC_OK:
+                    continue
+                if r == _EN_LOC_BAD:
+                    return (_EN_AT_VALUE, <object>child, _en_loc_keys_to(st, n, key, index, True))
+                if r == _EN_LOC_UNSURE:
+                    return None
+                if n >= max_depth:
+                    return (_EN_AT_DEPTH, None, _en_loc_keys_to(st, n, key, index, True))
+                break
+    finally:
+        free(st)
+
+
+def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
+    """_json_value(root, as_struct, max_depth, lossy) -> bytes | tuple | None
+
+    For proto_writer's walk of an event this encoder handed over: the Value (or
+    Struct) body of ``root``; or where the walk's first fault in it is, as
+    (at, value, keys); or None when only the walk can tell."""
+    cdef _EnState* e = _en_acquire()
+    cdef int r
+    try:
+        e.lossy = lossy
+        e.extra_error = False
+        e.max_depth = max_depth
+        r = _en_json(e, <PyObject*>root, as_struct)
+        if r == 0:
+            return _en_bytes(<const char*>e.pos, _en_written(e))
+        _en_err_clear()
+    finally:
+        _en_release(e)
+    return _en_locate(root, as_struct, max_depth, lossy)
 
 
 # -- tables from agui_wire.schema ----------------------------------------------------

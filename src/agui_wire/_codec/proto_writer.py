@@ -89,6 +89,14 @@ __all__ = [
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 
+# The Cython twin's _json_value(value, as_struct, max_depth, lossy): the body as
+# _Encoder._json writes it; or (at, value, keys), where the walk's first fault in
+# it is (what is wrong: one of _AT_*); or None, when only the walk can tell.
+NativeJson = Callable[[Any, bool, int, bool], "bytes | tuple[int, Any, list[str | int]] | None"]
+_AT_VALUE: Final = 0  # a value JSON has no place for (or a Mapping: then not a fault)
+_AT_KEY: Final = 1  # an object key that is not a string
+_AT_DEPTH: Final = 2  # a container nested deeper than max_depth
+
 _pack_double = struct.Struct("<d").pack
 _pack_len = struct.Struct(">I").pack
 
@@ -194,13 +202,22 @@ def js_key_order(obj: Mapping[str, Any]) -> list[str]:
 class _Encoder:
     """Encodes one event; carries the options and the path for error messages."""
 
-    __slots__ = ("event_type", "extra", "lossy", "max_depth", "path")
+    __slots__ = ("event_type", "extra", "lossy", "max_depth", "native", "path")
 
-    def __init__(self, event_type: str, *, lossy: bool, extra: str, max_depth: int) -> None:
+    def __init__(
+        self,
+        event_type: str,
+        *,
+        lossy: bool,
+        extra: str,
+        max_depth: int,
+        native: NativeJson | None = None,
+    ) -> None:
         self.event_type = event_type
         self.lossy = lossy
         self.extra = extra
         self.max_depth = max_depth
+        self.native = native
         self.path: list[str | int] = []
 
     def error(self, reason: str, *extra_path: str | int) -> EncodeError:
@@ -284,6 +301,12 @@ class _Encoder:
         # Depth-first with an explicit stack of open containers; each frame
         # accumulates its serialized entries (Struct) or values (ListValue) and,
         # when done, is written into its parent as a Value.
+        if self.native is not None:
+            got = self.native(root, as_struct, self.max_depth, self.lossy)
+            if type(got) is bytes:
+                return got
+            if got is not None:
+                self._located(root_key, *got)  # raises, unless it is not a fault here
         if not as_struct:
             leaf = self._scalar(root, root_key)
             if leaf is not None:
@@ -299,9 +322,7 @@ class _Encoder:
                 body = self._scalar(child, key)
                 if body is None:
                     if len(stack) >= self.max_depth:
-                        raise self.error(
-                            f"JSON value nested deeper than max_depth={self.max_depth}", key
-                        )
+                        raise self._too_deep(key)
                     self.path.append(key)
                     stack.append(self._frame(child, key))
                 else:
@@ -321,10 +342,36 @@ class _Encoder:
         for k in container:
             if type(k) is not str:
                 if not isinstance(k, str):
-                    raise self.error(f"object key {json_repr(k)} is not a string")
+                    raise self._bad_key(k)
                 container = {_plain_str(k): v for k, v in container.items()}
                 break
         return _Frame(container, js_key_order(container), VALUE_STRUCT, key)
+
+    def _too_deep(self, key: str | int) -> EncodeError:
+        return self.error(f"JSON value nested deeper than max_depth={self.max_depth}", key)
+
+    def _bad_key(self, key: object) -> EncodeError:
+        return self.error(f"object key {json_repr(key)} is not a string")
+
+    def _located(self, root_key: str | int, at: int, value: object, keys: list[str | int]) -> None:
+        """Raise the refusal the Cython twin located in the JSON value at ``root_key``:
+        ``at`` says what is wrong (_AT_VALUE, _AT_KEY, _AT_DEPTH), ``keys`` where below
+        it. Worded by the same methods as the walk's, so with the same text. Returns
+        when the value is not a fault by these rules (the walk then decides)."""
+        saved = self.path
+        try:
+            if at == _AT_KEY:
+                self.path = [*saved, root_key, *keys]
+                raise self._bad_key(value)
+            key = root_key
+            if keys:
+                self.path = [*saved, root_key, *keys[:-1]]
+                key = keys[-1]
+            if at == _AT_DEPTH:
+                raise self._too_deep(key)
+            self._scalar(value, key)
+        finally:
+            self.path = saved
 
     def _put(self, frame: _Frame, key: str | int, body: bytes) -> None:
         if frame.kind == VALUE_STRUCT:
@@ -667,7 +714,13 @@ def encode_payload(
     return _encode(event, lossy_numbers, extra_keys, max_depth)
 
 
-def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
+def _encode(
+    event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
+) -> bytes:
+    """The payload of ``event``. ``native`` is the Cython twin's ``_json_value``
+    when it hands over an event it did not write (invalid, or valid but read only
+    here): each JSON value goes to it first, so a refusal inside a big value is
+    found in C; the walk here finds the same first fault, in the same order."""
     if not isinstance(event, Mapping):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     event = _plain_object(event)
@@ -681,7 +734,9 @@ def _encode(event: Any, lossy: bool, extra: str, max_depth: int) -> bytes:
             else f"expected a string, got {json_type(etype)}",
             path="/type",
         )
-    return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth).event(event)
+    return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native).event(
+        event
+    )
 
 
 def as_event_dict(event: Any) -> Any:
