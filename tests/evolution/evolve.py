@@ -6,8 +6,8 @@ each ``Thing`` is an event that uses one edit, with a check on the wire bytes
 (read back by protobuf's own parser, not by our codecs) that the new data is
 there. The drill applies edits to a scratch copy of the tree only.
 
-Stdlib only: ``_probe.py`` imports this module by path in a subprocess whose
-``sys.path`` holds the scratch tree instead of the real one.
+Stdlib only: ``_probe.py`` imports this module from its own folder, in a
+subprocess whose ``sys.path`` holds the scratch tree instead of the real one.
 """
 
 from __future__ import annotations
