@@ -99,6 +99,7 @@ def _run_input_field(s: dict[str, str]) -> None:
 
 def _repeated_message_field(s: dict[str, str]) -> None:
     text = add_field(s["events.proto"], "ToolCallStartEvent", "repeated Tag tags")
+    text = add_field(text, "ToolCallStartEvent", "optional Tag primary_tag")
     s["events.proto"] = append(
         text,
         """
@@ -211,7 +212,7 @@ EDITS: dict[str, Edit] = {
         Edit("b", "optional string trace_id on Message", _message_field),
         Edit("c", "optional string trace_id on RunAgentInput", _run_input_field),
         Edit(
-            "d", "repeated Tag tags (a new message) on ToolCallStartEvent", _repeated_message_field
+            "d", "repeated Tag tags, optional Tag primary_tag (Tag: new)", _repeated_message_field
         ),
         Edit(
             "e", "a new event type TRACE_SPAN (enum value, TraceSpanEvent, oneof arm)", _new_event
@@ -340,9 +341,13 @@ THINGS: dict[str, Thing] = {
                 "toolCallId": "c1",
                 "toolCallName": "search",
                 "tags": [{"key": "k1", "value": "v1"}, {"key": "k2", "value": ""}],
+                "primaryTag": {"key": "p", "value": "q"},
             },
-            lambda e: [(t.key, t.value) for t in e.tool_call_start.tags],
-            [("k1", "v1"), ("k2", "")],
+            lambda e: (
+                [(t.key, t.value) for t in e.tool_call_start.tags],
+                (e.tool_call_start.primary_tag.key, e.tool_call_start.primary_tag.value),
+            ),
+            ([("k1", "v1"), ("k2", "")], ("p", "q")),
         ),
         Thing(
             "new_event",
