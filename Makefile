@@ -114,5 +114,11 @@ fuzz: $(EXTENSION)
 sanitize: $(NODE_PEERS)
 	bash tests/sanitize.sh
 
+# CI's bounded run (.ci/run): the tests that reach the C code, the fuzz corpus replayed,
+# fuzz_differential and fuzz_encode, all on the project's .venv (no venv of its own).
+.PHONY: sanitize-ci
+sanitize-ci: $(INSTALLED) $(NODE_PEERS)
+	bash tests/sanitize.sh --ci
+
 clean:
 	rm -rf $(VENV) .venv-fw build src/agui_wire/_fast.c src/agui_wire/*.so tests/interop/node_modules

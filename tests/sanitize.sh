@@ -4,13 +4,24 @@
 # Strategy: never touch the working tree's extension (others import
 # src/agui_wire/_fast*.so while this runs). The tree as checked out (tracked and
 # untracked-but-not-ignored files: `git ls-files -co --exclude-standard`) is
-# copied into a scratch directory with its own venv; there the extension is
-# built with AGUI_WIRE_SANITIZE=1 (setup.py: -O0 -g3, -fsanitize=address,undefined,
+# copied into a scratch directory; there the extension is built with
+# AGUI_WIRE_SANITIZE=1 (setup.py: -O0 -g3, -fsanitize=address,undefined,
 # -fno-sanitize-recover=all, Cython bounds checks on). Then, with gcc's libasan
-# preloaded (CPython itself is not instrumented):
-#   1. the whole test suite, AGUI_WIRE_REQUIRE_FAST=1 (the sanitized codec must
-#      be the one under test, never the pure fallback);
-#   2. every fuzz target for SANITIZE_FUZZ_SECONDS (default 10) each, seeded.
+# preloaded (CPython itself is not instrumented) and AGUI_WIRE_REQUIRE_FAST=1
+# (the sanitized codec must be the one under test, never the pure fallback):
+#   full mode (make sanitize, ~14 min): the scratch copy gets its own venv;
+#     1. the whole test suite;
+#     2. every fuzz target for SANITIZE_FUZZ_SECONDS (default 10) each, seeded.
+#   --ci (make sanitize-ci, .ci/run, <= 6 min on 2 cores): no venv of its own --
+#     the project's .venv (made by `make test`) with PYTHONPATH putting the
+#     scratch src/ ahead of its editable install, checked by importing _fast;
+#     1. the tests that drive the C paths (CI_TESTS below: the differential
+#        suites, the reader/writer/framing/decoder units, the limits, the fuzz
+#        regressions), less CI_DESELECT: exhaustive loops the fuzzers cover;
+#     2. the fuzz seeds and corpus replayed through every target;
+#     3. fuzz_differential and fuzz_encode (the decoders against each other, the
+#        encoders on object graphs) for SANITIZE_FUZZ_SECONDS (default 45) each,
+#        both at once.
 # Any report aborts the run (halt_on_error, abort_on_error) and fails the script.
 #
 # Decisions:
@@ -26,7 +37,7 @@
 #   * tests/e2e/test_load.py is left out: it checks a server's RSS against a
 #     budget, which ASan's shadow memory alone exceeds.
 #
-# Usage: bash tests/sanitize.sh [scratch-dir]   (default: a fresh mktemp dir,
+# Usage: bash tests/sanitize.sh [--ci] [scratch-dir]   (default: a fresh mktemp dir,
 # removed afterwards unless KEEP_SCRATCH=1; a named one is kept and its venv
 # reused). SANITIZE_PYTEST_ARGS narrows the suite (e.g. "tests/differential/test_proto_codec.py"),
 # SANITIZE_FUZZ_SECONDS sets the fuzzing time per target. Needs gcc, python3;
@@ -34,7 +45,25 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
-SECONDS_PER_TARGET="${SANITIZE_FUZZ_SECONDS:-10}"
+CI_MODE=0
+if [[ "${1:-}" == --ci ]]; then
+    CI_MODE=1
+    shift
+fi
+SECONDS_PER_TARGET="${SANITIZE_FUZZ_SECONDS:-$([[ $CI_MODE == 1 ]] && echo 45 || echo 10)}"
+# --ci: the tests that reach _fast's C code, on both codecs side by side
+CI_TESTS=(
+    tests/differential
+    tests/unit/test_proto_reader.py tests/unit/test_proto_writer.py
+    tests/unit/test_sse_reader.py tests/unit/test_sse_writer.py
+    tests/unit/test_framing.py tests/unit/test_decoder.py
+    tests/contract/test_limits.py tests/fuzz/test_regressions.py
+)
+CI_DESELECT=(
+    # every single-field mutation of the biggest event: a third of the subset's
+    # time, the same code paths as the differential fuzzer that runs below
+    --deselect "tests/differential/test_proto_codec.py::test_every_single_mutation_of_full_events"
+)
 SCRATCH="${1:-$(mktemp -d /tmp/agui-wire-sanitize.XXXXXX)}"
 start=$SECONDS
 
@@ -58,20 +87,28 @@ elif command -v npm >/dev/null; then
 fi
 
 cd "$SCRATCH"
-if [[ ! -f .venv/.sanitize-installed ]]; then
-    echo "sanitize: venv"
-    "$PYTHON" -m venv .venv
-    .venv/bin/python -m pip install --quiet --upgrade pip
-    # the package without its extension (the sanitized one is built below), and
-    # what setup.py needs outside pip's isolated build environment
-    AGUI_WIRE_NO_EXTENSION=1 .venv/bin/python -m pip install --quiet -e '.[test,fuzz]'
-    .venv/bin/python -m pip install --quiet 'setuptools>=69' 'cython>=3.0.10,<4'
-    touch .venv/.sanitize-installed
+if [[ $CI_MODE == 1 ]]; then
+    # the project's venv (setuptools, Cython, pytest, atheris: `make test` installed
+    # them); its editable install is a path entry, which PYTHONPATH precedes
+    PY="$ROOT/.venv/bin/python"
+    export PYTHONPATH="$SCRATCH/src${PYTHONPATH:+:$PYTHONPATH}"
+else
+    PY=.venv/bin/python
+    if [[ ! -f .venv/.sanitize-installed ]]; then
+        echo "sanitize: venv"
+        "$PYTHON" -m venv .venv
+        .venv/bin/python -m pip install --quiet --upgrade pip
+        # the package without its extension (the sanitized one is built below), and
+        # what setup.py needs outside pip's isolated build environment
+        AGUI_WIRE_NO_EXTENSION=1 .venv/bin/python -m pip install --quiet -e '.[test,fuzz]'
+        .venv/bin/python -m pip install --quiet 'setuptools>=69' 'cython>=3.0.10,<4'
+        touch .venv/.sanitize-installed
+    fi
 fi
 
 echo "sanitize: building agui_wire._fast with AGUI_WIRE_SANITIZE=1"
 rm -f src/agui_wire/_fast*.so src/agui_wire/_fast.c
-if ! AGUI_WIRE_SANITIZE=1 .venv/bin/python setup.py --quiet build_ext --inplace --force \
+if ! AGUI_WIRE_SANITIZE=1 "$PY" setup.py --quiet build_ext --inplace --force \
     >build-sanitize.log 2>&1; then
     tail -n 40 build-sanitize.log >&2
     exit 1
@@ -91,16 +128,39 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1"
 export AGUI_WIRE_REQUIRE_FAST=1
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 
-echo "sanitize: the test suite under ASan+UBSan"
-.venv/bin/python -c 'import agui_wire._fast as f, sys; assert hasattr(f, "FrameReader"); print("sanitize: loaded", f.__file__)'
-# tests/e2e/test_load.py holds a server's RSS to a budget; ASan's shadow memory and
-# quarantine inflate RSS by hundreds of MiB, so it cannot pass here (nor say anything)
-.venv/bin/python -m pytest -q -p no:cacheprovider -x --ignore=tests/e2e/test_load.py ${SANITIZE_PYTEST_ARGS:-}
+# the sanitized build in the scratch copy must be the codec under test
+"$PY" -c '
+import sys
+import agui_wire._fast as f
+assert f.__file__.startswith(sys.argv[1]), f.__file__
+assert hasattr(f, "FrameReader")
+print("sanitize: loaded", f.__file__)
+' "$SCRATCH/src/"
+
+if [[ $CI_MODE == 1 ]]; then
+    echo "sanitize: the C-path tests under ASan+UBSan"
+    "$PY" -m pytest -q -p no:cacheprovider -x "${CI_DESELECT[@]}" \
+        ${SANITIZE_PYTEST_ARGS:-"${CI_TESTS[@]}"}
+else
+    echo "sanitize: the test suite under ASan+UBSan"
+    # tests/e2e/test_load.py holds a server's RSS to a budget; ASan's shadow memory and
+    # quarantine inflate RSS by hundreds of MiB, so it cannot pass here (nor say anything)
+    "$PY" -m pytest -q -p no:cacheprovider -x --ignore=tests/e2e/test_load.py \
+        ${SANITIZE_PYTEST_ARGS:-}
+fi
 suite_done=$SECONDS
 
-echo "sanitize: fuzz targets under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
 # libFuzzer's RSS limit does not suit an ASan process (shadow memory): off here
-.venv/bin/python -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
-    --workdir "$SCRATCH/build/fuzz"
+if [[ $CI_MODE == 1 ]]; then
+    echo "sanitize: the fuzz seeds and corpus replayed under ASan+UBSan"
+    "$PY" -m tests.fuzz.run --replay
+    echo "sanitize: fuzz_differential and fuzz_encode under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
+    "$PY" -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
+        --targets fuzz_differential fuzz_encode --workdir "$SCRATCH/build/fuzz"
+else
+    echo "sanitize: fuzz targets under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
+    "$PY" -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
+        --workdir "$SCRATCH/build/fuzz"
+fi
 
-echo "sanitize: clean (suite $((suite_done - start)) s incl. build, total $((SECONDS - start)) s)"
+echo "sanitize: clean (tests $((suite_done - start)) s incl. build, total $((SECONDS - start)) s)"
