@@ -243,6 +243,7 @@ def test_event_decoder_feed_is_one_call_into_its_reader(content_type: Any) -> No
     reader = decoder._reader
     assert isinstance(reader, backend.FrameDecoder | backend.SSEDecoder)
     assert decoder.feed == reader.feed  # no Python frame between them
+    assert decoder.feed(chunk=body) == [TMC]  # the signature stays EventDecoder.feed's
     assert decoder.close() == []
     with pytest.raises(StreamClosed, match=r"EventDecoder\.feed"):
         decoder.feed(body)
