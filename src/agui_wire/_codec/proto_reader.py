@@ -94,6 +94,7 @@ _NO_KIND: Final = 0
 _SCALAR: Final = 1
 _CONTAINERS: Final = frozenset({VALUE_STRUCT, VALUE_LIST})
 assert not _CONTAINERS & {_NO_KIND, _SCALAR}
+_VALUE_WIRE_TYPE: Final = dict(VALUE_WIRE_TYPES)  # a plain dict: read per field
 # the field of a Struct (its map entries) or ListValue (its values)
 _ENTRY_NUMBER: Final = {VALUE_STRUCT: STRUCT_FIELDS, VALUE_LIST: LIST_VALUES}
 _RUN_IDS: Final = _payload_number(RUN_OUTCOME_PAYLOAD["success"])
@@ -514,7 +515,7 @@ class _Reader:
             while pos < end:
                 at = pos
                 number, wt, value, pos = read_field(buf, at, end)
-                if wt == VALUE_WIRE_TYPES.get(number):
+                if wt == _VALUE_WIRE_TYPE.get(number):
                     kinds.append((number, value, at))
         if not kinds:
             return _NO_KIND, None

@@ -138,6 +138,7 @@ _NULL: Final = _tag(VALUE_NULL, WIRE_VARINT) + b"\x00"
 _TRUE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x01"
 _FALSE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x00"
 _NUMBER: Final = _tag(VALUE_NUMBER, WIRE_I64)
+_BASE_TYPE_TAG: Final = _tag(BASE_TYPE_NUMBER, WIRE_VARINT)
 
 
 # -- values read by what they hold (the module doc) ---------------------------------------
@@ -569,7 +570,7 @@ class _Encoder:
         spec = EVENTS[self.event_type]
         base: dict[int, bytes] = {}
         if spec.type_value:
-            base[BASE_TYPE_NUMBER] = _tag(BASE_TYPE_NUMBER, WIRE_VARINT) + _varint(spec.type_value)
+            base[BASE_TYPE_NUMBER] = _BASE_TYPE_TAG + _varint(spec.type_value)
         self.fields(_BASE_SPEC, event, base)
         # present even when empty
         parts: dict[int, bytes] = {BASE_EVENT_NUMBER: _ld(BASE_EVENT_NUMBER, _join(base))}
