@@ -223,6 +223,19 @@ def test_a_full_64_bit_varint_is_read(decode: Any) -> None:
     assert decode(payload)["timestamp"] == -4620693217682128895
 
 
+# -- a Struct that is not a dict, in an event the Cython encoder hands over --------
+# Found by fuzz_encode: _fast._json_value (which writes the JSON values of an event
+# handed to proto_writer, issue 15 item 2) took a Struct root for an exact dict, so a
+# Mapping as ACTIVITY_SNAPSHOT content was written as an empty object (the dict size
+# read from a non-dict). Now such a root is proto_writer's to walk.
+
+
+def test_fuzz_encode_struct_that_is_a_mapping() -> None:
+    from tests.fuzz import fuzz_encode
+
+    fuzz_encode.test_one_input(b"\x00\x01\x01\xf8-\xe8L0\x01\x900\x01")
+
+
 # -- the targets replay their seeds --------------------------------------------------
 
 TARGETS = ["fuzz_framer", "fuzz_payload", "fuzz_differential", "fuzz_sse", "fuzz_decode"]

@@ -1546,8 +1546,11 @@ def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
     For proto_writer's walk of an event this encoder handed over: the Value (or
     Struct) body of ``root``; or where the walk's first fault in it is, as
     (at, value, keys); or None when only the walk can tell."""
-    cdef _EnState* e = _en_acquire()
+    cdef _EnState* e
     cdef int r
+    if as_struct and not _en_is_dict(<PyObject*>root):
+        return None     # _en_json reads a Struct root as an exact dict: proto_writer walks it
+    e = _en_acquire()
     try:
         e.lossy = lossy
         e.extra_error = False
