@@ -247,3 +247,11 @@ def test_event_decoder_feed_is_one_call_into_its_reader(content_type: Any) -> No
     assert decoder.close() == []
     with pytest.raises(StreamClosed, match=r"EventDecoder\.feed"):
         decoder.feed(body)
+
+
+def test_a_skipped_event_warns_at_the_caller_of_feed() -> None:
+    decoder = EventDecoder(PROTO_MEDIA_TYPE)
+    decoder.feed(TMC_FRAME)  # the transport is known: feed is the reader's
+    with pytest.warns(UnknownEventWarning) as record:
+        decoder.feed(FUTURE)
+    assert record[0].filename == __file__

@@ -112,7 +112,7 @@ cdef class FrameDecoder(FrameReader):
             self._refused = None
             return self._deliver(out, _fd_py.decode_rest(
                 out, rest, refused, self._rest_index, self._rest_offset, self._decode,
-                self._unknown, 3,
+                self._unknown, 2,
             ))
         if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
             return self._deliver(out, None)

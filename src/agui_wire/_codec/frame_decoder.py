@@ -65,8 +65,8 @@ def decode_rest(
     at stream byte ``offset``, which raised ``refused``): append to ``events``
     what the policy makes of it and the events of the payloads after it; return
     the first error (located), or ``None`` when every refusal was a skipped
-    event of a later protocol. ``stacklevel``: the warning's, from here to
-    ``EventDecoder.feed``'s caller."""
+    event of a later protocol. ``stacklevel``: the warning's, from here to the
+    caller of ``feed`` (``EventDecoder.feed`` is the reader's bound ``feed``)."""
     for record in payload_records(payloads, index, offset, decode_payload, unknown_events, refused):
         if record.error is not None:
             return record.error
@@ -135,7 +135,7 @@ class FrameDecoder(FrameReader):
             done = len(events)
             offset += sum(HEADER_SIZE + len(p) for p in payloads[:done])
             rest = payloads[done:]
-            error = decode_rest(events, rest, exc, index + done, offset, decode, self._unknown, 4)
+            error = decode_rest(events, rest, exc, index + done, offset, decode, self._unknown, 3)
         return self._deliver(events, error)
 
     def _deliver(self, events: list[Event], error: DecodeError | None) -> list[Event]:
