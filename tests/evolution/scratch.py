@@ -99,14 +99,24 @@ def _run(drill: Drill, step: str, args: list[str], cwd: Path) -> bool:
     return True
 
 
+# what a copy outside git leaves out (the ignored files of .gitignore that matter)
+_NOT_SOURCE = (".git", ".venv*", "build", "dist", "node_modules", "__pycache__", "*.so", "_fast.c")
+
+
 def copy_tree(dest: Path) -> None:
-    """The checkout's files (as tests/sanitize.sh copies them) into ``dest``."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "-co", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
+    """The checkout's files (as tests/sanitize.sh copies them) into ``dest``; outside
+    a git checkout (sanitize.sh's own scratch copy) the folder less what is built."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "-co", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout.split(b"\0")
+    except (OSError, subprocess.CalledProcessError):
+        ignore = shutil.ignore_patterns(*_NOT_SOURCE)
+        shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True, dirs_exist_ok=True)
+        return
     for raw in listed:
         if not raw:
             continue
