@@ -17,6 +17,8 @@ settings.register_profile(
     max_examples=200,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# tests/sanitize.sh --ci: CPython on ASan's malloc is ~5x slower, so fewer examples
+settings.register_profile("sanitize", parent=settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
