@@ -255,3 +255,14 @@ def test_a_skipped_event_warns_at_the_caller_of_feed() -> None:
     with pytest.warns(UnknownEventWarning) as record:
         decoder.feed(FUTURE)
     assert record[0].filename == __file__
+
+
+def test_an_unknown_part_warns_at_the_caller() -> None:
+    with pytest.warns(UnknownPartWarning) as record:
+        backend.decode_payload(WARNS_PAYLOAD)  # both backends: the caller's line
+    assert record[0].filename == __file__
+    if backend.IMPLEMENTATIONS["FrameDecoder"] == "cython":  # the pure twin's is feed's
+        decoder = EventDecoder(PROTO_MEDIA_TYPE)
+        with pytest.warns(UnknownPartWarning) as record:
+            decoder.feed(WARNS)
+        assert record[0].filename == __file__

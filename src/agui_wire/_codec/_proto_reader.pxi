@@ -1700,7 +1700,9 @@ cdef object _de_decode(_de_ptr p, Py_ssize_t n, const char* errors, long depth, 
     _de_decref(r)
     if warns is not None:
         for text in warns:
-            _de_warnings.warn(text, _de_UnknownPartWarning, stacklevel=2)
+            # C has no frame: level 1 is the caller of decode_payload (or of a
+            # FrameDecoder.feed), as level 2 is for the pure twin
+            _de_warnings.warn(text, _de_UnknownPartWarning, stacklevel=1)
     return out
 
 
