@@ -136,3 +136,35 @@ def test_load_fast_warns_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert backend._load_fast() is None
+
+
+_IMPORT_FAST_FIRST = r"""
+import agui_wire._fast  # before anything else, as tests/fuzz/fuzzlib.py does
+import agui_wire
+from agui_wire._codec import backend
+frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+print(backend.NAME, agui_wire.decode_proto(frame)[0]["type"])
+"""
+
+
+@pytest.mark.skipif(
+    not any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*")),
+    reason="needs the built extension",
+)
+@pytest.mark.parametrize("pure", [False, True], ids=["cython", "pure"])
+def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
+    # The extension imports frame_decoder.py, which reaches backend through _reader:
+    # binding the pure twins there while frame_decoder was half made raised
+    # AttributeError (partially initialized module) under AGUI_WIRE_PURE=1.
+    env = {k: v for k, v in os.environ.items() if k != "AGUI_WIRE_PURE"}
+    if pure:
+        env["AGUI_WIRE_PURE"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_FAST_FIRST],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["python" if pure else "cython", "RUN_STARTED"]

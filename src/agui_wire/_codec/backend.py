@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ExtensionWarning
 
@@ -114,11 +114,19 @@ if TYPE_CHECKING:
     from .sse_writer import SSEEncoder as SSEEncoder
     from .sse_writer import encode_sse as encode_sse
 else:
-    for _name, _module in _NAMES.items():
+    for _name in _NAMES:
         if IMPLEMENTATIONS[_name] == "cython":
             globals()[_name] = getattr(_fast, _name)
-        else:
-            globals()[_name] = getattr(
-                importlib.import_module(f"agui_wire._codec.{_module}"), _name
-            )
-    del _name, _module
+    del _name
+
+    def __getattr__(name: str) -> Any:
+        # A pure twin is bound on first use, not here: the pure modules import this
+        # one (directly or through _reader), so binding them while it loads is a
+        # cycle -- e.g. with AGUI_WIRE_PURE=1, importing agui_wire._fast first loads
+        # frame_decoder.py, which reaches this module before it defines FrameDecoder.
+        module = _NAMES.get(name)
+        if module is None or IMPLEMENTATIONS[name] == "cython":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"agui_wire._codec.{module}"), name)
+        globals()[name] = value
+        return value
