@@ -252,4 +252,19 @@ def decode_proto(
     **options: Any,
 ) -> list[dict[str, Any]]:
     """Every event in a buffer of binary frames (``decode`` with the protobuf type)."""
-    return decode(data, PROTO_MEDIA_TYPE, max_events=max_events, **options)
+    if options or max_events is not DEFAULT_MAX_BATCH_EVENTS or type(data) is not bytes:
+        return decode(data, PROTO_MEDIA_TYPE, max_events=max_events, **options)
+    # The common call (bytes, default options) goes straight to the reader an
+    # EventDecoder would start, skipping its option checks and the chunk loop:
+    # 2.9 -> 0.8 us for one small frame (EventDecoder() alone costs 3 us).
+    reader = backend.FrameDecoder(DEFAULT_MAX_FRAME_SIZE, max_events=max_events)
+    events: list[dict[str, Any]] = []
+    try:
+        events = reader.feed(data)
+        if reader.pending_error is not None:
+            raise reader.pending_error
+        events += reader.close()
+    except DecodeError as exc:
+        exc.events = events
+        raise
+    return events

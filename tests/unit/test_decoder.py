@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import io
 import itertools
@@ -351,3 +352,32 @@ def test_frames_around_a_skipped_event_decode_once(policy: Any) -> None:
     assert len(events) == (2 if policy == "skip" else 3)
     assert decoder.pending_error is None
     assert decoder.events_read == len(events)
+
+
+def _outcome(fn: Any, data: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", fn(data))
+    except DecodeError as exc:
+        return (type(exc).__name__, (str(exc), exc.events))
+
+
+def test_decode_proto_is_decode_with_the_protobuf_type() -> None:
+    # decode_proto's shortcut for bytes with default options (straight to the reader
+    # an EventDecoder starts) must say and return what decode() says.
+    frame = agui_wire.encode_proto(TMC)
+    future = b"\x00\x00\x00\x07\x82\x02\x04\x0a\x02\x08\x28"
+    inputs = [
+        b"",
+        frame,
+        frame * 5,
+        frame + frame[:3],
+        frame + b"\x00\x00\x00\x02\xff\xff" + frame,
+        b"\xff\xff\xff\xff",
+        frame + future,
+    ]
+    via_decode = functools.partial(agui_wire.decode, content_type=agui_wire.PROTO_MEDIA_TYPE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownEventWarning)
+        for data in inputs:
+            for kind in (bytes, bytearray, memoryview):
+                assert _outcome(agui_wire.decode_proto, kind(data)) == _outcome(via_decode, data)
