@@ -76,7 +76,15 @@ start=$SECONDS
 
 KEEP="${KEEP_SCRATCH:-0}"
 [[ $# -gt 0 ]] && KEEP=1  # a directory the caller named is kept (and its venv reused)
-trap '[[ "$KEEP" == 1 ]] || rm -rf "$SCRATCH"' EXIT
+finish() {
+    # the sanitizer reports (log_path below), shown whatever captured the process's stderr
+    local report
+    for report in "$SCRATCH"/build/sanitizer.*; do
+        [[ -f "$report" ]] && cat "$report" >&2
+    done
+    [[ "$KEEP" == 1 ]] || rm -rf "$SCRATCH"
+}
+trap finish EXIT
 
 echo "sanitize: copying the tree to $SCRATCH"
 mkdir -p "$SCRATCH"
@@ -132,8 +140,10 @@ echo "sanitize: build done after $((build_done - start)) s"
 LIBASAN="$(gcc -print-file-name=libasan.so)"
 export LD_PRELOAD="$LIBASAN"
 export PYTHONMALLOC=malloc
-export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1:print_summary=1"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:report_error_type=1"
+# log_path: pytest captures fd 2 while a test runs, and an abort loses what it
+# captured, so a report written there would never be seen; finish() prints the files
+export ASAN_OPTIONS="log_path=$SCRATCH/build/sanitizer:detect_leaks=0:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1:print_summary=1"
+export UBSAN_OPTIONS="log_path=$SCRATCH/build/sanitizer:halt_on_error=1:print_stacktrace=1:report_error_type=1"
 export AGUI_WIRE_REQUIRE_FAST=1
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 
@@ -149,12 +159,19 @@ print("sanitize: loaded", f.__file__)
 if [[ $CI_MODE == 1 && -z "${SANITIZE_PYTEST_ARGS:-}" ]]; then
     echo "sanitize: the C-path tests under ASan+UBSan (two processes)"
     export HYPOTHESIS_PROFILE=sanitize  # tests/conftest.py: the ci profile, 50 examples
-    pytest_ci() { "$PY" -m pytest -q -p no:cacheprovider -x "${CI_DESELECT[@]}" "$@"; }
-    pytest_ci "${CI_TESTS_A[@]}" >build/pytest-a.log 2>&1 &
+    pytest_ci=("$PY" -m pytest -q -p no:cacheprovider -x "${CI_DESELECT[@]}")
+    "${pytest_ci[@]}" "${CI_TESTS_A[@]}" >build/pytest-a.log 2>&1 &
     pid_a=$!
+    "${pytest_ci[@]}" "${CI_TESTS_B[@]}" >build/pytest-b.log 2>&1 &
+    pid_b=$!
     status=0
-    pytest_ci "${CI_TESTS_B[@]}" >build/pytest-b.log 2>&1 || status=$?
-    wait "$pid_a" || status=$?
+    wait -n || status=$?  # the first to end; if it failed, the other is not waited for
+    if [[ $status == 0 ]]; then
+        wait -n || status=$?
+    else
+        kill "$pid_a" "$pid_b" 2>/dev/null || true
+        wait || true
+    fi
     cat build/pytest-a.log build/pytest-b.log
     [[ $status == 0 ]] || exit "$status"
 else
