@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire import DecodeError, LimitExceeded
+from agui_wire import DecodeError, EncodeError, LimitExceeded, encode_sse
 from agui_wire._codec import proto_reader, upb
 from tests.fuzz import fuzz_differential, seeds
 from tests.fuzz.fuzzlib import Err, Ok, fast_module, outcome, payload_decoders, same_outcome
@@ -271,3 +271,27 @@ def test_same_outcome_is_strict() -> None:
 
 def test_entry_helper_matches_wire() -> None:
     assert entry("k", v_null()) == ld(1, string(1, "k"), ld(2, v_null()))
+
+
+# -- a bad key before a bad value, SSE ------------------------------------------------
+# Found by fuzz_encode in the campaign (docs/errors.md): {1: [[...[NaN]...]], ...}
+# was refused for the NaN 253 levels down when the containers were exact, for the
+# key 1 when the NaN was a float subclass (the scan looked at values only, and
+# _normalize meets a key before its value). Now the first fault is the same.
+
+
+class _Float(float):
+    pass
+
+
+@pytest.mark.parametrize("nan", [float("nan"), _Float("nan")], ids=["float", "subclass"])
+@pytest.mark.parametrize("depth", [1, 253])
+def test_sse_refuses_a_bad_key_before_its_bad_value(nan: float, depth: int) -> None:
+    value: Any = nan
+    for _ in range(depth):
+        value = [value]
+    event = {1: value, "type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+    with pytest.raises(EncodeError) as info:
+        encode_sse(event)
+    assert info.value.path == "/1"
+    assert "object key 1 is not a string" in str(info.value)

@@ -143,6 +143,8 @@ cdef int _sse_scan(object container, int depth, bint locate, list path, list bad
     cdef int r
     if _en_is_dict(<PyObject*>container):
         while _en_dict_next(<PyObject*>container, &pos, &key, &value):
+            if not locate and not _en_is_exact_str(key):
+                return _SSE_SLOW  # sse_writer._normalize meets the key before its value
             if locate and not (_en_is_exact_str(key) and not _sse_has_surrogate(key)):
                 if not _en_is_exact_str(key) and _en_is_str(key):
                     return _SSE_SLOW  # a str subclass key: sse_writer normalizes it

@@ -309,18 +309,24 @@ def _scan(event: dict[str, Any], event_type: str) -> bool:
     exact dicts, lists, str, int, bool, None and finite floats, nested at most
     ``_DUMPS_MAX_NESTING`` deep; False when something must be normalized first
     (tuples, subclasses, other mappings, more depth). A value JSON cannot hold
-    (NaN and infinities included) raises ``EncodeError``. Values only: keys and the
-    content of strings and integers are orjson's to check (``_locate``)."""
+    (NaN and infinities included) raises ``EncodeError``. A key that is not an exact
+    str hands the event to ``_normalize``, which meets it before its value, so the
+    first fault is the same whatever the containers' types; the content of keys,
+    strings and integers is orjson's to check (``_locate``)."""
     containers: list[Any] = [event]
-    iters = [iter(event.values())]
+    iters = [iter(event.items())]
     while iters:
         for x in iters[-1]:
+            if type(containers[-1]) is dict:
+                if type(x[0]) is not str:
+                    return False  # _normalize: a bad key is met before its value
+                x = x[1]
             t = type(x)
             if t is dict or t is list:
                 if len(iters) >= _DUMPS_MAX_NESTING:
                     return False
                 containers.append(x)
-                iters.append(iter(x.values()) if t is dict else iter(x))
+                iters.append(iter(x.items()) if t is dict else iter(x))
                 break
             if t in _SCALARS:
                 continue
