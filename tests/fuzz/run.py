@@ -4,12 +4,14 @@ Strategy: each target (tests/fuzz/fuzz_*.py) runs in its own process under
 atheris/libFuzzer -- a Python exception, a hang (``-timeout``) or runaway memory
 (``-rss_limit_mb``) there is a crash -- seeded from seeds.py (written afresh
 into ``<workdir>/<target>/seeds`` on every run) plus the corpus the target grew
-in earlier runs (``<workdir>/<target>/corpus``). Up to ``--jobs`` targets run at
-once. Crash inputs land in ``<workdir>/<target>/artifacts/``; each one found
-must become a regression test in tests/fuzz/test_regressions.py.
+in earlier runs (``<workdir>/<target>/corpus``) plus the corpus kept in the repo
+(``tests/fuzz/corpus/<target>``: the minimized result of the documented campaign,
+read only; libFuzzer writes new inputs into the first directory alone). Up to
+``--jobs`` targets run at once. Crash inputs land in ``<workdir>/<target>/artifacts/``;
+each one found must become a regression test in tests/fuzz/test_regressions.py.
 
-``--replay`` runs no fuzzer: it feeds the seeds, the stored corpus and any
-crash artifacts through each target's ``test_one_input`` in this process (what
+``--replay`` runs no fuzzer: it feeds the seeds, the repo's corpus, the grown
+corpus and any crash artifacts through each target's ``test_one_input`` in this process (what
 tests/sanitize.sh does under ASan, and a quick way to check a fix).
 
 Output: one line per target (executions, executions/s, corpus size, crashes),
@@ -40,6 +42,13 @@ TARGETS = (
     "fuzz_encode",
 )
 CRASH_PREFIXES = ("crash-", "timeout-", "oom-", "leak-")
+KEPT = HERE / "corpus"  # tests/fuzz/corpus/<target>: the campaign's minimized corpus
+
+
+def kept_corpus(target: str) -> list[Path]:
+    """The inputs of ``target``'s corpus kept in the repo, in a stable order."""
+    directory = KEPT / target
+    return sorted(p for p in directory.iterdir() if p.is_file()) if directory.is_dir() else []
 
 
 @dataclass
@@ -95,6 +104,7 @@ def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
                 "-print_final_stats=1",
                 str(corpus),
                 str(seed_dir),
+                *([str(KEPT / target)] if (KEPT / target).is_dir() else []),
             ]
             with log.open("wb") as out:
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -133,6 +143,7 @@ def replay(targets: list[str], args: argparse.Namespace) -> list[Result]:
         module = importlib.import_module(f"tests.fuzz.{target}")
         base = args.workdir / target
         inputs = list(seeds.seeds(module.SEEDS))
+        inputs += [p.read_bytes() for p in kept_corpus(target)]
         for sub in ("corpus", "artifacts"):
             d = base / sub
             if d.is_dir():

@@ -19,7 +19,7 @@ import pytest
 
 from agui_wire import DecodeError, EncodeError, LimitExceeded, encode_sse
 from agui_wire._codec import proto_reader, upb
-from tests.fuzz import fuzz_differential, seeds
+from tests.fuzz import fuzz_differential, run, seeds
 from tests.fuzz.fuzzlib import Err, Ok, fast_module, outcome, payload_decoders, same_outcome
 from tests.support.wire import base, entry, ld, string, tag, v_list, v_null, v_struct, vi
 
@@ -249,6 +249,18 @@ def test_target_replays_its_seeds(target: str) -> None:
     step = 1 if target != "fuzz_sse" else 3  # the SSE target is the slowest
     for data in items[::step]:
         module.test_one_input(data)
+
+
+@pytest.mark.parametrize("target", run.TARGETS)
+def test_target_replays_the_kept_corpus(target: str) -> None:
+    # The campaign's minimized corpus (docs/errors.md, "Fuzzing and sanitizers"): every
+    # input it kept runs through the target's own check, so what 10 M executions
+    # reached stays covered in every CI run.
+    module = importlib.import_module(f"tests.fuzz.{target}")
+    inputs = run.kept_corpus(target)
+    assert len(inputs) > 50, f"tests/fuzz/corpus/{target} is missing or nearly empty"
+    for path in inputs:
+        module.test_one_input(path.read_bytes())
 
 
 def test_fast_decoder_is_fuzzed_when_built() -> None:
