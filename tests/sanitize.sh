@@ -137,6 +137,14 @@ fi
 build_done=$SECONDS
 echo "sanitize: build done after $((build_done - start)) s"
 
+# curl with libasan preloaded hangs (docs/serving.md's curl block timed out after
+# 120 s): a shim first on PATH runs it without
+if command -v curl >/dev/null; then
+    mkdir -p build/bin
+    printf '#!/bin/sh\nexec env -u LD_PRELOAD %s "$@"\n' "$(command -v curl)" >build/bin/curl
+    chmod +x build/bin/curl
+    export PATH="$SCRATCH/build/bin:$PATH"
+fi
 LIBASAN="$(gcc -print-file-name=libasan.so)"
 export LD_PRELOAD="$LIBASAN"
 export PYTHONMALLOC=malloc
