@@ -314,7 +314,7 @@ def _scan(event: dict[str, Any], event_type: str) -> bool:
     first fault is the same whatever the containers' types; the content of keys,
     strings and integers is orjson's to check (``_locate``)."""
     containers: list[Any] = [event]
-    iters = [iter(event.items())]
+    iters: list[Iterator[Any]] = [iter(event.items())]
     while iters:
         for x in iters[-1]:
             if type(containers[-1]) is dict:
