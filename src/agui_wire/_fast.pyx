@@ -8,6 +8,8 @@ Each part is the C twin ``_codec/_X.pxi`` of a pure-Python module
 (``AGUI_WIRE_PURE=1`` forces the pure twins everywhere).
 """
 
+from agui_wire cimport _capi as capi
+
 include "_codec/_framing.pxi"
 include "_codec/_proto_writer.pxi"
 include "_codec/_proto_reader.pxi"

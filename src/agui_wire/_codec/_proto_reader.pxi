@@ -49,39 +49,6 @@ from agui_wire._codec import proto_reader as _de_py
 from agui_wire import schema as _de_schema
 from agui_wire.errors import UnknownPartWarning as _de_UnknownPartWarning
 
-cdef extern from "Python.h":
-    PyObject* _de_dict_new "PyDict_New"()
-    int _de_dict_set "PyDict_SetItem"(PyObject*, PyObject*, PyObject*)
-    int _de_dict_del "PyDict_DelItem"(PyObject*, PyObject*)
-    int _de_dict_contains "PyDict_Contains"(PyObject*, PyObject*)
-    PyObject* _de_dict_get "PyDict_GetItemWithError"(PyObject*, PyObject*)
-    PyObject* _de_list_new "PyList_New"(Py_ssize_t)
-    void _de_list_set "PyList_SET_ITEM"(PyObject*, Py_ssize_t, PyObject*)
-    int _de_list_append "PyList_Append"(PyObject*, PyObject*)
-    Py_ssize_t _de_list_size "PyList_GET_SIZE"(PyObject*)
-    PyObject* _de_utf8 "PyUnicode_DecodeUTF8"(const char*, Py_ssize_t, const char*)
-    Py_ssize_t _de_str_len "PyUnicode_GET_LENGTH"(PyObject*)
-    PyObject* _de_int "PyLong_FromLongLong"(long long)
-    PyObject* _de_float "PyFloat_FromDouble"(double)
-    char* _de_bytes_data "PyBytes_AS_STRING"(PyObject*)
-    Py_ssize_t _de_bytes_size "PyBytes_GET_SIZE"(PyObject*)
-    bint _de_is_bytes "PyBytes_Check"(PyObject*)
-    bint _de_is_exact_str "PyUnicode_CheckExact"(PyObject*)
-    bint _de_is_exact_int "PyLong_CheckExact"(PyObject*)
-    long _de_long_overflow "PyLong_AsLongAndOverflow"(PyObject*, int*)
-    long _de_as_long "PyLong_AsLong"(PyObject*)
-    int _de_get_buffer "PyObject_GetBuffer"(PyObject*, Py_buffer*, int)
-    void _de_release_buffer "PyBuffer_Release"(Py_buffer*)
-    void _de_incref "Py_INCREF"(PyObject*)
-    void _de_decref "Py_DECREF"(PyObject*)
-    void _de_xdecref "Py_XDECREF"(PyObject*)
-    void _de_err_clear "PyErr_Clear"()
-    int _de_err_matches "PyErr_ExceptionMatches"(PyObject*)
-    PyObject* _DE_UNICODE_ERROR "PyExc_UnicodeDecodeError"
-    PyObject* _DE_NONE "Py_None"
-    PyObject* _DE_TRUE "Py_True"
-    PyObject* _DE_FALSE "Py_False"
-
 cdef extern from *:
     """
     #include "_codec/_portable.h"        /* GCC/Clang builtins or their MSVC forms */
@@ -97,7 +64,6 @@ cdef extern from *:
     uint64_t AGW_DE_U32
     double AGW_DE_MAX_EXACT
     int agw_de_popcount(uint64_t) noexcept
-    bint agw_de_is_ascii "PyUnicode_IS_COMPACT_ASCII"(PyObject*) noexcept
     int agw_de_ctz(uint64_t) noexcept
     bint agw_de_str_eq(PyObject*, const char*, Py_ssize_t) noexcept
 
@@ -603,8 +569,8 @@ cdef void _de_two_arms(_DeState* d, int which, uint64_t seen, _DeBody body) noex
 
 
 cdef inline PyObject* _de_text(_DeState* d, _de_ptr s, _de_ptr e) noexcept:
-    cdef PyObject* t = _de_utf8(<const char*>s, e - s, d.errors)
-    if t == NULL and _de_err_matches(_DE_UNICODE_ERROR):
+    cdef PyObject* t = capi.PyUnicode_DecodeUTF8(<const char*>s, e - s, d.errors)
+    if t == NULL and capi.PyErr_ExceptionMatches(capi.PyExc_UnicodeDecodeError):
         _de_fault(d, _DF_UTF8, s, e)
     return t
 
@@ -622,7 +588,7 @@ cdef PyObject* _de_last_text(_DeState* d, _DeOcc* o, _DeBody body, uint64_t numb
             t = _de_text(d, s, e)
             if t == NULL:
                 return NULL
-            _de_decref(t)
+            capi.Py_DECREF(t)
             j += 1
     return _de_text(d, o.s, o.e)
 
@@ -635,12 +601,12 @@ cdef inline PyObject* _de_cached_text(_DeState* d, _DeField* f, _de_ptr s, _de_p
         return _de_text(d, s, e)
     v = f.last
     if v != NULL and agw_de_str_eq(v, <const char*>s, n):
-        _de_incref(v)
+        capi.Py_INCREF(v)
         return v
     v = _de_text(d, s, e)
-    if v != NULL and agw_de_is_ascii(v):
-        _de_xdecref(f.last)
-        _de_incref(v)
+    if v != NULL and capi.PyUnicode_IS_COMPACT_ASCII(v):
+        capi.Py_XDECREF(f.last)
+        capi.Py_INCREF(v)
         f.last = v
     return v
 
@@ -654,17 +620,17 @@ cdef inline PyObject* _de_number(_de_ptr s) noexcept:
         bits |= (<uint64_t>s[i]) << (8 * i)
     memcpy(&x, &bits, 8)
     if isfinite(x) and floor(x) == x and fabs(x) <= AGW_DE_MAX_EXACT and not (x == 0.0 and signbit(x)):
-        return _de_int(<long long>x)
-    return _de_float(x)
+        return capi.PyLong_FromLongLong(<long long>x)
+    return capi.PyFloat_FromDouble(x)
 
 
 cdef int _de_warn(_DeState* d, PyObject* text) noexcept:
     # Deferred: issued after a successful decode (see the module comment).
     if d.warns == NULL:
-        d.warns = _de_list_new(0)
+        d.warns = capi.PyList_New(0)
         if d.warns == NULL:
             return -1
-    return _de_list_append(d.warns, text)
+    return capi.PyList_Append(d.warns, text)
 
 
 # -- JSON values ---------------------------------------------------------------------
@@ -678,7 +644,7 @@ cdef int _de_push(_DeState* d, PyObject* target, int kind, _DeHead* h, long leve
         cap = d.cap * 2 if d.cap else 64
         mem = realloc(d.frames, <size_t>cap * sizeof(_DeFrame))
         if mem == NULL:
-            _de_xdecref(target)
+            capi.Py_XDECREF(target)
             free(h.more)
             h.more = NULL
             return -1
@@ -709,7 +675,7 @@ cdef void _de_unwind(_DeState* d, Py_ssize_t base) noexcept:
     while d.nframes > base:
         d.nframes -= 1
         f = &d.frames[d.nframes]
-        _de_xdecref(f.target)
+        capi.Py_XDECREF(f.target)
         free(f.more)
 
 
@@ -723,15 +689,15 @@ cdef int _de_head_final(_DeState* d, int number, uint64_t v, _de_ptr s, _de_ptr 
         return 0
     h.kind = 1
     if number == _DV_NULL:
-        h.obj = _DE_NONE            # null_value, whatever its varint says
-        _de_incref(h.obj)
+        h.obj = capi.Py_None            # null_value, whatever its varint says
+        capi.Py_INCREF(h.obj)
     elif number == _DV_NUMBER:
         h.obj = _de_number(s)
     elif number == _DV_STRING:
         h.obj = _de_text(d, s, e)
     else:                           # _DV_BOOL
-        h.obj = _DE_TRUE if v else _DE_FALSE
-        _de_incref(h.obj)
+        h.obj = capi.Py_True if v else capi.Py_False
+        capi.Py_INCREF(h.obj)
     return 0 if h.obj != NULL else -1
 
 
@@ -779,7 +745,7 @@ cdef int _de_head_slow(_DeState* d, _DeBody body, long level, Py_ssize_t nk, _De
             if t == NULL:
                 free(spans)
                 return -1
-            _de_decref(t)
+            capi.Py_DECREF(t)
         elif spans[i].number == _DV_STRUCT or spans[i].number == _DV_LIST:
             # replaced, still walked: a frame without a target
             if level + 1 > d.max_depth:
@@ -878,7 +844,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
                 one.e = fe
     if nk == 0:
         key[0] = _DE_EMPTY
-        _de_incref(_DE_EMPTY)
+        capi.Py_INCREF(_DE_EMPTY)
     else:
         if nk > 1:
             _de_iter(&it, _de_one(&whole, s, e))
@@ -887,7 +853,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
                 t = _de_text(d, fs, fe)
                 if t == NULL:
                     return -1
-                _de_decref(t)
+                capi.Py_DECREF(t)
                 j += 1
         key[0] = _de_text(d, ks, ke)
         if key[0] == NULL:
@@ -917,7 +883,7 @@ cdef int _de_entry(_DeState* d, _de_ptr s, _de_ptr e, long level, PyObject** key
                 r = _de_head(d, body, level, h)
             free(values)
     if r < 0:
-        _de_decref(key[0])
+        capi.Py_DECREF(key[0])
         key[0] = NULL
     return r
 
@@ -945,7 +911,7 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
                 f.imore += 1
                 continue
             d.nframes -= 1
-            _de_xdecref(f.target)
+            capi.Py_XDECREF(f.target)
             free(f.more)
             continue
         at = f.p
@@ -967,44 +933,44 @@ cdef int _de_run(_DeState* d, Py_ssize_t base) noexcept:
         # h.kind > 1: a container (0 is no kind, 1 a scalar; _de_init checks)
         if h.kind > 1 and level >= d.max_depth:
             _de_fault(d, _DF_DEPTH, at, NULL)     # a container nested deeper than max_depth
-            _de_xdecref(key)
+            capi.Py_XDECREF(key)
             free(h.more)
             return -1
         if target == NULL:
-            _de_xdecref(key)
+            capi.Py_XDECREF(key)
             if h.kind == 1:
-                _de_decref(h.obj)
+                capi.Py_DECREF(h.obj)
             elif h.kind > 1 and _de_push(d, NULL, h.kind, &h, level + 1) < 0:
                 return -1
             continue
         child = NULL
         if h.kind > 1:
-            child = _de_dict_new() if h.kind == _DV_STRUCT else _de_list_new(0)
+            child = capi.PyDict_New() if h.kind == _DV_STRUCT else capi.PyList_New(0)
             if child == NULL:
-                _de_xdecref(key)
+                capi.Py_XDECREF(key)
                 free(h.more)
                 return -1
         if kind == _DV_STRUCT:
             if h.kind == 0:
                 # a Value with no kind is undefined in JSON: the key goes
-                r = _de_dict_contains(target, key)
+                r = capi.PyDict_Contains(target, key)
                 if r > 0:
-                    r = _de_dict_del(target, key)
+                    r = capi.PyDict_DelItem(target, key)
             elif h.kind == 1:
-                r = _de_dict_set(target, key, h.obj)
-                _de_decref(h.obj)
+                r = capi.PyDict_SetItem(target, key, h.obj)
+                capi.Py_DECREF(h.obj)
             else:
-                r = _de_dict_set(target, key, child)
-            _de_decref(key)
+                r = capi.PyDict_SetItem(target, key, child)
+            capi.Py_DECREF(key)
         elif h.kind == 0:
-            r = _de_list_append(target, _DE_NONE)
+            r = capi.PyList_Append(target, capi.Py_None)
         elif h.kind == 1:
-            r = _de_list_append(target, h.obj)
-            _de_decref(h.obj)
+            r = capi.PyList_Append(target, h.obj)
+            capi.Py_DECREF(h.obj)
         else:
-            r = _de_list_append(target, child)
+            r = capi.PyList_Append(target, child)
         if r < 0:
-            _de_xdecref(child)
+            capi.Py_XDECREF(child)
             if h.kind > 1:
                 free(h.more)
             return -1
@@ -1023,22 +989,22 @@ cdef PyObject* _de_value(_DeState* d, _DeBody body) noexcept:
         return NULL
     if h.kind == 0:
         r = _DE_ABSENT
-        _de_incref(r)
+        capi.Py_INCREF(r)
     elif h.kind == 1:
         r = h.obj
     else:
-        r = _de_dict_new() if h.kind == _DV_STRUCT else _de_list_new(0)
+        r = capi.PyDict_New() if h.kind == _DV_STRUCT else capi.PyList_New(0)
         if r == NULL:
             free(h.more)
             _de_unwind(d, base)
             return NULL
-        _de_incref(r)
+        capi.Py_INCREF(r)
         if _de_push(d, r, h.kind, &h, 1) < 0:
-            _de_decref(r)
+            capi.Py_DECREF(r)
             _de_unwind(d, base)
             return NULL
     if _de_run(d, base) < 0:
-        _de_decref(r)
+        capi.Py_DECREF(r)
         _de_unwind(d, base)
         return NULL
     return r
@@ -1047,7 +1013,7 @@ cdef PyObject* _de_value(_DeState* d, _DeBody body) noexcept:
 cdef PyObject* _de_struct(_DeState* d, _DeBody body) noexcept:
     """A google.protobuf.Struct as a dict."""
     cdef Py_ssize_t base = d.nframes, i
-    cdef PyObject* r = _de_dict_new()
+    cdef PyObject* r = capi.PyDict_New()
     cdef _DeHead h
     if r == NULL:
         return NULL
@@ -1061,16 +1027,16 @@ cdef PyObject* _de_struct(_DeState* d, _DeBody body) noexcept:
         h.nmore = body.n
         h.more = <_DeRange*>malloc(<size_t>body.n * sizeof(_DeRange))
         if h.more == NULL:
-            _de_decref(r)
+            capi.Py_DECREF(r)
             return NULL
         for i in range(body.n):
             h.more[i] = body.spans[i]
-    _de_incref(r)
+    capi.Py_INCREF(r)
     if _de_push(d, r, _DV_STRUCT, &h, 1) < 0:
-        _de_decref(r)
+        capi.Py_DECREF(r)
         return NULL
     if _de_run(d, base) < 0:
-        _de_decref(r)
+        capi.Py_DECREF(r)
         _de_unwind(d, base)
         return NULL
     return r
@@ -1099,40 +1065,40 @@ cdef PyObject* _de_field_value(_DeState* d, _DeField* f, _DeOcc* o, _DeBody body
     cdef Py_ssize_t j = 0
     cdef int v32
     if f.repeated:
-        r = _de_list_new(o.count)
+        r = capi.PyList_New(o.count)
         if r == NULL:
             return NULL
         if o.count == 1:
             item = _de_item(d, f, o.s, o.e)
             if item == NULL:
-                _de_decref(r)
+                capi.Py_DECREF(r)
                 return NULL
-            _de_list_set(r, 0, item)
+            capi.PyList_SET_ITEM(r, 0, item)
             return r
         _de_iter(&it, body)
         while j < o.count and _de_next(&it, f.number, &s, &e):
             item = _de_item(d, f, s, e)
             if item == NULL:
-                _de_decref(r)
+                capi.Py_DECREF(r)
                 return NULL
-            _de_list_set(r, j, item)
+            capi.PyList_SET_ITEM(r, j, item)
             j += 1
         if j != o.count:
-            _de_decref(r)
+            capi.Py_DECREF(r)
             return NULL
         return r
     if f.kind == _K_STRING:
         return _de_last_text(d, o, body, f.number)
     if f.kind == _K_INT64:
-        return _de_int(<long long>o.v)
+        return capi.PyLong_FromLongLong(<long long>o.v)
     if f.kind == _K_BOOL:
-        r = _DE_TRUE if o.v else _DE_FALSE
-        _de_incref(r)
+        r = capi.Py_True if o.v else capi.Py_False
+        capi.Py_INCREF(r)
         return r
     if f.kind == _K_PATCH_OP:  # an int32 enum
         v32 = <int>(<uint32_t>o.v)
         if 0 <= v32 < _de_nops:
-            _de_incref(_de_ops[v32])
+            capi.Py_INCREF(_de_ops[v32])
             return _de_ops[v32]
         return _de_op_text(v32)
     if _de_take(o, body, f.number, &one, &sub, &owned) < 0:
@@ -1154,7 +1120,7 @@ cdef PyObject* _de_op_text(int v) noexcept:
         text = str(v)
     except BaseException:
         return NULL
-    _de_incref(<PyObject*>text)
+    capi.Py_INCREF(<PyObject*>text)
     return <PyObject*>text
 
 
@@ -1169,14 +1135,14 @@ cdef int _de_put(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody b
         if not (seen >> f.number) & 1:
             if f.repeated:
                 if not f.omit_empty:
-                    v = _de_list_new(0)
+                    v = capi.PyList_New(0)
                     if v == NULL:
                         return -1
-                    r = _de_dict_set(out, f.key, v)
-                    _de_decref(v)
+                    r = capi.PyDict_SetItem(out, f.key, v)
+                    capi.Py_DECREF(v)
                     if r < 0:
                         return -1
-            elif f.dflt != NULL and _de_dict_set(out, f.key, f.dflt) < 0:
+            elif f.dflt != NULL and capi.PyDict_SetItem(out, f.key, f.dflt) < 0:
                 return -1
             continue
         if f.kind == _K_STRING and not f.repeated and occ[f.number].count == 1:
@@ -1186,10 +1152,10 @@ cdef int _de_put(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen, _DeBody b
         if v == NULL:
             return -1
         if v != _DE_ABSENT:
-            r = _de_dict_set(out, f.key, v)
+            r = capi.PyDict_SetItem(out, f.key, v)
         else:
             r = 0
-        _de_decref(v)
+        capi.Py_DECREF(v)
         if r < 0:
             return -1
     return 0
@@ -1215,7 +1181,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
     if seen == 0:
         if part and _de_warn(d, _DE_W_UNKNOWN_PART) < 0:
             return NULL
-        _de_incref(_DE_ABSENT)
+        capi.Py_INCREF(_DE_ABSENT)
         return _DE_ABSENT
     arm = agw_de_ctz(seen)
     sp = &_de_specs[arms[arm]]
@@ -1224,19 +1190,19 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
     if _de_scan(d, sub, sp, inner, &iseen) < 0:
         free(owned)
         return NULL
-    out = _de_dict_new()
-    if out == NULL or _de_dict_set(out, _DE_K_TYPE, sp.type_name) < 0 \
+    out = capi.PyDict_New()
+    if out == NULL or capi.PyDict_SetItem(out, _DE_K_TYPE, sp.type_name) < 0 \
             or _de_put(d, sp, inner, iseen, sub, out) < 0:
-        _de_xdecref(out)
+        capi.Py_XDECREF(out)
         free(owned)
         return NULL
     free(owned)
-    if part and sp.source and (iseen >> sp.source) & 1 and _de_dict_contains(out, _DE_K_SOURCE) == 0:
+    if part and sp.source and (iseen >> sp.source) & 1 and capi.PyDict_Contains(out, _DE_K_SOURCE) == 0:
         # the source names no kind this version knows: the part is dropped
-        _de_decref(out)
+        capi.Py_DECREF(out)
         if _de_warn(d, sp.warning) < 0:
             return NULL
-        _de_incref(_DE_ABSENT)
+        capi.Py_INCREF(_DE_ABSENT)
         return _DE_ABSENT
     return out
 
@@ -1244,7 +1210,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
 cdef PyObject* _de_parts(_DeState* d, _DeOcc* o, bint present, _DeBody body,
                          uint64_t number) noexcept:
     """Repeated InputContent as a list; parts of unknown kinds are dropped."""
-    cdef PyObject* lst = _de_list_new(0)
+    cdef PyObject* lst = capi.PyList_New(0)
     cdef PyObject* item
     cdef _DeIter it
     cdef _DeRange one
@@ -1265,13 +1231,13 @@ cdef PyObject* _de_parts(_DeState* d, _DeOcc* o, bint present, _DeBody body,
             break
         item = _de_variant(d, &_de_specs[_de_part_union], _de_part_arm, _de_one(&one, s, e), True)
         if item == NULL:
-            _de_decref(lst)
+            capi.Py_DECREF(lst)
             return NULL
-        if item != _DE_ABSENT and _de_list_append(lst, item) < 0:
-            _de_decref(item)
-            _de_decref(lst)
+        if item != _DE_ABSENT and capi.PyList_Append(lst, item) < 0:
+            capi.Py_DECREF(item)
+            capi.Py_DECREF(lst)
             return NULL
-        _de_decref(item)
+        capi.Py_DECREF(item)
     return lst
 
 
@@ -1280,8 +1246,8 @@ cdef int _de_set(PyObject* out, PyObject* key, PyObject* v) noexcept:
     cdef int r
     if v == NULL:
         return -1
-    r = _de_dict_set(out, key, v)
-    _de_decref(v)
+    r = capi.PyDict_SetItem(out, key, v)
+    capi.Py_DECREF(v)
     return r
 
 
@@ -1292,7 +1258,7 @@ cdef int _de_content_fault(_DeState* d, PyObject* role, _DeBody body) noexcept:
         d.fault.p1 = _de_tag_of(body, _DE_N_TEXT, 2, False)
         d.fault.p2 = _de_tag_of(body, _DE_N_PARTS, 2, False)
         d.fault.p3 = _de_tag_of(body, _DE_N_MAP, 2, False)
-        _de_incref(role)
+        capi.Py_INCREF(role)
         d.fault.role = role
     return -1
 
@@ -1303,7 +1269,7 @@ cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObjec
     cdef bint parts = (seen >> _DE_N_PARTS) & 1
     cdef bint act = (seen >> _DE_N_MAP) & 1
     cdef bint uses_parts, uses_map
-    cdef PyObject* role = _de_dict_get(out, _DE_K_ROLE)
+    cdef PyObject* role = capi.PyDict_GetItemWithError(out, _DE_K_ROLE)
     cdef PyObject* known
     cdef _DeRange one
     cdef _DeRange* owned = NULL
@@ -1312,9 +1278,9 @@ cdef int _de_chat(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyObjec
     cdef int r
     if role == NULL:
         return -1
-    known = _de_dict_get(<PyObject*>_de_roles, role)
+    known = capi.PyDict_GetItemWithError(<PyObject*>_de_roles, role)
     if known != NULL:
-        flags = _de_as_long(known)
+        flags = capi.PyLong_AsLong(known)
         uses_parts = flags & 1
         uses_map = (flags & 2) != 0
         if (parts and not uses_parts) or (act and not uses_map) or (uses_map and text) \
@@ -1352,12 +1318,12 @@ cdef PyObject* _de_message(_DeState* d, int idx, _DeBody body) noexcept:
         return _de_variant(d, sp, _de_source_arm, body, False)
     if _de_scan(d, body, sp, occ, &seen) < 0:
         return NULL
-    out = _de_dict_new()
+    out = capi.PyDict_New()
     if out == NULL:
         return NULL
     if _de_put(d, sp, occ, seen, body, out) < 0 \
             or (sp.special == _DS_CHAT and _de_chat(d, occ, seen, body, out) < 0):
-        _de_decref(out)
+        capi.Py_DECREF(out)
         return NULL
     return out
 
@@ -1375,8 +1341,8 @@ cdef PyObject* _de_texts(_DeState* d, _DeOcc* o, bint present, _DeBody body, uin
     cdef _de_ptr e = NULL
     cdef Py_ssize_t j = 0
     if not present:
-        return _de_list_new(0)
-    lst = _de_list_new(o.count)
+        return capi.PyList_New(0)
+    lst = capi.PyList_New(o.count)
     if lst == NULL:
         return NULL
     _de_iter(&it, body)
@@ -1387,10 +1353,10 @@ cdef PyObject* _de_texts(_DeState* d, _DeOcc* o, bint present, _DeBody body, uin
             item = _de_text(d, s, e)
         if item == NULL:
             break
-        _de_list_set(lst, j, item)
+        capi.PyList_SET_ITEM(lst, j, item)
         j += 1
     if j != o.count:
-        _de_decref(lst)
+        capi.Py_DECREF(lst)
         return NULL
     return lst
 
@@ -1408,7 +1374,7 @@ cdef int _de_outcome(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyOb
         outcome = _de_last_text(d, &occ[number], body, number)
     else:
         outcome = _DE_EMPTY
-        _de_incref(outcome)
+        capi.Py_INCREF(outcome)
     if outcome == NULL:
         return -1
     ids = _de_texts(d, &occ[ids_number], (seen >> ids_number) & 1, body, ids_number, False)
@@ -1418,9 +1384,9 @@ cdef int _de_outcome(_DeState* d, _DeOcc* occ, uint64_t seen, _DeBody body, PyOb
     if ids != NULL and (interrupts != NULL or not interrupts_number):
         r = _de_outcome_set(out, outcome, ids, interrupts,
                             _DE_K_PENDING if interrupts_number else _DE_K_INTERRUPT_IDS)
-    _de_decref(outcome)
-    _de_xdecref(ids)
-    _de_xdecref(interrupts)
+    capi.Py_DECREF(outcome)
+    capi.Py_XDECREF(ids)
+    capi.Py_XDECREF(interrupts)
     return r
 
 
@@ -1429,27 +1395,27 @@ cdef int _de_outcome_set(PyObject* out, PyObject* outcome, PyObject* ids, PyObje
     cdef PyObject* result
     cdef bint is_interrupt
     cdef int r
-    if _de_str_len(outcome) == 0:
-        if _de_list_size(ids) and _de_dict_set(out, ids_key, ids) < 0:
+    if capi.PyUnicode_GET_LENGTH(outcome) == 0:
+        if capi.PyList_GET_SIZE(ids) and capi.PyDict_SetItem(out, ids_key, ids) < 0:
             return -1
-        if interrupts != NULL and _de_list_size(interrupts) \
-                and _de_dict_set(out, _DE_K_INTERRUPTS, interrupts) < 0:
+        if interrupts != NULL and capi.PyList_GET_SIZE(interrupts) \
+                and capi.PyDict_SetItem(out, _DE_K_INTERRUPTS, interrupts) < 0:
             return -1
         return 0
-    result = _de_dict_new()
+    result = capi.PyDict_New()
     if result == NULL:
         return -1
     is_interrupt = interrupts != NULL and agw_de_str_eq(outcome, "interrupt", 9)
-    r = _de_dict_set(result, _DE_K_TYPE, outcome)
+    r = capi.PyDict_SetItem(result, _DE_K_TYPE, outcome)
     if r == 0 and is_interrupt:
-        r = _de_dict_set(result, _DE_K_INTERRUPTS, interrupts)
-    if r == 0 and _de_list_size(ids):
-        r = _de_dict_set(result, ids_key, ids)
-    if r == 0 and not is_interrupt and interrupts != NULL and _de_list_size(interrupts):
-        r = _de_dict_set(result, _DE_K_INTERRUPTS, interrupts)
+        r = capi.PyDict_SetItem(result, _DE_K_INTERRUPTS, interrupts)
+    if r == 0 and capi.PyList_GET_SIZE(ids):
+        r = capi.PyDict_SetItem(result, ids_key, ids)
+    if r == 0 and not is_interrupt and interrupts != NULL and capi.PyList_GET_SIZE(interrupts):
+        r = capi.PyDict_SetItem(result, _DE_K_INTERRUPTS, interrupts)
     if r == 0:
-        r = _de_dict_set(out, _DE_K_OUTCOME, result)
-    _de_decref(result)
+        r = capi.PyDict_SetItem(out, _DE_K_OUTCOME, result)
+    capi.Py_DECREF(result)
     return r
 
 
@@ -1528,10 +1494,10 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
         d.fault.a = <uint64_t>(sp - _de_events)
         d.fault.b = <uint64_t>(<uint32_t>declared)
         return NULL
-    out = _de_dict_new()
+    out = capi.PyDict_New()
     if out == NULL:
         return NULL
-    r = _de_dict_set(out, _DE_K_TYPE, sp.type_name)
+    r = capi.PyDict_SetItem(out, _DE_K_TYPE, sp.type_name)
     if r == 0:
         r = _de_put(d, sp, occ, seen, body, out)
     if r == 0 and sp.special == _DE_RUN_FINISHED:
@@ -1556,7 +1522,7 @@ cdef PyObject* _de_arm_body(_DeState* d, _DeSpec* sp, _DeOcc* occ, uint64_t seen
     if r == 0:
         r = _de_put(d, &_de_base, base, baseen, base_body, out)
     if r < 0:
-        _de_decref(out)
+        capi.Py_DECREF(out)
         return NULL
     return out
 
@@ -1605,10 +1571,10 @@ cdef inline void _de_release(_DeState* d) noexcept:
     if d.nframes:
         _de_unwind(d, 0)
     if d.warns != NULL:
-        _de_decref(d.warns)
+        capi.Py_DECREF(d.warns)
         d.warns = NULL
     if d.fault.role != NULL:
-        _de_decref(d.fault.role)
+        capi.Py_DECREF(d.fault.role)
         d.fault.role = NULL
     if d == &_de_main:
         _de_main_busy = False
@@ -1645,28 +1611,28 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
     if invalid_utf8 is _DE_ERROR or errors != NULL or (
         type(invalid_utf8) is str and invalid_utf8 == "error"
     ):
-        if _de_is_exact_int(<PyObject*>max_depth):
-            depth = _de_long_overflow(<PyObject*>max_depth, &overflow)
+        if capi.PyLong_CheckExact(<PyObject*>max_depth):
+            depth = capi.PyLong_AsLongAndOverflow(<PyObject*>max_depth, &overflow)
             if overflow or depth < 1 or depth > _DE_MAX_DEPTH:
                 depth = -1
     if depth < 0:
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
-    if _de_is_bytes(<PyObject*>data):
-        p = <_de_ptr>_de_bytes_data(<PyObject*>data)
-        n = _de_bytes_size(<PyObject*>data)
-    elif _de_get_buffer(<PyObject*>data, &view, PyBUF_SIMPLE) == 0:
+    if capi.PyBytes_Check(<PyObject*>data):
+        p = <_de_ptr>capi.PyBytes_AS_STRING(<PyObject*>data)
+        n = capi.PyBytes_GET_SIZE(<PyObject*>data)
+    elif capi.PyObject_GetBuffer(<PyObject*>data, &view, PyBUF_SIMPLE) == 0:
         # held until the end: a bytearray cannot be resized meanwhile
         have_view = True
         p = <_de_ptr>view.buf
         n = view.len
     else:
-        _de_err_clear()
+        capi.PyErr_Clear()
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
     try:
         out = _de_decode(p, n, errors, depth, data)
     finally:
         if have_view:
-            _de_release_buffer(&view)
+            capi.PyBuffer_Release(&view)
     if out is None:
         _de_fallbacks += 1
         return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
@@ -1684,7 +1650,7 @@ cdef object _de_decode(_de_ptr p, Py_ssize_t n, const char* errors, long depth, 
     d.base = p
     r = _de_event(d, p, n)
     if r == NULL:
-        _de_err_clear()
+        capi.PyErr_Clear()
         try:
             error = _de_error(d, p, n, data)
         finally:
@@ -1697,7 +1663,7 @@ cdef object _de_decode(_de_ptr p, Py_ssize_t n, const char* errors, long depth, 
         warns = <object>d.warns
     _de_release(d)
     out = <object>r
-    _de_decref(r)
+    capi.Py_DECREF(r)
     if warns is not None:
         for text in warns:
             # C has no frame: level 1 is the caller of decode_payload (or of a
@@ -1727,9 +1693,9 @@ cdef object _de_error(_DeState* d, _de_ptr p, Py_ssize_t n, object data):
         r = _de_event(again, p, n)
         try:
             if r != NULL:
-                _de_decref(r)
+                capi.Py_DECREF(r)
             else:
-                _de_err_clear()
+                capi.PyErr_Clear()
                 if again.fault.code != _DF_DEPTH:
                     return _de_error(again, p, n, data)     # another fault wins
         finally:

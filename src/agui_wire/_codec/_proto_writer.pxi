@@ -46,33 +46,6 @@ from agui_wire._codec import proto_writer as _en_py
 from agui_wire import schema as _en_schema
 from agui_wire.errors import EncodeError as _en_EncodeError
 
-# Raw C-API, declared without Cython's automatic error checks: none of these
-# can run Python code on the exact types they are used on, and every call site
-# checks the result itself (a failure is a BAIL, never a half-raised exception).
-cdef extern from "Python.h":
-    int _en_dict_next "PyDict_Next"(PyObject*, Py_ssize_t*, PyObject**, PyObject**)
-    Py_ssize_t _en_dict_size "PyDict_GET_SIZE"(PyObject*)
-    bint _en_is_dict "PyDict_CheckExact"(PyObject*)
-    bint _en_is_list "PyList_CheckExact"(PyObject*)
-    bint _en_is_tuple "PyTuple_CheckExact"(PyObject*)
-    bint _en_is_exact_str "PyUnicode_CheckExact"(PyObject*)
-    bint _en_is_str "PyUnicode_Check"(PyObject*)
-    bint _en_is_int "PyLong_Check"(PyObject*)
-    bint _en_is_float "PyFloat_Check"(PyObject*)
-    double _en_float_value "PyFloat_AS_DOUBLE"(PyObject*)
-    long long _en_int_value "PyLong_AsLongLongAndOverflow"(PyObject*, int*)
-    double _en_int_double "PyLong_AsDouble"(PyObject*)
-    Py_ssize_t _en_str_len "PyUnicode_GET_LENGTH"(PyObject*)
-    PyObject* _en_list_item "PyList_GET_ITEM"(PyObject*, Py_ssize_t)
-    Py_ssize_t _en_list_size "PyList_GET_SIZE"(PyObject*)
-    PyObject* _en_tuple_item "PyTuple_GET_ITEM"(PyObject*, Py_ssize_t)
-    Py_ssize_t _en_tuple_size "PyTuple_GET_SIZE"(PyObject*)
-    void _en_err_clear "PyErr_Clear"()
-    PyObject* _EN_NONE "Py_None"
-    PyObject* _EN_TRUE "Py_True"
-    PyObject* _EN_FALSE "Py_False"
-    object _en_bytes "PyBytes_FromStringAndSize"(const char*, Py_ssize_t)
-
 # str -> small int tables, probed inline: the identity of an interned key first
 # (dict literals and our own constants), then the cached hash and the bytes.
 # Faster than PyDict_GetItemWithError + PyLong_AsLong, and never runs Python
@@ -128,9 +101,6 @@ cdef extern from *:
     const char* agw_utf8(PyObject*, Py_ssize_t*) noexcept
     void agw_copy(unsigned char*, const char*, Py_ssize_t) noexcept
     void agw_prefetch(const void*) noexcept
-    # exact type tests (one pointer compare) before the subclass-aware ones
-    bint _en_exact_float "PyFloat_CheckExact"(PyObject*)
-    Py_ssize_t _en_hash "PyObject_Hash"(PyObject*)
 
 cdef enum:
     _EN_TABLE = 128          # table size: up to 64 keys at load <= 1/2
@@ -150,7 +120,7 @@ cdef inline int _en_lookup(_EnTable* t, PyObject* k) noexcept:
     if h == -1:
         if not agw_str_ready(k):
             return -1       # a legacy string: no table key is one
-        h = _en_hash(k)     # exact str: computed in C, cached on the object
+        h = capi.PyObject_Hash(k)     # exact str: computed in C, cached on the object
     i = h & t.mask
     while True:
         kk = t.keys[i]
@@ -377,7 +347,7 @@ cdef inline int _en_bytes_field(_EnState* e, const char* s, Py_ssize_t n, uint32
 cdef inline int _en_string(_EnState* e, PyObject* v, uint32_t tag, bint always) noexcept:
     cdef Py_ssize_t n
     cdef const char* s
-    if not _en_is_str(v):
+    if not capi.PyUnicode_Check(v):
         return _EN_BAIL
     s = agw_utf8(v, &n)
     if s == NULL:           # lone surrogate
@@ -419,53 +389,49 @@ cdef inline int _en_scalar(_EnState* e, PyObject* v) noexcept:
     cdef long long i
     cdef int overflow
     cdef double d
-    if _en_is_exact_str(v):
+    if capi.PyUnicode_CheckExact(v):
         s = agw_utf8(v, &n)
         if s == NULL:
             return _EN_BAIL
         return 1 if _en_bytes_field(e, s, n, _EN_T_STRING) == 0 else _EN_BAIL
-    if _en_is_dict(v) or _en_is_list(v):
+    if capi.PyDict_CheckExact(v) or capi.PyList_CheckExact(v):
         return 0
-    if _en_exact_float(v):
-        d = _en_float_value(v)
+    if capi.PyFloat_CheckExact(v):
+        d = capi.PyFloat_AS_DOUBLE(v)
         if not isfinite(d):
             return _EN_BAIL
         return 1 if _en_double(e, d) == 0 else _EN_BAIL
-    if v == _EN_NONE:
+    if v == capi.Py_None:
         return 1 if _en_raw2(e, _EN_T_NULL, 0x00) == 0 else _EN_BAIL
-    if v == _EN_TRUE:
+    if v == capi.Py_True:
         return 1 if _en_raw2(e, _EN_T_BOOL, 0x01) == 0 else _EN_BAIL
-    if v == _EN_FALSE:
+    if v == capi.Py_False:
         return 1 if _en_raw2(e, _EN_T_BOOL, 0x00) == 0 else _EN_BAIL
-    if _en_is_str(v):
+    if capi.PyUnicode_Check(v):
         s = agw_utf8(v, &n)
         if s == NULL:
             return _EN_BAIL
         return 1 if _en_bytes_field(e, s, n, _EN_T_STRING) == 0 else _EN_BAIL
-    if _en_is_float(v):
-        d = _en_float_value(v)
+    if capi.PyFloat_Check(v):
+        d = capi.PyFloat_AS_DOUBLE(v)
         if not isfinite(d):
             return _EN_BAIL
         return 1 if _en_double(e, d) == 0 else _EN_BAIL
-    if _en_is_int(v):
+    if capi.PyLong_Check(v):
         overflow = 0
-        i = _en_int_value(v, &overflow)
+        i = capi.PyLong_AsLongLongAndOverflow(v, &overflow)
         if overflow == 0 and -AGW_MAX_EXACT <= i <= AGW_MAX_EXACT:
             d = <double>i
         elif not e.lossy:
             return _EN_BAIL
         else:
-            d = _en_int_double(v)   # rounds like float(); OverflowError past 1e308
-            if d == -1.0 and _en_err_occurred():
+            d = capi.PyLong_AsDouble(v)   # rounds like float(); OverflowError past 1e308
+            if d == -1.0 and capi.PyErr_Occurred():
                 return _EN_BAIL
         return 1 if _en_double(e, d) == 0 else _EN_BAIL
-    if _en_is_dict(v) or _en_is_list(v) or _en_is_tuple(v):
+    if capi.PyDict_CheckExact(v) or capi.PyList_CheckExact(v) or capi.PyTuple_CheckExact(v):
         return 0
     return _EN_BAIL
-
-
-cdef extern from "Python.h":
-    PyObject* _en_err_occurred "PyErr_Occurred"()
 
 
 cdef int _en_cmp_index(const void* a, const void* b) noexcept nogil:
@@ -481,7 +447,7 @@ cdef inline bint _en_array_index(PyObject* key, uint64_t* number) noexcept:
     cdef const char* s = agw_utf8(key, &n)
     cdef uint64_t x = 0
     if s == NULL:
-        _en_err_clear()     # a lone surrogate: writing the entry will BAIL
+        capi.PyErr_Clear()     # a lone surrogate: writing the entry will BAIL
         return False
     if n < 1 or n > 10 or s[0] < 48 or s[0] > 57 or (s[0] == 48 and n > 1):
         return False
@@ -515,15 +481,15 @@ cdef int _en_push(_EnState* e, PyObject* obj, PyObject* key, Py_ssize_t mark) no
     f.obj = obj
     f.key = key
     f.mark = mark
-    if _en_is_list(obj):
+    if capi.PyList_CheckExact(obj):
         f.kind = 6
-        f.left = _en_list_size(obj)
-    elif _en_is_tuple(obj):
+        f.left = capi.PyList_GET_SIZE(obj)
+    elif capi.PyTuple_CheckExact(obj):
         f.kind = 7
-        f.left = _en_tuple_size(obj)
+        f.left = capi.PyTuple_GET_SIZE(obj)
     else:
         f.kind = 5
-        n = _en_dict_size(obj)
+        n = capi.PyDict_GET_SIZE(obj)
         if e.npairs + 2 * n > e.pairs_cap:
             cap = e.pairs_cap * 2 if e.pairs_cap else 256
             if cap < e.npairs + 2 * n:
@@ -535,8 +501,8 @@ cdef int _en_push(_EnState* e, PyObject* obj, PyObject* key, Py_ssize_t mark) no
             e.pairs_cap = cap
         pairs = e.pairs + e.npairs
         j = 0
-        while _en_dict_next(obj, &pos, &ky, &vl):
-            if not _en_is_exact_str(ky):
+        while capi.PyDict_Next(obj, &pos, &ky, &vl):
+            if not capi.PyUnicode_CheckExact(ky):
                 return _EN_BAIL     # not a str key: an error; a str subclass: proto_writer
             pairs[j] = ky
             pairs[j + 1] = vl
@@ -626,10 +592,10 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
                 child = e.pairs[f.pbase + 2 * f.left + 1]
             elif f.kind == 6:
                 key = NULL
-                child = _en_list_item(f.obj, f.left)
+                child = capi.PyList_GET_ITEM(f.obj, f.left)
             else:
                 key = NULL
-                child = _en_tuple_item(f.obj, f.left)
+                child = capi.PyTuple_GET_ITEM(f.obj, f.left)
             mark = _en_written(e)
             r = _en_scalar(e, child)
             if r < 0:
@@ -671,8 +637,8 @@ cdef inline int _en_collect(
     cdef PyObject* v
     cdef uint64_t mask = 0
     cdef int i
-    while _en_dict_next(obj, &pos, &k, &v):
-        if not _en_is_exact_str(k):
+    while capi.PyDict_Next(obj, &pos, &k, &v):
+        if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         i = _en_lookup(index, k)
         if i < 0:
@@ -698,14 +664,14 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
     cdef double d
     cdef int opv
     if f.repeated:
-        if _en_is_list(v):
-            n = _en_list_size(v)
-        elif _en_is_tuple(v):
-            n = _en_tuple_size(v)
+        if capi.PyList_CheckExact(v):
+            n = capi.PyList_GET_SIZE(v)
+        elif capi.PyTuple_CheckExact(v):
+            n = capi.PyTuple_GET_SIZE(v)
         else:
             return _EN_BAIL
         for j in range(n - 1, -1, -1):
-            item = _en_list_item(v, j) if _en_is_list(v) else _en_tuple_item(v, j)
+            item = capi.PyList_GET_ITEM(v, j) if capi.PyList_CheckExact(v) else capi.PyTuple_GET_ITEM(v, j)
             if f.kind == _K_STRING:
                 if _en_string(e, item, f.tag, True) < 0:
                     return _EN_BAIL
@@ -724,7 +690,7 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
             if _en_json(e, v, False) < 0:
                 return _EN_BAIL
         elif f.kind == _K_STRUCT:
-            if not _en_is_dict(v) or _en_json(e, v, True) < 0:
+            if not capi.PyDict_CheckExact(v) or _en_json(e, v, True) < 0:
                 return _EN_BAIL
         elif _en_message(e, &_en_specs[f.sub], v) < 0:
             return _EN_BAIL
@@ -732,15 +698,15 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
     if _en_reserve(e, 16) < 0:
         return _EN_BAIL
     if f.kind == _K_INT64:
-        if v == _EN_TRUE or v == _EN_FALSE:
+        if v == capi.Py_True or v == capi.Py_False:
             return _EN_BAIL
-        if _en_is_int(v):
+        if capi.PyLong_Check(v):
             overflow = 0
-            i = _en_int_value(v, &overflow)
+            i = capi.PyLong_AsLongLongAndOverflow(v, &overflow)
             if overflow or i < -AGW_MAX_SAFE or i > AGW_MAX_SAFE:
                 return _EN_BAIL
-        elif _en_is_float(v):
-            d = _en_float_value(v)
+        elif capi.PyFloat_Check(v):
+            d = capi.PyFloat_AS_DOUBLE(v)
             if not isfinite(d) or floor(d) != d or d < -<double>AGW_MAX_SAFE or d > <double>AGW_MAX_SAFE:
                 return _EN_BAIL
             i = <long long>d
@@ -748,14 +714,14 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
             return _EN_BAIL
         _en_varint(e, <uint64_t>i)     # negatives: ten-byte two's complement
     elif f.kind == _K_BOOL:
-        if v == _EN_TRUE:
+        if v == capi.Py_True:
             _en_varint(e, 1)
-        elif v == _EN_FALSE:
+        elif v == capi.Py_False:
             _en_varint(e, 0)
         else:
             return _EN_BAIL
     else:  # _K_PATCH_OP
-        if not _en_is_exact_str(v):
+        if not capi.PyUnicode_CheckExact(v):
             return _EN_BAIL
         opv = _en_lookup(_en_ops, v)
         if opv < 0:
@@ -803,7 +769,7 @@ cdef int _en_fields(
                 return _EN_BAIL
             continue
         v = slots[f.slot] if (present >> f.slot) & 1 else NULL
-        if v == NULL or v == _EN_NONE:
+        if v == NULL or v == capi.Py_None:
             if v != NULL and f.nullable:
                 # JSON null as a value: Value{null_value: 0}
                 if _en_raw2(e, _EN_T_NULL, 0x00) < 0 or _en_close(e, _en_written(e) - 2, f.tag) < 0:
@@ -827,14 +793,14 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
     cdef PyObject* part
     cdef int arm
     cdef _EnSpec* sp
-    n = _en_list_size(seq) if _en_is_list(seq) else _en_tuple_size(seq)
+    n = capi.PyList_GET_SIZE(seq) if capi.PyList_CheckExact(seq) else capi.PyTuple_GET_SIZE(seq)
     for j in range(n - 1, -1, -1):
-        part = _en_list_item(seq, j) if _en_is_list(seq) else _en_tuple_item(seq, j)
-        if not _en_is_dict(part):
+        part = capi.PyList_GET_ITEM(seq, j) if capi.PyList_CheckExact(seq) else capi.PyTuple_GET_ITEM(seq, j)
+        if not capi.PyDict_CheckExact(part):
             return _EN_BAIL
         if _en_collect(part, _en_part_index, slots, &present, &unmatched) < 0:
             return _EN_BAIL
-        if not (present >> _PART_TYPE) & 1 or not _en_is_exact_str(slots[_PART_TYPE]):
+        if not (present >> _PART_TYPE) & 1 or not capi.PyUnicode_CheckExact(slots[_PART_TYPE]):
             return _EN_BAIL
         arm = _en_lookup(_en_part_types, slots[_PART_TYPE])
         if arm < 0:
@@ -862,7 +828,7 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     cdef int allowed = 7
     cdef bint content_required = False
     cdef _EnSpecial x
-    if not _en_is_dict(obj):
+    if not capi.PyDict_CheckExact(obj):
         return _EN_BAIL
     if _en_collect(obj, sp.index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
@@ -871,7 +837,7 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, 0, &_en_plain)
     if sp.special == _SP_SOURCE:
-        if not (present >> _SRC_TYPE) & 1 or not _en_is_exact_str(slots[_SRC_TYPE]):
+        if not (present >> _SRC_TYPE) & 1 or not capi.PyUnicode_CheckExact(slots[_SRC_TYPE]):
             return _EN_BAIL
         r = _en_lookup(_en_source_types, slots[_SRC_TYPE])
         if r < 0:
@@ -884,8 +850,8 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
             return _EN_BAIL
         return _en_close(e, mark, variant.arm_tag)
     if sp.special == _SP_PATCH:
-        if (present >> _OP_SLOT) & 1 and _en_is_str(slots[_OP_SLOT]):
-            if not _en_is_exact_str(slots[_OP_SLOT]):
+        if (present >> _OP_SLOT) & 1 and capi.PyUnicode_Check(slots[_OP_SLOT]):
+            if not capi.PyUnicode_CheckExact(slots[_OP_SLOT]):
                 return _EN_BAIL
             r = _en_lookup(_en_ops, slots[_OP_SLOT])
             if r >= 0:
@@ -894,8 +860,8 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, required, &_en_plain)
     # _SP_CHAT: `content` rides the carrier its JSON type names, if the role allows
-    if (present >> _MSG_ROLE) & 1 and _en_is_str(slots[_MSG_ROLE]):
-        if not _en_is_exact_str(slots[_MSG_ROLE]):
+    if (present >> _MSG_ROLE) & 1 and capi.PyUnicode_Check(slots[_MSG_ROLE]):
+        if not capi.PyUnicode_CheckExact(slots[_MSG_ROLE]):
             return _EN_BAIL
         r = _en_lookup(_en_role_index, slots[_MSG_ROLE])
         if r >= 0:
@@ -908,14 +874,14 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     v = slots[_MSG_CONTENT] if (present >> _MSG_CONTENT) & 1 else NULL
     x = _en_plain
     x.content = v
-    if v == NULL or v == _EN_NONE:
+    if v == NULL or v == capi.Py_None:
         if content_required:
             return _EN_BAIL
-    elif _en_is_str(v) and allowed & 1:
+    elif capi.PyUnicode_Check(v) and allowed & 1:
         x.carrier = _K_CONTENT_STR
-    elif (_en_is_list(v) or _en_is_tuple(v)) and allowed & 2:
+    elif (capi.PyList_CheckExact(v) or capi.PyTuple_CheckExact(v)) and allowed & 2:
         x.carrier = _K_CONTENT_PARTS
-    elif _en_is_dict(v) and allowed & 4:
+    elif capi.PyDict_CheckExact(v) and allowed & 4:
         x.carrier = _K_CONTENT_MAP
     else:
         return _EN_BAIL
@@ -933,14 +899,14 @@ cdef int _en_outcome(
     cdef Py_ssize_t unmatched
     cdef int r
     cdef _EnOutcome* oc = NULL
-    if not _en_is_dict(outcome):
+    if not capi.PyDict_CheckExact(outcome):
         return _EN_BAIL
     if _en_collect(outcome, _en_outcome_index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
     if not (present >> _OC_TYPE) & 1:
         return _EN_BAIL
     otype[0] = slots[_OC_TYPE]
-    if not _en_is_exact_str(otype[0]) or _en_str_len(otype[0]) == 0:
+    if not capi.PyUnicode_CheckExact(otype[0]) or capi.PyUnicode_GET_LENGTH(otype[0]) == 0:
         return _EN_BAIL
     payload[0] = NULL
     known = (<uint64_t>1) << _OC_TYPE
@@ -949,7 +915,7 @@ cdef int _en_outcome(
         oc = &_en_outcomes[r]
         if oc.slot >= 0:
             known |= (<uint64_t>1) << oc.slot
-            if (present >> oc.slot) & 1 and slots[oc.slot] != _EN_NONE:
+            if (present >> oc.slot) & 1 and slots[oc.slot] != capi.Py_None:
                 payload[0] = slots[oc.slot]
             elif oc.required:
                 return _EN_BAIL
@@ -974,7 +940,7 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
     cdef _EnOutcome* oc = NULL
     cdef _EnSpec* sp
     cdef _EnSpecial x = _en_plain
-    if not _en_is_dict(event):
+    if not capi.PyDict_CheckExact(event):
         return _EN_BAIL
     if _en_collect(event, _en_event_index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
@@ -985,12 +951,12 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
         if t != forced:
             return _EN_BAIL
         sp = &_en_events[forced_index]
-    elif _en_is_exact_str(t):
+    elif capi.PyUnicode_CheckExact(t):
         r = _en_lookup(_en_types, t)
         if r < 0:
             return _EN_BAIL
         sp = &_en_events[r]
-    elif _en_is_str(t):
+    elif capi.PyUnicode_Check(t):
         return _EN_RETYPE
     else:
         return _EN_BAIL
@@ -1000,18 +966,18 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
     # the arm's fields, descending; the carriers of its special shape among them
     if sp.special == _EV_TOOL_CALL_RESULT:
         v = slots[_EV_CONTENT] if (present >> _EV_CONTENT) & 1 else NULL
-        if v == NULL or v == _EN_NONE:
+        if v == NULL or v == capi.Py_None:
             return _EN_BAIL
-        if _en_is_str(v):
+        if capi.PyUnicode_Check(v):
             x.carrier = _K_CONTENT_STR
-        elif _en_is_list(v) or _en_is_tuple(v):
+        elif capi.PyList_CheckExact(v) or capi.PyTuple_CheckExact(v):
             x.carrier = _K_CONTENT_PARTS
         else:
             return _EN_BAIL
         x.content = v
     elif sp.special == _EV_RUN_FINISHED or sp.special == _EV_SUBAGENT_FINISHED:
         v = slots[_EV_OUTCOME] if (present >> _EV_OUTCOME) & 1 else NULL
-        if v != NULL and v != _EN_NONE:
+        if v != NULL and v != capi.Py_None:
             if _en_outcome(
                 e, v, _en_run_outcomes if sp.special == _EV_RUN_FINISHED else _en_sub_outcomes,
                 &otype, &oc, &payload
@@ -1099,11 +1065,6 @@ cdef object _EN_DROP = "drop"       # the same interned objects as the defaults
 cdef object _EN_ERROR = "error"
 
 
-cdef extern from "Python.h":
-    bint _en_is_exact_int "PyLong_CheckExact"(PyObject*)
-    long _en_long_overflow "PyLong_AsLongAndOverflow"(PyObject*, int*)
-
-
 cdef inline int _en_options(
     PyObject* lossy_numbers, PyObject* extra_keys, PyObject* max_depth, Py_ssize_t* depth
 ) noexcept:
@@ -1111,22 +1072,22 @@ cdef inline int _en_options(
     or -1 to leave the call to proto_writer (odd types, or invalid: it raises)."""
     cdef int flags = 0, overflow = 0
     cdef long d
-    if lossy_numbers == _EN_TRUE:
+    if lossy_numbers == capi.Py_True:
         flags = 1
-    elif lossy_numbers != _EN_FALSE:
+    elif lossy_numbers != capi.Py_False:
         return -1
     if extra_keys == <PyObject*>_EN_ERROR:
         flags |= 2
     elif extra_keys != <PyObject*>_EN_DROP:
-        if not _en_is_exact_str(extra_keys):
+        if not capi.PyUnicode_CheckExact(extra_keys):
             return -1
         if agw_str_eq(extra_keys, <PyObject*>_EN_ERROR):
             flags |= 2
         elif not agw_str_eq(extra_keys, <PyObject*>_EN_DROP):
             return -1
-    if not _en_is_exact_int(max_depth):
+    if not capi.PyLong_CheckExact(max_depth):
         return -1
-    d = _en_long_overflow(max_depth, &overflow)
+    d = capi.PyLong_AsLongAndOverflow(max_depth, &overflow)
     if overflow or d < 1 or d > _EN_MAX_DEPTH_LIMIT:
         return -1
     depth[0] = d
@@ -1156,7 +1117,7 @@ cdef inline int _en_run(_EnState* e, object event) noexcept:
     if r == _EN_RETYPE:
         r = _en_retype(e, event)
     if r < 0:
-        _en_err_clear()     # a failed UTF-8 conversion leaves its exception set
+        capi.PyErr_Clear()     # a failed UTF-8 conversion leaves its exception set
         return _EN_BAIL
     return 0
 
@@ -1181,7 +1142,7 @@ cdef object _en_one(object event, int flags, Py_ssize_t max_depth, bint framed):
         if r == 0:
             n = _en_written(e)
             if not framed:
-                return _en_bytes(<const char*>e.pos, n)
+                return capi.PyBytes_FromStringAndSize(<const char*>e.pos, n)
             if <uint64_t>n > AGW_U32_MAX:
                 raise _en_EncodeError(
                     f"event encodes to {n} bytes, more than a frame can carry"
@@ -1190,7 +1151,7 @@ cdef object _en_one(object event, int flags, Py_ssize_t max_depth, bint framed):
                 raise MemoryError()
             e.pos -= 4
             _en_be32(e.pos, <uint64_t>n)
-            return _en_bytes(<const char*>e.pos, n + 4)
+            return capi.PyBytes_FromStringAndSize(<const char*>e.pos, n + 4)
     finally:
         _en_release(e)
     _en_fallbacks += 1
@@ -1320,7 +1281,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
                 )
         if out == NULL:
             return b""
-        return _en_bytes(<const char*>out, size)
+        return capi.PyBytes_FromStringAndSize(<const char*>out, size)
     finally:
         free(out)
 
@@ -1415,19 +1376,19 @@ cdef int _en_loc_value(PyObject* v, bint lossy) noexcept:
     cdef Py_ssize_t n
     cdef int overflow = 0
     cdef long long i
-    if v == _EN_NONE or v == _EN_TRUE or v == _EN_FALSE:
+    if v == capi.Py_None or v == capi.Py_True or v == capi.Py_False:
         return _EN_LOC_OK
-    if _en_is_str(v):
+    if capi.PyUnicode_Check(v):
         if agw_utf8(v, &n) == NULL:
-            _en_err_clear()
+            capi.PyErr_Clear()
             return _EN_LOC_BAD
         return _EN_LOC_OK
-    if _en_is_dict(v) or _en_is_list(v) or _en_is_tuple(v):
+    if capi.PyDict_CheckExact(v) or capi.PyList_CheckExact(v) or capi.PyTuple_CheckExact(v):
         return _EN_LOC_OPEN
-    if _en_is_float(v):
-        return _EN_LOC_OK if isfinite(_en_float_value(v)) else _EN_LOC_BAD
-    if _en_is_int(v):
-        i = _en_int_value(v, &overflow)
+    if capi.PyFloat_Check(v):
+        return _EN_LOC_OK if isfinite(capi.PyFloat_AS_DOUBLE(v)) else _EN_LOC_BAD
+    if capi.PyLong_Check(v):
+        i = capi.PyLong_AsLongLongAndOverflow(v, &overflow)
         if overflow == 0 and -AGW_MAX_EXACT <= i <= AGW_MAX_EXACT:
             return _EN_LOC_OK
         return _EN_LOC_UNSURE if lossy else _EN_LOC_BAD
@@ -1441,14 +1402,14 @@ cdef int _en_loc_keys(PyObject* obj, PyObject** bad) noexcept:
     cdef PyObject* k
     cdef PyObject* v
     cdef uint64_t number
-    while _en_dict_next(obj, &pos, &k, &v):
-        if not _en_is_exact_str(k):
-            if _en_is_str(k):
+    while capi.PyDict_Next(obj, &pos, &k, &v):
+        if not capi.PyUnicode_CheckExact(k):
+            if capi.PyUnicode_Check(k):
                 return _EN_LOC_UNSURE
             bad[0] = k
             return _EN_LOC_BAD
         if agw_utf8(k, &n) == NULL:
-            _en_err_clear()
+            capi.PyErr_Clear()
             return _EN_LOC_UNSURE
         if _en_array_index(k, &number):
             return _EN_LOC_UNSURE
@@ -1483,7 +1444,7 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
             return (_EN_AT_VALUE, root, [])
         if r != _EN_LOC_OPEN:
             return None
-    elif not _en_is_dict(<PyObject*>root):
+    elif not capi.PyDict_CheckExact(<PyObject*>root):
         return None
     child = <PyObject*>root
     key = NULL
@@ -1501,7 +1462,7 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
             st[n].index = index
             st[n].pos = 0
             n += 1
-            if _en_is_dict(child):
+            if capi.PyDict_CheckExact(child):
                 r = _en_loc_keys(child, &bad)
                 if r == _EN_LOC_BAD:
                     return (_EN_AT_KEY, <object>bad, _en_loc_keys_to(st, n, NULL, 0, False))
@@ -1511,13 +1472,13 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
             while True:
                 f = &st[n - 1]
                 key = NULL
-                if _en_is_dict(f.obj):
-                    if not _en_dict_next(f.obj, &f.pos, &key, &child):
+                if capi.PyDict_CheckExact(f.obj):
+                    if not capi.PyDict_Next(f.obj, &f.pos, &key, &child):
                         child = NULL
-                elif _en_is_list(f.obj):
-                    child = _en_list_item(f.obj, f.pos) if f.pos < _en_list_size(f.obj) else NULL
+                elif capi.PyList_CheckExact(f.obj):
+                    child = capi.PyList_GET_ITEM(f.obj, f.pos) if f.pos < capi.PyList_GET_SIZE(f.obj) else NULL
                 else:
-                    child = _en_tuple_item(f.obj, f.pos) if f.pos < _en_tuple_size(f.obj) else NULL
+                    child = capi.PyTuple_GET_ITEM(f.obj, f.pos) if f.pos < capi.PyTuple_GET_SIZE(f.obj) else NULL
                 if child == NULL:
                     n -= 1
                     if n == 0:
@@ -1548,7 +1509,7 @@ def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
     (at, value, keys); or None when only the walk can tell."""
     cdef _EnState* e
     cdef int r
-    if as_struct and not _en_is_dict(<PyObject*>root):
+    if as_struct and not capi.PyDict_CheckExact(<PyObject*>root):
         return None     # _en_json reads a Struct root as an exact dict: proto_writer walks it
     e = _en_acquire()
     try:
@@ -1557,8 +1518,8 @@ def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
         e.max_depth = max_depth
         r = _en_json(e, <PyObject*>root, as_struct)
         if r == 0:
-            return _en_bytes(<const char*>e.pos, _en_written(e))
-        _en_err_clear()
+            return capi.PyBytes_FromStringAndSize(<const char*>e.pos, _en_written(e))
+        capi.PyErr_Clear()
     finally:
         _en_release(e)
     return _en_locate(root, as_struct, max_depth, lossy)

@@ -8,10 +8,6 @@
 
 from libc.string cimport memchr, memcmp
 
-cdef extern from "Python.h":
-    object _sse_memory "PyMemoryView_FromMemory"(char*, Py_ssize_t, int)
-    int _SSE_BUF_READ "PyBUF_READ"
-
 cdef object _SSE_LOADS = _sse_orjson.loads
 # data shorter than this is handed to orjson as a bytes copy, longer as a view
 cdef Py_ssize_t _SSE_VIEW_MIN = 2048
@@ -55,14 +51,14 @@ cdef Py_ssize_t _sse_plain_blocks(char* buf, Py_ssize_t n, Py_ssize_t pos, Py_ss
             if nl - pos - 6 < _SSE_VIEW_MIN:  # a small copy costs less than a view
                 event = _SSE_LOADS(PyBytes_FromStringAndSize(buf + pos + 6, nl - pos - 6))
             else:
-                event = _SSE_LOADS(_sse_memory(buf + pos + 6, nl - pos - 6, _SSE_BUF_READ))
+                event = _SSE_LOADS(capi.PyMemoryView_FromMemory(buf + pos + 6, nl - pos - 6, capi.PyBUF_READ))
         except _SSE_SYNTAX:
             break
         if type(event) is not dict:
             break
-        etype = _sse_dict_get(<PyObject*>event, <PyObject*>_SSE_TYPE)
-        if etype == NULL or not _en_is_exact_str(etype) or _en_str_len(etype) == 0:
-            _en_err_clear()
+        etype = capi.PyDict_GetItemWithError(<PyObject*>event, <PyObject*>_SSE_TYPE)
+        if etype == NULL or not capi.PyUnicode_CheckExact(etype) or capi.PyUnicode_GET_LENGTH(etype) == 0:
+            capi.PyErr_Clear()
             break
         events.append(event)
         pos = nl + 2

@@ -21,18 +21,6 @@ import orjson as _sse_orjson
 
 from agui_wire._codec import sse_writer as _sse_py
 
-cdef extern from "Python.h":
-    PyObject* _sse_dict_get "PyDict_GetItemWithError"(PyObject*, PyObject*)
-    bint _sse_is_long_exact "PyLong_CheckExact"(PyObject*)
-    bint _sse_is_float_exact "PyFloat_CheckExact"(PyObject*)
-    bint _sse_is_dict "PyDict_Check"(PyObject*)
-    bint _sse_is_list "PyList_Check"(PyObject*)
-    bint _sse_is_tuple "PyTuple_Check"(PyObject*)
-    int _sse_str_kind "PyUnicode_KIND"(PyObject*)
-    void* _sse_str_data "PyUnicode_DATA"(PyObject*)
-    unsigned long long _sse_as_u64 "PyLong_AsUnsignedLongLong"(PyObject*)
-    PyObject* _sse_err_occurred "PyErr_Occurred"()
-
 cdef dict _SSE_SHAPES = _sse_py._EVENTS         # type -> (walk, nested)
 cdef object _SSE_DUMPS = _sse_orjson.dumps
 cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
@@ -64,17 +52,17 @@ cdef object _sse_slow(object slow, object event):
 
 cdef bint _sse_has_surrogate(PyObject* s):
     """Whether the str holds a lone surrogate (only 2- and 4-byte kinds can)."""
-    cdef int kind = _sse_str_kind(s)
-    cdef Py_ssize_t i, n = _en_str_len(s)
+    cdef int kind = capi.PyUnicode_KIND(s)
+    cdef Py_ssize_t i, n = capi.PyUnicode_GET_LENGTH(s)
     cdef uint16_t* u2
     cdef uint32_t* u4
     if kind == 2:
-        u2 = <uint16_t*>_sse_str_data(s)
+        u2 = <uint16_t*>capi.PyUnicode_DATA(s)
         for i in range(n):
             if 0xD800 <= u2[i] <= 0xDFFF:
                 return True
     elif kind == 4:
-        u4 = <uint32_t*>_sse_str_data(s)
+        u4 = <uint32_t*>capi.PyUnicode_DATA(s)
         for i in range(n):
             if 0xD800 <= u4[i] <= 0xDFFF:
                 return True
@@ -84,14 +72,14 @@ cdef bint _sse_has_surrogate(PyObject* s):
 cdef bint _sse_int_too_big(PyObject* n):
     """Whether orjson refuses the exact int: outside [-2**63, 2**64)."""
     cdef int overflow = 0
-    _en_int_value(n, &overflow)
+    capi.PyLong_AsLongLongAndOverflow(n, &overflow)
     if overflow == 0:
         return False
     if overflow < 0:
         return True
-    _sse_as_u64(n)
-    if _sse_err_occurred() != NULL:
-        _en_err_clear()
+    capi.PyLong_AsUnsignedLongLong(n)
+    if capi.PyErr_Occurred() != NULL:
+        capi.PyErr_Clear()
         return True
     return False
 
@@ -99,30 +87,30 @@ cdef bint _sse_int_too_big(PyObject* n):
 cdef int _sse_value(PyObject* value, int depth, bint locate, list path, list bad) except -1:
     """One value inside a container at ``depth``: sse_writer._scan's rules (and in
     locate mode _locate's checks of strings and integers)."""
-    if _en_is_exact_str(value):
+    if capi.PyUnicode_CheckExact(value):
         if locate and _sse_has_surrogate(value):
             bad.append(<object>value)
             return _SSE_BAD
         return _SSE_OK
-    if _en_is_dict(value) or _en_is_list(value):
+    if capi.PyDict_CheckExact(value) or capi.PyList_CheckExact(value):
         if depth >= _SSE_DUMPS_MAX_NESTING:
             return _SSE_SLOW
         child = <object>value  # held: Python code may run inside (isinstance)
         return _sse_scan(child, depth + 1, locate, path, bad)
-    if _sse_is_long_exact(value):
+    if capi.PyLong_CheckExact(value):
         if locate and _sse_int_too_big(value):
             bad.append(<object>value)
             return _SSE_BAD
         return _SSE_OK
-    if value == _EN_NONE or value == _EN_TRUE or value == _EN_FALSE:
+    if value == capi.Py_None or value == capi.Py_True or value == capi.Py_False:
         return _SSE_OK
-    if _sse_is_float_exact(value):
-        if isfinite(_en_float_value(value)):
+    if capi.PyFloat_CheckExact(value):
+        if isfinite(capi.PyFloat_AS_DOUBLE(value)):
             return _SSE_OK
         bad.append(<object>value)
         return _SSE_BAD
-    if (_en_is_str(value) or _en_is_int(value) or _en_is_float(value) or _sse_is_dict(value)
-            or _sse_is_list(value) or _sse_is_tuple(value)):
+    if (capi.PyUnicode_Check(value) or capi.PyLong_Check(value) or capi.PyFloat_Check(value) or capi.PyDict_Check(value)
+            or capi.PyList_Check(value) or capi.PyTuple_Check(value)):
         return _SSE_SLOW
     v = <object>value  # a reference of our own: isinstance may run Python code
     if isinstance(v, _SSE_MAPPING):
@@ -141,12 +129,12 @@ cdef int _sse_scan(object container, int depth, bint locate, list path, list bad
     cdef PyObject* value
     cdef Py_ssize_t pos = 0, i = 0
     cdef int r
-    if _en_is_dict(<PyObject*>container):
-        while _en_dict_next(<PyObject*>container, &pos, &key, &value):
-            if not locate and not _en_is_exact_str(key):
+    if capi.PyDict_CheckExact(<PyObject*>container):
+        while capi.PyDict_Next(<PyObject*>container, &pos, &key, &value):
+            if not locate and not capi.PyUnicode_CheckExact(key):
                 return _SSE_SLOW  # sse_writer._normalize meets the key before its value
-            if locate and not (_en_is_exact_str(key) and not _sse_has_surrogate(key)):
-                if not _en_is_exact_str(key) and _en_is_str(key):
+            if locate and not (capi.PyUnicode_CheckExact(key) and not _sse_has_surrogate(key)):
+                if not capi.PyUnicode_CheckExact(key) and capi.PyUnicode_Check(key):
                     return _SSE_SLOW  # a str subclass key: sse_writer normalizes it
                 bad.append(<object>key)
                 return _SSE_BAD_KEY
@@ -157,8 +145,8 @@ cdef int _sse_scan(object container, int depth, bint locate, list path, list bad
                     path.append(k)
                 return r
     else:
-        while i < _en_list_size(<PyObject*>container):  # re-read: Python code may run
-            r = _sse_value(_en_list_item(<PyObject*>container, i), depth, locate, path, bad)
+        while i < capi.PyList_GET_SIZE(<PyObject*>container):  # re-read: Python code may run
+            r = _sse_value(capi.PyList_GET_ITEM(<PyObject*>container, i), depth, locate, path, bad)
             if r != _SSE_OK:
                 if r >= _SSE_BAD:
                     path.append(i)
@@ -183,11 +171,11 @@ cdef object _sse_json(object event):
     cdef int r
     cdef list path
     cdef list bad
-    if not _en_is_dict(<PyObject*>event):
+    if not capi.PyDict_CheckExact(<PyObject*>event):
         return None
-    etype = _sse_dict_get(<PyObject*>event, <PyObject*>_SSE_TYPE)
-    if etype == NULL or not _en_is_exact_str(etype) or _en_str_len(etype) == 0:
-        _en_err_clear()
+    etype = capi.PyDict_GetItemWithError(<PyObject*>event, <PyObject*>_SSE_TYPE)
+    if etype == NULL or not capi.PyUnicode_CheckExact(etype) or capi.PyUnicode_GET_LENGTH(etype) == 0:
+        capi.PyErr_Clear()
         return None
     path, bad = [], []
     r = _sse_scan(event, 1, False, path, bad)
@@ -195,15 +183,15 @@ cdef object _sse_json(object event):
         return None
     if r != _SSE_OK:
         raise _sse_refuse(r, path, bad, <object>etype)
-    shape = _sse_dict_get(<PyObject*>_SSE_SHAPES, etype)
+    shape = capi.PyDict_GetItemWithError(<PyObject*>_SSE_SHAPES, etype)
     try:
         if shape == NULL:
-            _en_err_clear()
+            capi.PyErr_Clear()
             return _SSE_DUMPS(event)
         walk, nested = <tuple>shape
         if not nested:
-            while _en_dict_next(<PyObject*>event, &pos, &key, &value):
-                if value == _EN_NONE:
+            while capi.PyDict_Next(<PyObject*>event, &pos, &key, &value):
+                if value == capi.Py_None:
                     return _SSE_DUMPS(walk(event))
             return _SSE_DUMPS(event)
         data = _SSE_DUMPS(event)
@@ -222,7 +210,7 @@ cdef object _sse_json(object event):
 
 cdef object _sse_message(object data):
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
-    out = _en_bytes(NULL, n + 8)
+    out = capi.PyBytes_FromStringAndSize(NULL, n + 8)
     cdef char* buf = PyBytes_AS_STRING(out)
     memcpy(buf, b"data: ", 6)
     memcpy(buf + 6, PyBytes_AS_STRING(data), n)

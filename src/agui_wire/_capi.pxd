@@ -1,0 +1,95 @@
+# The raw CPython C-API the C twins (_codec/_*.pxi, included by _fast.pyx) call,
+# declared once, by its C name: `from agui_wire cimport _capi as capi`,
+# then `capi.PyDict_Next(...)`.
+#
+# Declared without Cython's automatic error checks (extern functions are noexcept)
+# and on PyObject* rather than object, so Cython adds no reference counting: a
+# PyObject* result is a borrowed reference (PyList_GET_ITEM, PyDict_GetItemWithError,
+# PyErr_Occurred) or a new one the caller owns and hands on or releases itself
+# (PyDict_New, PyList_New, PyUnicode_DecodeUTF8, PyLong_FromLongLong,
+# PyFloat_FromDouble). Only the two `object` results are Cython-managed (a NULL
+# result raises). None of these run Python code on the exact types they are used
+# on, and every call site checks the result itself (in the encoder a failure is a
+# BAIL to the pure twin, never a half-raised exception).
+#
+# Cython's own cpython.* declarations (with error checks, on object) stay where
+# the twins cimport them; they are not repeated here.
+
+from cpython.ref cimport PyObject
+
+cdef extern from "Python.h":
+    # singletons and exception types (borrowed)
+    PyObject* Py_None
+    PyObject* Py_True
+    PyObject* Py_False
+    PyObject* PyExc_UnicodeDecodeError
+
+    # reference counts
+    void Py_INCREF(PyObject*)
+    void Py_DECREF(PyObject*)
+    void Py_XDECREF(PyObject*)
+
+    # type tests: exact (one pointer compare) and subclass-aware
+    bint PyDict_CheckExact(PyObject*)
+    bint PyDict_Check(PyObject*)
+    bint PyList_CheckExact(PyObject*)
+    bint PyList_Check(PyObject*)
+    bint PyTuple_CheckExact(PyObject*)
+    bint PyTuple_Check(PyObject*)
+    bint PyUnicode_CheckExact(PyObject*)
+    bint PyUnicode_Check(PyObject*)
+    bint PyLong_CheckExact(PyObject*)
+    bint PyLong_Check(PyObject*)
+    bint PyFloat_CheckExact(PyObject*)
+    bint PyFloat_Check(PyObject*)
+    bint PyBytes_Check(PyObject*)
+
+    # dict
+    PyObject* PyDict_New()                                      # new reference
+    int PyDict_SetItem(PyObject*, PyObject*, PyObject*)
+    int PyDict_DelItem(PyObject*, PyObject*)
+    int PyDict_Contains(PyObject*, PyObject*)
+    PyObject* PyDict_GetItemWithError(PyObject*, PyObject*)     # borrowed
+    int PyDict_Next(PyObject*, Py_ssize_t*, PyObject**, PyObject**)
+    Py_ssize_t PyDict_GET_SIZE(PyObject*)
+
+    # list and tuple
+    PyObject* PyList_New(Py_ssize_t)                            # new reference
+    void PyList_SET_ITEM(PyObject*, Py_ssize_t, PyObject*)      # steals the item
+    int PyList_Append(PyObject*, PyObject*)
+    PyObject* PyList_GET_ITEM(PyObject*, Py_ssize_t)            # borrowed
+    Py_ssize_t PyList_GET_SIZE(PyObject*)
+    PyObject* PyTuple_GET_ITEM(PyObject*, Py_ssize_t)           # borrowed
+    Py_ssize_t PyTuple_GET_SIZE(PyObject*)
+
+    # str
+    PyObject* PyUnicode_DecodeUTF8(const char*, Py_ssize_t, const char*)  # new reference
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject*)
+    int PyUnicode_KIND(PyObject*)
+    void* PyUnicode_DATA(PyObject*)
+    bint PyUnicode_IS_COMPACT_ASCII(PyObject*)
+
+    # numbers
+    PyObject* PyLong_FromLongLong(long long)                    # new reference
+    PyObject* PyFloat_FromDouble(double)                        # new reference
+    double PyFloat_AS_DOUBLE(PyObject*)
+    long PyLong_AsLong(PyObject*)
+    long PyLong_AsLongAndOverflow(PyObject*, int*)
+    long long PyLong_AsLongLongAndOverflow(PyObject*, int*)
+    unsigned long long PyLong_AsUnsignedLongLong(PyObject*)
+    double PyLong_AsDouble(PyObject*)
+
+    # bytes and buffers
+    object PyBytes_FromStringAndSize(const char*, Py_ssize_t)   # Cython-managed
+    char* PyBytes_AS_STRING(PyObject*)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject*)
+    int PyObject_GetBuffer(PyObject*, Py_buffer*, int)
+    void PyBuffer_Release(Py_buffer*)
+    object PyMemoryView_FromMemory(char*, Py_ssize_t, int)      # Cython-managed
+    int PyBUF_READ
+
+    # objects and errors
+    Py_ssize_t PyObject_Hash(PyObject*)
+    PyObject* PyErr_Occurred()                                  # borrowed
+    void PyErr_Clear()
+    int PyErr_ExceptionMatches(PyObject*)
