@@ -34,6 +34,7 @@ __all__ = [
     "RunNotFound",
     "SSEError",
     "SSELimitExceeded",
+    "SchemaError",
     "SequenceError",
     "StoreError",
     "StoreUnavailable",
@@ -204,6 +205,21 @@ class CompressionUnavailable(AguiWireError, ImportError):
             f"Content-Encoding {coding!r} needs the {package!r} package: "
             f"pip install 'agui-wire[{'brotli' if coding == 'br' else 'zstd'}]'"
         )
+
+
+class SchemaError(AguiWireError, ImportError):
+    """The generated schema (``proto/``, after ``proto/generate.py``) has a shape no
+    codec has code for: ``import agui_wire.schema`` (so the first encode or decode)
+    raises it rather than any codec writing or reading that field wrong.
+
+    ``where`` is ``Message.field`` (proto names) or the table at fault; ``reason``
+    says what it is and why it cannot be carried.
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"agui_wire.schema: {where}: {reason}")
 
 
 # -- JSON Patch (STATE_DELTA) and JSON Pointer (RFC 6902 / 6901)

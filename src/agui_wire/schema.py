@@ -32,6 +32,7 @@ from google.protobuf import struct_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from ._pb import events_pb2, patch_pb2, types_pb2
+from .errors import SchemaError
 
 __all__ = [
     "ANY_CONTENT",
@@ -459,7 +460,7 @@ def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
         assert fd.enum_type is not None
         if fd.enum_type.full_name == "ag_ui.JsonPatchOperationType":
             return Kind.PATCH_OP, None
-        raise AssertionError(f"unmapped enum field {fd.full_name}")
+        raise _unsupported(fd, "no codec has code for this enum (only JsonPatchOperationType)")
     if fd.type == FieldDescriptor.TYPE_MESSAGE:
         assert fd.message_type is not None
         full = fd.message_type.full_name
@@ -468,7 +469,42 @@ def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
         if full == _STRUCT:
             return Kind.STRUCT, None
         return Kind.MESSAGE, _spec_name(fd.message_type)
-    raise AssertionError(f"unmapped field type {fd.full_name}")
+    raise _unsupported(fd, f"no codec has code for this type ({_CARRIED})")
+
+
+# What _kind maps, for the errors: a new scalar type needs code in every codec.
+_CARRIED = (
+    "they carry string, int64, bool, google.protobuf.Value and Struct, ag_ui messages "
+    "and the JsonPatchOperationType enum"
+)
+# protobuf's type names by FieldDescriptor.TYPE_* number ("double", "bytes", ...)
+_TYPE_NAMES: Final = MappingProxyType(
+    {
+        getattr(FieldDescriptor, name): name.removeprefix("TYPE_").lower()
+        for name in dir(FieldDescriptor)
+        if name.startswith("TYPE_")
+    }
+)
+
+
+def _type_name(fd: FieldDescriptor) -> str:
+    if fd.enum_type is not None:
+        return f"enum {fd.enum_type.full_name}"
+    if fd.message_type is not None:
+        if fd.message_type.GetOptions().map_entry:
+            key, value = (_type_name(f) for f in fd.message_type.fields)
+            return f"map<{key}, {value}>"
+        return str(fd.message_type.full_name)
+    return _TYPE_NAMES.get(fd.type, f"type {fd.type}")
+
+
+def _unsupported(fd: FieldDescriptor, reason: str) -> SchemaError:
+    """The error for a field no codec carries: Message.field = number, its type, why."""
+    assert fd.containing_type is not None
+    where = f"{fd.containing_type.name}.{fd.name}"
+    map_entry = fd.message_type is not None and fd.message_type.GetOptions().map_entry
+    label = "repeated " if fd.is_repeated and not map_entry else ""
+    return SchemaError(where, f"{label}{_type_name(fd)} = {fd.number}: {reason}")
 
 
 def _spec_name(desc: Descriptor) -> str:
@@ -481,12 +517,12 @@ def _field(fd: FieldDescriptor) -> Field:
     kind, message = _kind(fd)
     repeated = fd.is_repeated
     # Shapes no codec has code for fail here, at import, naming the field: the pure
-    # twins would crash on them (a bare AssertionError) or, for packed scalars,
-    # decode [] silently; the C tables refuse them too.
+    # twins would crash on them or, for packed scalars, decode [] silently; the C
+    # tables refuse them too.
     if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-        raise AssertionError(f"unmapped field type {fd.full_name}: a map")
+        raise _unsupported(fd, "no codec has code for a map")
     if repeated and kind not in (Kind.STRING, Kind.MESSAGE):
-        raise AssertionError(f"unmapped field type {fd.full_name}: repeated {kind.name}")
+        raise _unsupported(fd, "only strings and messages repeat (no packed scalars or Values)")
     assert fd.containing_type is not None
     key = (fd.containing_type.name, fd.name)
     if repeated:
@@ -549,7 +585,7 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
         message = "".join(p.capitalize() for p in value.name.split("_")) + "Event"
         base = _descriptor(message).fields_by_name.get("base_event")
         if base is None or base.number != BASE_EVENT_NUMBER:
-            raise ImportError(f"{message} carries no base_event = {BASE_EVENT_NUMBER}")
+            raise SchemaError(message, f"carries no base_event = {BASE_EVENT_NUMBER}")
         out[value.name] = EventSpec(
             type=value.name,
             arm=by_message[message],
@@ -585,7 +621,7 @@ EVENT_TYPES: Final = tuple(sorted(EVENTS, key=lambda t: EVENTS[t].type_value))
 if len(EVENT_BY_ARM) != len(EVENTS) or len(EVENTS) != len(
     events_pb2.DESCRIPTOR.message_types_by_name["Event"].fields
 ):
-    raise ImportError("the generated schema pairs EventType values and Event arms badly")
+    raise SchemaError("Event", "the EventType values and the Event oneof arms do not pair up")
 if not (
     ROLE_KEYS.keys() == ROLE_REQUIRED.keys() == ROLE_CONTENT.keys()
     and all(set(ROLE_REQUIRED[r]) <= set(keys) for r, keys in ROLE_KEYS.items())
@@ -593,4 +629,4 @@ if not (
     <= {f.name for f in MESSAGES["Message"].fields}
     and set(TEXT_MESSAGE_ROLES) <= ROLE_KEYS.keys()
 ):
-    raise ImportError("the role tables (ROLE_KEYS, ROLE_REQUIRED, ROLE_CONTENT) disagree")
+    raise SchemaError("ROLE_KEYS", "ROLE_KEYS, ROLE_REQUIRED and ROLE_CONTENT disagree")

@@ -189,12 +189,16 @@ def _far_field(s: dict[str, str]) -> None:
     )
 
 
-# Shapes no codec has code for (schema.py refuses them at import, naming the field):
-# repeated scalars other than strings (packed on the wire), repeated JSON values, maps.
+# Shapes no codec has code for (schema.py refuses them at import with a SchemaError
+# naming the field and its type): repeated scalars other than strings (packed on the
+# wire), repeated JSON values, maps, and the scalar types other than string, int64
+# and bool (a new one needs code in every codec: upb, the pure twins, the C tables).
 UNMAPPED = {
     "repeated-int64": "repeated int64 counts",
     "repeated-value": "repeated google.protobuf.Value values",
     "map": "map<string, string> labels",
+    "double": "optional double ratio",
+    "bytes": "optional bytes blob",
 }
 
 

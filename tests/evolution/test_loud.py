@@ -2,8 +2,9 @@
 variant: the extension must refuse to import and say why, ``import agui_wire``
 must warn that it runs on the pure twins (a ``RuntimeWarning``), and those must
 still carry the field. Never a silent drop, never a silent 30-50x slowdown. A
-shape no codec has code for (``evolve.UNMAPPED``) is refused by ``agui_wire.schema``
-itself, naming the field."""
+shape no codec has code for (``evolve.UNMAPPED``: a new scalar type among them) is
+refused by ``agui_wire.schema`` itself, with a ``SchemaError`` naming the field and
+its type."""
 
 from __future__ import annotations
 
@@ -47,10 +48,13 @@ def test_pure_twins_still_carry_it(drill: scratch.Drill) -> None:
 @pytest.mark.parametrize("key", list(evolve.UNMAPPED))
 def test_unmapped_shape_fails_at_import(drill: scratch.Drill, key: str) -> None:
     """A shape no codec has code for (a repeated scalar, repeated JSON values, a
-    map) makes ``agui_wire.schema`` refuse to import, naming the field."""
+    map, a double or bytes field) makes ``agui_wire.schema`` refuse to import with
+    a ``SchemaError`` (an ``ImportError``) naming the field and its type."""
     report = drill.report(f"unmapped-{key}", "schema")
     assert "error" not in report, report["error"]
     error = report["schema_import"]
     assert error is not None, f"agui_wire.schema imported a schema with {evolve.UNMAPPED[key]}"
-    field = evolve.UNMAPPED[key].split()[-1]
+    *label, field = evolve.UNMAPPED[key].split()
+    assert error.startswith("SchemaError: "), error
     assert f"StepStartedEvent.{field}" in error, error
+    assert " ".join(w for w in label if w != "optional") in error, error

@@ -8,10 +8,13 @@ evolution drill (tests/evolution) grows the schema and checks every backend.
 
 from __future__ import annotations
 
-from google.protobuf import struct_pb2
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, struct_pb2
+from google.protobuf.descriptor import Descriptor
 
 from agui_wire import schema
 from agui_wire._pb import events_pb2, types_pb2
+from agui_wire.errors import AguiWireError, SchemaError
 
 
 def test_special_shapes_are_the_documented_numbers() -> None:
@@ -97,3 +100,87 @@ def test_limits() -> None:
     assert schema.MAX_SAFE_INTEGER == 2**53 - 1 == schema.MAX_EXACT_INT - 1
     assert schema.DEFAULT_MAX_FRAME_SIZE + schema.FRAME_HEADER_SIZE == 10 * 1024 * 1024
     assert schema.MAX_FRAME_PAYLOAD == 2**32 - 1
+
+
+# A field of each kind no codec has code for, in a message of its own, as protoc
+# would describe `message Grown { optional double ratio = 1; ...; map<string, int64>
+# labels = 9; }` (the evolution drill's unmapped-* variants grow the real schema so):
+# field -> the type the error names.
+_FIELD_TYPES = {
+    "ratio": "double",
+    "blob": "bytes",
+    "small": "int32",
+    "f": "float",
+    "big": "uint64",
+    "colour": "enum scratch.Colour",
+    "counts": "repeated int64",
+    "values": "repeated google.protobuf.Value",
+    "labels": "map<string, int64>",
+}
+
+
+def _grown() -> Descriptor:
+    """scratch.Grown, built by hand (no protoc in the unit tests)."""
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(struct_pb2.DESCRIPTOR.serialized_pb))
+    f = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(
+        name="scratch.proto",
+        package="scratch",
+        syntax="proto3",
+        dependency=["google/protobuf/struct.proto"],
+    )
+    file.enum_type.add(name="Colour").value.add(name="RED", number=0)
+    grown = file.message_type.add(name="Grown")
+    entry = grown.nested_type.add(name="LabelsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
+    scalars = [
+        ("ratio", f.TYPE_DOUBLE),
+        ("blob", f.TYPE_BYTES),
+        ("small", f.TYPE_INT32),
+        ("f", f.TYPE_FLOAT),
+        ("big", f.TYPE_UINT64),
+    ]
+    for number, (name, kind) in enumerate(scalars, 1):
+        grown.field.add(name=name, number=number, type=kind, label=f.LABEL_OPTIONAL)
+    grown.field.add(
+        name="colour",
+        number=6,
+        type=f.TYPE_ENUM,
+        type_name=".scratch.Colour",
+        label=f.LABEL_OPTIONAL,
+    )
+    grown.field.add(name="counts", number=7, type=f.TYPE_INT64, label=f.LABEL_REPEATED)
+    grown.field.add(
+        name="values",
+        number=8,
+        type=f.TYPE_MESSAGE,
+        label=f.LABEL_REPEATED,
+        type_name=".google.protobuf.Value",
+    )
+    grown.field.add(
+        name="labels",
+        number=9,
+        type=f.TYPE_MESSAGE,
+        label=f.LABEL_REPEATED,
+        type_name=".scratch.Grown.LabelsEntry",
+    )
+    return pool.Add(file).message_types_by_name["Grown"]
+
+
+@pytest.mark.parametrize("name", list(_FIELD_TYPES))
+def test_a_field_no_codec_carries_is_a_schema_error_naming_it(name: str) -> None:
+    """issue 11 item 2: what no codec has code for fails loudly, with the reason:
+    a SchemaError (an ImportError, so import agui_wire.schema raises it) naming the
+    message, the field, its type and number. It was a bare AssertionError."""
+    fd = _grown().fields_by_name[name]
+    with pytest.raises(SchemaError) as info:
+        schema._field(fd)
+    error = info.value
+    assert isinstance(error, ImportError)
+    assert isinstance(error, AguiWireError)
+    assert error.where == f"Grown.{name}"
+    assert str(error).startswith(f"agui_wire.schema: Grown.{name}: {_FIELD_TYPES[name]} = ")
+    assert f" = {fd.number}: " in str(error)
