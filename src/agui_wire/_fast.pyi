@@ -88,10 +88,11 @@ def _encoder_fallbacks() -> int:
     """Events handed to proto_writer since import (errors, exotic input)."""
 
 def _json_value(
-    root: Any, as_struct: bool, max_depth: int, lossy: bool
+    root: Any, as_struct: bool, max_depth: int, lossy: bool, outer: list[Any]
 ) -> bytes | tuple[int, Any, list[str | int]] | None:
     """For proto_writer's walk of an event handed over: the Value (or Struct) body
-    of ``root``, or where the walk's first fault in it is, or None."""
+    of ``root``, or where the walk's first fault in it is, or None. ``outer``: the
+    containers open around ``root``."""
 
 # ---------------------------------------------------------------------------
 # _codec/_proto_reader.pxi (twin: agui_wire._codec.proto_reader)

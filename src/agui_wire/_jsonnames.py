@@ -14,7 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-__all__ = ["a_json_type", "json_excerpt", "json_pointer", "json_repr", "json_type", "pointer_join"]
+__all__ = [
+    "a_json_type",
+    "cycle_reason",
+    "json_excerpt",
+    "json_pointer",
+    "json_repr",
+    "json_type",
+    "pointer_join",
+]
 
 
 def json_type(value: object) -> str:
@@ -66,6 +74,14 @@ def json_pointer(tokens: Iterable[str | int]) -> str:
 def pointer_join(parent: str, key: str | int) -> str:
     """The pointer of ``key`` inside the value at ``parent``."""
     return parent + "/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+def cycle_reason(owner: str) -> str:
+    """The refusal of a container met again inside itself, ``owner`` being the
+    pointer of its first place ("" for the event): the same words from every
+    encoder, SSE and protobuf."""
+    where = f"the container at {owner}" if owner else "the event"
+    return f"a cycle: this is {where} again, inside itself"
 
 
 def json_excerpt(value: object, limit: int) -> str:

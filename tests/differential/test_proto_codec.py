@@ -582,7 +582,7 @@ def test_json_value_writes_what_the_reference_writes(value: Any, as_struct: bool
         value = {"v": value}
     ref = proto_writer._Encoder("CUSTOM", lossy=False, extra="drop", max_depth=1024)
     want = ref.struct(value, "value") if as_struct else ref.value(value, "value")
-    assert fast._json_value(value, as_struct, 1024, False) == want
+    assert fast._json_value(value, as_struct, 1024, False, []) == want
 
 
 @pytest.mark.parametrize(
@@ -593,7 +593,7 @@ def test_json_value_writes_what_the_reference_writes(value: Any, as_struct: bool
 def test_json_value_leaves_a_struct_that_is_not_a_dict_to_the_reference(content: Any) -> None:
     # a Struct root is read as an exact dict in C: anything else is proto_writer's
     # (fuzz_encode found the size of a non-dict read as a dict's: an empty object)
-    assert fast._json_value(content, True, 1024, False) is None
+    assert fast._json_value(content, True, 1024, False, []) is None
     event = {"type": "ACTIVITY_SNAPSHOT", "messageId": "m", "activityType": "a"}
     event["content"] = content
     assert fast.encode_frame(event) == proto_writer.encode_frame(event)

@@ -12,6 +12,7 @@ fuzz runs.
 
 from __future__ import annotations
 
+import base64
 import importlib
 from typing import Any
 
@@ -307,3 +308,34 @@ def test_sse_refuses_a_bad_key_before_its_bad_value(nan: float, depth: int) -> N
         encode_sse(event)
     assert info.value.path == "/1"
     assert "object key 1 is not a string" in str(info.value)
+
+
+# -- a cycle beside a wide list, protobuf ----------------------------------------------
+# Found by fuzz_encode in the campaign (a timeout, not a crash): a RAW event whose
+# `event` holds a list that leads back to the event, beside a list of ~20,000
+# integers. The protobuf encoders found a cycle only by running into max_depth, so
+# they walked the wide list once per lap: 1,024 laps, ~11 s in proto_writer. Both
+# twins now find it by identity, with the SSE writers' refusal
+# (tests/unit/test_encode_cycles.py).
+
+CYCLE_BESIDE_A_WIDE_LIST = base64.b64decode("R8RGAAAAAAAAxEYHAGjlX//+0QCYAJs=")
+
+
+def test_fuzz_encode_cycle_beside_a_wide_list() -> None:
+    from tests.fuzz import fuzz_encode
+    from tests.fuzz.graphs import Builder
+    from tests.support.corpus import CORPUS
+
+    fuzz_encode.test_one_input(CYCLE_BESIDE_A_WIDE_LIST)
+    b = Builder(CYCLE_BESIDE_A_WIDE_LIST)
+    b.byte()
+    event, _ = b.build(CORPUS[b.u16() % len(CORPUS)])
+    refusals = set()
+    for _, encoders in fuzz_encode.BACKENDS:
+        for encode in encoders.values():
+            with pytest.raises(EncodeError) as info:
+                encode(event)
+            refusals.add((info.value.reason, info.value.path))
+    assert refusals == {
+        ("a cycle: this is the event again, inside itself", "/event/8/0/0/1/1/0")
+    }, refusals

@@ -37,7 +37,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport floor, isfinite
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import sys as _en_sys
 from operator import attrgetter as _en_attrgetter
@@ -101,6 +101,84 @@ cdef extern from *:
     const char* agw_utf8(PyObject*, Py_ssize_t*) noexcept
     void agw_copy(unsigned char*, const char*, Py_ssize_t) noexcept
     void agw_prefetch(const void*) noexcept
+
+# A set of objects by identity (open addressing, linear probing, backward-shift
+# deletion): the containers open on the way down a JSON value, so that a cycle is
+# met as a container seen again (linear in the value's size), not by going round
+# it until max_depth (once per lap over everything beside it).
+cdef extern from *:
+    """
+    typedef struct { PyObject **slot; size_t mask; Py_ssize_t n; } agw_ids;
+    static inline size_t agw_ids_at(const agw_ids *s, PyObject *o) {
+        return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ULL) >> 32) & s->mask;
+    }
+    static int agw_ids_has(const agw_ids *s, PyObject *o) {
+        size_t i;
+        if (s->n == 0) return 0;
+        for (i = agw_ids_at(s, o); s->slot[i]; i = (i + 1) & s->mask)
+            if (s->slot[i] == o) return 1;
+        return 0;
+    }
+    /* 1: `o` was there already; 0: added; -1: out of memory */
+    static int agw_ids_add(agw_ids *s, PyObject *o) {
+        size_t i;
+        if (s->slot == NULL || (size_t)(s->n + 1) * 2 > s->mask + 1) {
+            size_t cap = s->slot ? (s->mask + 1) * 2 : 64, j;
+            PyObject **old = s->slot, **mem = (PyObject **)calloc(cap, sizeof(PyObject *));
+            size_t oldcap = old ? s->mask + 1 : 0;
+            if (mem == NULL) return -1;
+            s->slot = mem;
+            s->mask = cap - 1;
+            for (j = 0; j < oldcap; j++) {
+                if (old[j]) {
+                    for (i = agw_ids_at(s, old[j]); mem[i]; i = (i + 1) & s->mask) {}
+                    mem[i] = old[j];
+                }
+            }
+            free(old);
+        }
+        for (i = agw_ids_at(s, o); s->slot[i]; i = (i + 1) & s->mask)
+            if (s->slot[i] == o) return 1;
+        s->slot[i] = o;
+        s->n++;
+        return 0;
+    }
+    static void agw_ids_del(agw_ids *s, PyObject *o) {
+        size_t i, j, k;
+        if (s->n == 0) return;
+        for (i = agw_ids_at(s, o); s->slot[i] != o; i = (i + 1) & s->mask)
+            if (!s->slot[i]) return;
+        for (j = i;;) {     /* move back each later entry that may sit at i */
+            j = (j + 1) & s->mask;
+            if (!s->slot[j]) break;
+            k = agw_ids_at(s, s->slot[j]);
+            if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+                s->slot[i] = s->slot[j];
+                i = j;
+            }
+        }
+        s->slot[i] = NULL;
+        s->n--;
+    }
+    static inline void agw_ids_clear(agw_ids *s) {
+        if (s->n) { memset(s->slot, 0, (s->mask + 1) * sizeof(PyObject *)); s->n = 0; }
+    }
+    static inline void agw_ids_free(agw_ids *s) { free(s->slot); s->slot = NULL; s->mask = 0; s->n = 0; }
+    """
+    ctypedef struct agw_ids:
+        Py_ssize_t n
+    bint agw_ids_has(const agw_ids*, PyObject*) noexcept
+    int agw_ids_add(agw_ids*, PyObject*) noexcept
+    void agw_ids_del(agw_ids*, PyObject*) noexcept
+    void agw_ids_clear(agw_ids*) noexcept
+    void agw_ids_free(agw_ids*) noexcept
+
+cdef enum:
+    # _en_json keeps the open containers this deep or deeper below a JSON root in an
+    # identity set: a cycle goes round at most _EN_DEEP / its length + 2 laps before
+    # it is met (a constant factor; proto_writer then locates it, by identity from the
+    # root), and the common shallow value pays nothing for it
+    _EN_DEEP = 8
 
 cdef enum:
     _EN_TABLE = 128          # table size: up to 64 keys at load <= 1/2
@@ -235,6 +313,7 @@ ctypedef struct _EnState:
     PyObject** pairs
     Py_ssize_t npairs
     Py_ssize_t pairs_cap
+    agw_ids deep                # the open containers _EN_DEEP or more below a JSON root
 
 cdef _EnSpec _en_specs[_EN_MAXSPEC]
 cdef _EnSpec _en_events[_EN_MAXEVENTS]  # by index in _en_types
@@ -581,6 +660,7 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
         r = _en_scalar(e, root)
         if r != 0:
             return 0 if r == 1 else _EN_BAIL
+    agw_ids_clear(&e.deep)      # left over by a walk that bailed
     if _en_push(e, root, NULL, _en_written(e)) < 0:
         return _EN_BAIL
     while True:
@@ -604,6 +684,9 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
                 if _en_entry(e, f.kind, key, mark) < 0:
                     return _EN_BAIL
                 continue
+            # a container open on the way down (a cycle): proto_writer words it
+            if e.nframes - base >= _EN_DEEP and agw_ids_add(&e.deep, child) != 0:
+                return _EN_BAIL
             if e.nframes - base >= e.max_depth:
                 return _EN_BAIL     # nested deeper than max_depth
             if _en_push(e, child, key, mark) < 0:
@@ -616,6 +699,8 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
         if kind == 5:
             e.npairs = f.pbase
         e.nframes -= 1
+        if e.nframes - base >= _EN_DEEP:
+            agw_ids_del(&e.deep, f.obj)
         if e.nframes == base:
             if as_struct:
                 return 0
@@ -1034,6 +1119,7 @@ cdef _EnState* _en_acquire_slow() except NULL:
         e.frames_cap = 0
         e.pairs = NULL
         e.pairs_cap = 0
+        memset(&e.deep, 0, sizeof(agw_ids))
     if e.buf == NULL:
         e.buf = <unsigned char*>malloc(_EN_INITIAL)
         if e.buf == NULL:
@@ -1057,6 +1143,7 @@ cdef inline void _en_release(_EnState* e) noexcept:
     free(e.buf)
     free(e.frames)
     free(e.pairs)
+    agw_ids_free(&e.deep)
     free(e)
 
 
@@ -1358,10 +1445,12 @@ cdef enum:
     _EN_AT_VALUE = 0    # = proto_writer._AT_VALUE
     _EN_AT_KEY = 1      # = proto_writer._AT_KEY
     _EN_AT_DEPTH = 2    # = proto_writer._AT_DEPTH
+    _EN_AT_CYCLE = 3    # = proto_writer._AT_CYCLE
     _EN_LOC_OK = 0
     _EN_LOC_OPEN = 1
     _EN_LOC_BAD = 2
     _EN_LOC_UNSURE = 3
+    _EN_NOT_OPEN = -1000000000  # _en_loc_owner: no open container (depth <= 10000)
 
 ctypedef struct _EnLoc:
     PyObject* obj
@@ -1426,18 +1515,38 @@ cdef list _en_loc_keys_to(_EnLoc* st, Py_ssize_t n, PyObject* key, Py_ssize_t in
     return keys
 
 
-cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint lossy):
+cdef Py_ssize_t _en_loc_owner(
+    _EnLoc* st, Py_ssize_t n, list outer, agw_ids* open_ids, PyObject* child
+) noexcept:
+    """Where ``child`` is open on the way down, if it is (a cycle): its index in
+    ``st`` (= keys from the root to it), or -1 - its index in ``outer``; else
+    _EN_NOT_OPEN."""
+    cdef Py_ssize_t j
+    for j in range(capi.PyList_GET_SIZE(<PyObject*>outer)):
+        if capi.PyList_GET_ITEM(<PyObject*>outer, j) == child:
+            return -1 - j
+    if agw_ids_has(open_ids, child):
+        for j in range(n):
+            if st[j].obj == child:
+                return j
+    return _EN_NOT_OPEN
+
+
+cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint lossy, list outer):
     """Where proto_writer's walk of ``root`` meets its first fault: (at, value,
-    keys), or None (no fault, or one only proto_writer can tell). No Python code
-    runs, so the borrowed references stay valid."""
+    keys), or None (no fault, or one only proto_writer can tell). ``outer``: the
+    containers open around ``root``. No Python code runs, so the borrowed
+    references stay valid."""
     cdef _EnLoc* st = NULL
     cdef _EnLoc* f
     cdef void* mem
-    cdef Py_ssize_t n = 0, cap = 0, index = 0
+    cdef Py_ssize_t n = 0, cap = 0, index = 0, owner
     cdef PyObject* key
     cdef PyObject* child
     cdef PyObject* bad = NULL
     cdef int r
+    cdef agw_ids open_ids       # the containers in st, for cycles
+    memset(&open_ids, 0, sizeof(agw_ids))
     if not as_struct:
         r = _en_loc_value(<PyObject*>root, lossy)
         if r == _EN_LOC_BAD:
@@ -1462,6 +1571,8 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
             st[n].index = index
             st[n].pos = 0
             n += 1
+            if agw_ids_add(&open_ids, child) < 0:
+                return None
             if capi.PyDict_CheckExact(child):
                 r = _en_loc_keys(child, &bad)
                 if r == _EN_LOC_BAD:
@@ -1483,6 +1594,7 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
                     n -= 1
                     if n == 0:
                         return None
+                    agw_ids_del(&open_ids, st[n].obj)
                     continue
                 index = f.pos if key == NULL else 0
                 if key == NULL:
@@ -1490,6 +1602,10 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
                 r = _en_loc_value(child, lossy)
                 if r == _EN_LOC_OK:
                     continue
+                # proto_writer refuses a container open on the way down first
+                owner = _en_loc_owner(st, n, outer, &open_ids, child)
+                if owner != _EN_NOT_OPEN:
+                    return (_EN_AT_CYCLE, owner, _en_loc_keys_to(st, n, key, index, True))
                 if r == _EN_LOC_BAD:
                     return (_EN_AT_VALUE, <object>child, _en_loc_keys_to(st, n, key, index, True))
                 if r == _EN_LOC_UNSURE:
@@ -1499,14 +1615,17 @@ cdef object _en_locate(object root, bint as_struct, Py_ssize_t max_depth, bint l
                 break
     finally:
         free(st)
+        agw_ids_free(&open_ids)
 
 
-def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
-    """_json_value(root, as_struct, max_depth, lossy) -> bytes | tuple | None
+def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy, list outer not None):
+    """_json_value(root, as_struct, max_depth, lossy, outer) -> bytes | tuple | None
 
     For proto_writer's walk of an event this encoder handed over: the Value (or
     Struct) body of ``root``; or where the walk's first fault in it is, as
-    (at, value, keys); or None when only the walk can tell."""
+    (at, value, keys); or None when only the walk can tell. ``outer``: the
+    containers open around ``root`` (a cycle may close on one of them; the walk
+    here then meets ``root`` again, so it writes no bytes)."""
     cdef _EnState* e
     cdef int r
     if as_struct and not capi.PyDict_CheckExact(<PyObject*>root):
@@ -1522,7 +1641,7 @@ def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy):
         capi.PyErr_Clear()
     finally:
         _en_release(e)
-    return _en_locate(root, as_struct, max_depth, lossy)
+    return _en_locate(root, as_struct, max_depth, lossy, outer)
 
 
 # -- tables from agui_wire.schema ----------------------------------------------------

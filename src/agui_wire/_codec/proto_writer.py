@@ -32,7 +32,7 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .._jsonnames import json_pointer, json_repr, json_type
+from .._jsonnames import cycle_reason, json_pointer, json_repr, json_type
 from ..errors import EncodeError
 from ..schema import (
     ANY_CONTENT,
@@ -89,13 +89,19 @@ __all__ = [
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 
-# The Cython twin's _json_value(value, as_struct, max_depth, lossy): the body as
-# _Encoder._json writes it; or (at, value, keys), where the walk's first fault in
-# it is (what is wrong: one of _AT_*); or None, when only the walk can tell.
-NativeJson = Callable[[Any, bool, int, bool], "bytes | tuple[int, Any, list[str | int]] | None"]
+# The Cython twin's _json_value(value, as_struct, max_depth, lossy, outer): the body
+# as _Encoder._json writes it; or (at, value, keys), where the walk's first fault in
+# it is (what is wrong: one of _AT_*); or None, when only the walk can tell. ``outer``
+# is the containers open around the value (_Encoder.open), for cycles.
+NativeJson = Callable[
+    [Any, bool, int, bool, list[Any]], "bytes | tuple[int, Any, list[str | int]] | None"
+]
 _AT_VALUE: Final = 0  # a value JSON has no place for (or a Mapping: then not a fault)
 _AT_KEY: Final = 1  # an object key that is not a string
 _AT_DEPTH: Final = 2  # a container nested deeper than max_depth
+# a container met again inside itself; value: which one, as the number of keys
+# from the JSON value down to it (>= 0), or -1 - its index in ``outer``
+_AT_CYCLE: Final = 3
 
 _pack_double = struct.Struct("<d").pack
 _pack_len = struct.Struct(">I").pack
@@ -201,9 +207,12 @@ def js_key_order(obj: Mapping[str, Any]) -> list[str]:
 
 
 class _Encoder:
-    """Encodes one event; carries the options and the path for error messages."""
+    """Encodes one event; carries the options, the path for error messages and the
+    containers open on the way down (a cycle is found by identity, as the SSE
+    writers find it, so a wide value beside one is walked once, not once per lap
+    until ``max_depth``)."""
 
-    __slots__ = ("event_type", "extra", "lossy", "max_depth", "native", "path")
+    __slots__ = ("ancestors", "event_type", "extra", "lossy", "max_depth", "native", "open", "path")
 
     def __init__(
         self,
@@ -220,11 +229,34 @@ class _Encoder:
         self.max_depth = max_depth
         self.native = native
         self.path: list[str | int] = []
+        # id of each container open on the way down -> the length of the path to it
+        self.ancestors: dict[int, int] = {}
+        self.open: list[Any] = []  # the message-level ones, outermost first (the event)
 
     def error(self, reason: str, *extra_path: str | int) -> EncodeError:
         return EncodeError(
             reason, event_type=self.event_type, path=json_pointer([*self.path, *extra_path])
         )
+
+    # -- cycles -----------------------------------------------------------------------
+
+    def opened(self, obj: object) -> None:
+        """``obj`` (as given, not its plain copy) is open at ``self.path``."""
+        self.ancestors[id(obj)] = len(self.path)
+        self.open.append(obj)
+
+    def closed(self) -> None:
+        del self.ancestors[id(self.open.pop())]
+
+    def check_cycle(self, obj: object, key: str | int) -> None:
+        """Refuse ``obj``, about to be read at ``key``, if it is open on the way down."""
+        n = self.ancestors.get(id(obj))
+        if n is not None:
+            raise self._cycle(n, key)
+
+    def _cycle(self, n: int, key: str | int) -> EncodeError:
+        """The refusal of a container met again at ``key``, first open at ``path[:n]``."""
+        return self.error(cycle_reason(json_pointer(self.path[:n])), key)
 
     # -- scalars -----------------------------------------------------------------
 
@@ -278,6 +310,7 @@ class _Encoder:
 
     def struct(self, obj: object, key: str | int) -> bytes:
         """The body of a ``google.protobuf.Struct`` holding the object ``obj``."""
+        self.check_cycle(obj, key)
         if not isinstance(obj, Mapping):
             raise self.error(f"expected an object, got {json_type(obj)}", key)
         return self._json(obj, key, as_struct=True)
@@ -301,9 +334,11 @@ class _Encoder:
     def _json(self, root: object, root_key: str | int, *, as_struct: bool) -> bytes:
         # Depth-first with an explicit stack of open containers; each frame
         # accumulates its serialized entries (Struct) or values (ListValue) and,
-        # when done, is written into its parent as a Value.
+        # when done, is written into its parent as a Value. Each open container is
+        # in self.ancestors while it is open.
+        self.check_cycle(root, root_key)
         if self.native is not None:
-            got = self.native(root, as_struct, self.max_depth, self.lossy)
+            got = self.native(root, as_struct, self.max_depth, self.lossy, self.open)
             if type(got) is bytes:
                 return got
             if got is not None:
@@ -314,6 +349,8 @@ class _Encoder:
                 return leaf
         self.path.append(root_key)
         stack = [self._frame(root, root_key)]
+        ancestors = self.ancestors
+        ancestors[id(root)] = len(self.path)
         while True:
             frame = stack[-1]
             if frame.pos < len(frame.keys):
@@ -322,23 +359,29 @@ class _Encoder:
                 child = frame.container[key]
                 body = self._scalar(child, key)
                 if body is None:
+                    n = ancestors.get(id(child))
+                    if n is not None:
+                        raise self._cycle(n, key)
                     if len(stack) >= self.max_depth:
                         raise self._too_deep(key)
                     self.path.append(key)
                     stack.append(self._frame(child, key))
+                    ancestors[id(child)] = len(self.path)
                 else:
                     self._put(frame, key, body)
                 continue
             stack.pop()
+            del ancestors[frame.ident]
             self.path.pop()
             if not stack:
                 return bytes(frame.out) if as_struct else _ld(frame.kind, bytes(frame.out))
             self._put(stack[-1], frame.key, _ld(frame.kind, bytes(frame.out)))
 
     def _frame(self, container: Any, key: str | int) -> _Frame:
+        ident = id(container)
         if isinstance(container, (list, tuple)):
             container = _plain_array(container)
-            return _Frame(container, range(len(container)), VALUE_LIST, key)
+            return _Frame(container, range(len(container)), VALUE_LIST, key, ident)
         container = _plain_object(container)
         for k in container:
             if type(k) is not str:
@@ -346,7 +389,7 @@ class _Encoder:
                     raise self._bad_key(k)
                 container = {_plain_str(k): v for k, v in container.items()}
                 break
-        return _Frame(container, js_key_order(container), VALUE_STRUCT, key)
+        return _Frame(container, js_key_order(container), VALUE_STRUCT, key, ident)
 
     def _too_deep(self, key: str | int) -> EncodeError:
         return self.error(f"JSON value nested deeper than max_depth={self.max_depth}", key)
@@ -356,8 +399,8 @@ class _Encoder:
 
     def _located(self, root_key: str | int, at: int, value: object, keys: list[str | int]) -> None:
         """Raise the refusal the Cython twin located in the JSON value at ``root_key``:
-        ``at`` says what is wrong (_AT_VALUE, _AT_KEY, _AT_DEPTH), ``keys`` where below
-        it. Worded by the same methods as the walk's, so with the same text. Returns
+        ``at`` says what is wrong (_AT_VALUE, _AT_KEY, _AT_DEPTH, _AT_CYCLE), ``keys``
+        where below it. Worded by the same methods as the walk's, so with the same text. Returns
         when the value is not a fault by these rules (the walk then decides)."""
         saved = self.path
         try:
@@ -370,6 +413,11 @@ class _Encoder:
                 key = keys[-1]
             if at == _AT_DEPTH:
                 raise self._too_deep(key)
+            if at == _AT_CYCLE:
+                assert isinstance(value, int)
+                if value >= 0:  # inside the value: root_key's path, then `value` keys
+                    raise self._cycle(len(saved) + 1 + value, key)
+                raise self._cycle(self.ancestors[id(self.open[-1 - value])], key)
             self._scalar(value, key)
         finally:
             self.path = saved
@@ -408,19 +456,26 @@ class _Encoder:
     def field(self, f: Field, value: Any) -> bytes:
         """One field's wire bytes (empty when proto3 leaves a default unwritten)."""
         kind = f.kind
+        self.check_cycle(value, f.name)
         if f.repeated:
             if not isinstance(value, (list, tuple)):
                 raise self.error(f"expected an array, got {json_type(value)}", f.name)
-            value = _plain_array(value)
             self.path.append(f.name)
+            self.opened(value)
+            value = _plain_array(value)
             try:
                 if kind == Kind.STRING:
-                    return b"".join(_ld(f.number, self.utf8(v, i)) for i, v in enumerate(value))
+                    out = bytearray()
+                    for i, v in enumerate(value):
+                        self.check_cycle(v, i)
+                        out += _ld(f.number, self.utf8(v, i))
+                    return bytes(out)
                 assert f.message is not None
                 return b"".join(
                     _ld(f.number, self.message(f.message, v, i)) for i, v in enumerate(value)
                 )
             finally:
+                self.closed()
                 self.path.pop()
         if kind == Kind.STRING:
             data = self.utf8(value, f.name)
@@ -451,10 +506,12 @@ class _Encoder:
 
     def message(self, name: str, obj: Any, key: str | int) -> bytes:
         """The body of the nested message ``name`` holding the JSON object ``obj``."""
+        self.check_cycle(obj, key)
         if not isinstance(obj, Mapping):
             raise self.error(f"expected an object, got {json_type(obj)}", key)
-        obj = _plain_object(obj)
         self.path.append(key)
+        self.opened(obj)
+        obj = _plain_object(obj)
         try:
             parts: dict[int, bytes] = {}
             if name == "Message":
@@ -474,6 +531,7 @@ class _Encoder:
             self.check_extra(obj, known)
             return _join(parts)
         finally:
+            self.closed()
             self.path.pop()
 
     def check_extra(self, obj: Mapping[Any, Any], known: Any, *more: str) -> None:
@@ -502,6 +560,7 @@ class _Encoder:
                     "content",
                 )
             return _MESSAGE_KEYS
+        self.check_cycle(content, "content")
         allowed = ROLE_CONTENT.get(role, ANY_CONTENT) if isinstance(role, str) else ANY_CONTENT
         if isinstance(content, str) and "str" in allowed:
             n = MESSAGE_CONTENT["str"]
@@ -523,11 +582,14 @@ class _Encoder:
     def content_parts(self, parts: list[Any] | tuple[Any, ...], number: int) -> bytes:
         """Repeated ``InputContent`` at field ``number``: each part in its oneof arm."""
         self.path.append("content")
+        self.opened(parts)
         try:
             out = bytearray()
             for i, part in enumerate(_plain_array(parts)):
+                self.check_cycle(part, i)
                 if not isinstance(part, Mapping):
                     raise self.error(f"expected a content part object, got {json_type(part)}", i)
+                given = part
                 part = _plain_object(part)
                 ptype = _plain_str(part.get("type"))
                 arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
@@ -539,13 +601,16 @@ class _Encoder:
                         "type",
                     )
                 self.path.append(i)
+                self.opened(given)
                 body: dict[int, bytes] = {}
                 self.fields(MESSAGES[arm[1]], part, body)
                 self.check_extra(part, _PART_KEYS[str(ptype)])
+                self.closed()
                 self.path.pop()
                 out += _ld(number, _ld(arm[0], _join(body)))
             return bytes(out)
         finally:
+            self.closed()
             self.path.pop()
 
     def source(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
@@ -603,8 +668,10 @@ class _Encoder:
         outcome = event.get("outcome")
         if outcome is None:
             return
+        self.check_cycle(outcome, "outcome")
         if not isinstance(outcome, Mapping):
             raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
+        given = outcome
         outcome = _plain_object(outcome)
         otype = _plain_str(outcome.get("type"))
         if not isinstance(otype, str) or not otype:
@@ -614,6 +681,7 @@ class _Encoder:
         parts[number] = _ld(number, self.utf8(otype, "outcome"))
         payload = payloads.get(otype)
         self.path.append("outcome")
+        self.opened(given)
         try:
             if payload is not None:
                 key, field_number = payload
@@ -628,6 +696,7 @@ class _Encoder:
                         parts[field_number] = out
             self.check_extra(outcome, ("type",), *((payload[0],) if payload else ()))
         finally:
+            self.closed()
             self.path.pop()
 
     def tool_result_content(self, event: Mapping[str, Any], parts: dict[int, bytes]) -> None:
@@ -637,6 +706,7 @@ class _Encoder:
                 "required field is missing" if "content" not in event else "required, got null",
                 "content",
             )
+        self.check_cycle(content, "content")
         if isinstance(content, str):
             n = TOOL_RESULT_CONTENT["str"]
             parts[n] = _ld(n, self.utf8(content, "content"))
@@ -654,10 +724,11 @@ class _Frame:
     """An open JSON container: a dict (Struct: kind VALUE_STRUCT) or a list
     (ListValue: kind VALUE_LIST), the Value field it is written in."""
 
-    __slots__ = ("container", "key", "keys", "kind", "out", "pos")
+    __slots__ = ("container", "ident", "key", "keys", "kind", "out", "pos")
 
-    def __init__(self, container: Any, keys: Any, kind: int, key: str | int) -> None:
+    def __init__(self, container: Any, keys: Any, kind: int, key: str | int, ident: int) -> None:
         self.container = container
+        self.ident = ident  # id of the container as given (not of its plain copy)
         self.keys = keys
         self.kind = kind
         self.key = key
@@ -724,6 +795,7 @@ def _encode(
     found in C; the walk here finds the same first fault, in the same order."""
     if not isinstance(event, Mapping):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
+    given = event
     event = _plain_object(event)
     etype = _plain_str(event.get("type"))
     if not isinstance(etype, str) or etype not in EVENTS:
@@ -735,9 +807,9 @@ def _encode(
             else f"expected a string, got {json_type(etype)}",
             path="/type",
         )
-    return _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native).event(
-        event
-    )
+    encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
+    encoder.opened(given)
+    return encoder.event(event)
 
 
 def as_event_dict(event: Any) -> Any:

@@ -56,7 +56,7 @@ from typing import Any, Final
 import orjson
 
 from .. import schema
-from .._jsonnames import json_pointer, json_repr, json_type, pointer_join
+from .._jsonnames import cycle_reason, json_pointer, json_repr, json_type, pointer_join
 from .._pb import events_pb2
 from ..errors import EncodeError
 from .proto_writer import as_event_dict
@@ -493,10 +493,8 @@ def _normalize(event: Mapping[str, Any], event_type: str) -> dict[str, Any]:
                 if child is not None:
                     seen = ancestors.get(id(value))
                     if seen is not None:
-                        owner = json_pointer([f.key for f in stack[1 : seen + 1]])
-                        owner = f"the container at {owner}" if owner else "the event"
                         raise EncodeError(
-                            f"a cycle: this is {owner} again, inside itself",
+                            cycle_reason(json_pointer([f.key for f in stack[1 : seen + 1]])),
                             event_type=event_type,
                             path=where(key),
                         )
