@@ -14,8 +14,13 @@
 #
 # Cython's own cpython.* declarations (with error checks, on object) stay where
 # the twins cimport them; they are not repeated here.
+#
+# The twins' own C helpers (the agw_* names, in _codec/_helpers.h and, for what
+# differs between GCC/Clang and MSVC, _codec/_portable.h) are declared at the end;
+# _fast.pyx cimports them by name.
 
 from cpython.ref cimport PyObject
+from libc.stdint cimport uint64_t
 
 cdef extern from "Python.h":
     # singletons and exception types (borrowed)
@@ -93,3 +98,25 @@ cdef extern from "Python.h":
     PyObject* PyErr_Occurred()                                  # borrowed
     void PyErr_Clear()
     int PyErr_ExceptionMatches(PyObject*)
+
+
+cdef extern from "_codec/_helpers.h":
+    # integer limits as C constants (Cython would make the literals Python ints);
+    # 2**53 twice: as an integer for integer compares, as a double for doubles
+    long long AGW_MAX_EXACT
+    long long AGW_MAX_SAFE
+    double AGW_MAX_EXACT_DOUBLE
+    uint64_t AGW_U32_MAX
+
+    # compiler builtins or their MSVC forms (_portable.h)
+    int agw_popcount64(uint64_t)
+    int agw_ctz64(uint64_t)                   # x != 0
+    void agw_prefetch_read(const void*)
+
+    # str internals (no call, no error): cached hash, readiness, UTF-8, equality
+    Py_ssize_t agw_str_hash(PyObject*)
+    bint agw_str_ready(PyObject*)
+    const char* agw_utf8(PyObject*, Py_ssize_t*)   # NULL + exception: a lone surrogate
+    bint agw_str_eq(PyObject*, PyObject*)
+    bint agw_str_eq_ascii(PyObject*, const char*, Py_ssize_t)
+    void agw_copy(unsigned char*, const char*, Py_ssize_t)

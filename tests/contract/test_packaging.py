@@ -83,3 +83,69 @@ def test_compiler_flags_follow_the_compiler() -> None:
     assert compile_args == ["/O2"]
     assert link_args == []
     assert not any(a.startswith("-") for a in compile_args + link_args)
+
+
+# -- the C sources build with GCC, Clang and MSVC (issue 11 item 8) --------------------
+
+CODEC = ROOT / "src" / "agui_wire" / "_codec"
+PORTABLE = CODEC / "_portable.h"
+# what only GCC/Clang (or only MSVC) know; _portable.h puts each behind a guard
+COMPILER_SPECIFIC = re.compile(r"__builtin_\w+|__attribute__|__declspec|__forceinline|_BitScan\w+")
+
+
+def c_sources() -> list[Path]:
+    """Every file whose text reaches the C compiler: the .pyx, .pxd, .pxi and headers."""
+    pkg = ROOT / "src" / "agui_wire"
+    return sorted(
+        {*pkg.glob("*.pyx"), *pkg.glob("*.pxd"), *CODEC.glob("*.pxi"), *CODEC.glob("*.h")}
+    )
+
+
+def test_compiler_specific_c_is_only_in_the_portable_header() -> None:
+    """A __builtin_* call in a .pxi (or any header but _portable.h) has no MSVC form:
+    a Windows build could not compile it."""
+    for path in c_sources():
+        if path != PORTABLE:
+            found = COMPILER_SPECIFIC.findall(path.read_text())
+            assert not found, f"{path.relative_to(ROOT)}: {found}: put it in _portable.h"
+
+
+@pytest.mark.parametrize("compiler", ["msvc", "gcc"])
+def test_the_portable_header_has_a_form_for_each_compiler(compiler: str, tmp_path: Path) -> None:
+    """_portable.h preprocessed as MSVC sees it (_MSC_VER, no __clang__) uses no
+    __builtin_*, and as GCC/Clang see it uses no MSVC intrinsic, and each of its
+    helpers is defined both ways. Preprocessed with the C compiler at hand (the one
+    that builds the extension), with an empty <intrin.h>."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        pytest.skip(f"no C compiler ({cc})")
+    (tmp_path / "intrin.h").write_text("")
+    use = tmp_path / "use.c"
+    use.write_text(
+        f'#include "{PORTABLE}"\n'
+        "int pop(uint64_t x) { return agw_popcount64(x); }\n"
+        "int ctz(uint64_t x) { return agw_ctz64(x); }\n"
+        "void pre(const void *p) { agw_prefetch_read(p); }\n"
+    )
+    flags = ["-D_MSC_VER=1930", "-D_M_X64", "-U__clang__"] if compiler == "msvc" else []
+    out = subprocess.run(
+        [cc, "-E", "-P", "-I", str(tmp_path), *flags, str(use)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    head, body = out.split("int pop(", 1)
+    for helper in ("agw_popcount64", "agw_ctz64", "agw_prefetch_read"):
+        # a macro expands at the use; a function is defined before it
+        defined = re.search(rf"\b{helper}\([^)]*\)\s*\{{", head)
+        assert helper not in body or defined, f"_portable.h defines no {helper} for {compiler}"
+    if compiler == "msvc":
+        assert "__builtin_" not in out, body
+        assert "_BitScanForward64" in out
+    else:
+        assert "_BitScan" not in out, body
+        assert "__builtin_popcountll" in body

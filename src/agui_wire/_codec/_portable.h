@@ -1,6 +1,6 @@
 /* Compiler builtins behind one name each, so the C twins build with GCC and Clang
  * (Linux, musl, macOS) and with MSVC (Windows), which has none of the __builtin_*
- * calls. Included by the verbatim C of _proto_reader.pxi and _proto_writer.pxi. */
+ * calls. Included by _helpers.h, which the C twins reach through agui_wire/_capi.pxd. */
 #ifndef AGW_PORTABLE_H
 #define AGW_PORTABLE_H
 

@@ -49,24 +49,6 @@ from agui_wire._codec import proto_reader as _de_py
 from agui_wire import schema as _de_schema
 from agui_wire.errors import UnknownPartWarning as _de_UnknownPartWarning
 
-cdef extern from *:
-    """
-    #include "_codec/_portable.h"        /* GCC/Clang builtins or their MSVC forms */
-    #define AGW_DE_U32 0xFFFFFFFFULL     /* a C constant: Cython makes it a Python int */
-    #define AGW_DE_MAX_EXACT 9007199254740992.0
-    static inline int agw_de_popcount(uint64_t x) { return agw_popcount64(x); }
-    static inline int agw_de_ctz(uint64_t x) { return agw_ctz64(x); }
-    static inline int agw_de_str_eq(PyObject *a, const char *s, Py_ssize_t n) {
-        return PyUnicode_IS_COMPACT_ASCII(a) && ((PyASCIIObject *)a)->length == n
-            && memcmp(((PyASCIIObject *)a) + 1, s, (size_t)n) == 0;
-    }
-    """
-    uint64_t AGW_DE_U32
-    double AGW_DE_MAX_EXACT
-    int agw_de_popcount(uint64_t) noexcept
-    int agw_de_ctz(uint64_t) noexcept
-    bint agw_de_str_eq(PyObject*, const char*, Py_ssize_t) noexcept
-
 ctypedef const unsigned char* _de_ptr
 
 cdef enum:
@@ -296,7 +278,7 @@ cdef int _de_group(uint64_t number, _de_ptr* pp, _de_ptr end) noexcept:
     stack[0] = number
     while depth:
         step = p
-        if p >= end or _de_varint(&p, end, &tag) < 0 or tag > AGW_DE_U32:
+        if p >= end or _de_varint(&p, end, &tag) < 0 or tag > AGW_U32_MAX:
             break
         n = tag >> 3
         wt = tag & 7
@@ -386,7 +368,7 @@ cdef inline int _de_field(
     cdef _de_ptr p = pp[0]
     cdef uint64_t tag, n
     cdef int w
-    if _de_varint(&p, end, &tag) < 0 or tag > AGW_DE_U32:
+    if _de_varint(&p, end, &tag) < 0 or tag > AGW_U32_MAX:
         return -1
     n = tag >> 3
     w = tag & 7
@@ -563,7 +545,7 @@ cdef _de_ptr _de_tag_of(_DeBody body, uint64_t number, int want, bint last) noex
 
 cdef void _de_two_arms(_DeState* d, int which, uint64_t seen, _DeBody body) noexcept:
     # proto_reader.two_arms: located at the second lowest arm
-    _de_fault(d, _DF_ONEOF, _de_tag_of(body, agw_de_ctz(seen & (seen - 1)), 2, False), NULL)
+    _de_fault(d, _DF_ONEOF, _de_tag_of(body, agw_ctz64(seen & (seen - 1)), 2, False), NULL)
     d.fault.a = seen
     d.fault.b = which
 
@@ -600,7 +582,7 @@ cdef inline PyObject* _de_cached_text(_DeState* d, _DeField* f, _de_ptr s, _de_p
     if n > _DE_CACHE_MAX:
         return _de_text(d, s, e)
     v = f.last
-    if v != NULL and agw_de_str_eq(v, <const char*>s, n):
+    if v != NULL and agw_str_eq_ascii(v, <const char*>s, n):
         capi.Py_INCREF(v)
         return v
     v = _de_text(d, s, e)
@@ -619,7 +601,7 @@ cdef inline PyObject* _de_number(_de_ptr s) noexcept:
     for i in range(8):
         bits |= (<uint64_t>s[i]) << (8 * i)
     memcpy(&x, &bits, 8)
-    if isfinite(x) and floor(x) == x and fabs(x) <= AGW_DE_MAX_EXACT and not (x == 0.0 and signbit(x)):
+    if isfinite(x) and floor(x) == x and fabs(x) <= AGW_MAX_EXACT_DOUBLE and not (x == 0.0 and signbit(x)):
         return capi.PyLong_FromLongLong(<long long>x)
     return capi.PyFloat_FromDouble(x)
 
@@ -1175,7 +1157,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
     cdef PyObject* out = NULL
     if _de_scan(d, body, union, occ, &seen) < 0:
         return NULL
-    if agw_de_popcount(seen) > 1:
+    if agw_popcount64(seen) > 1:
         _de_two_arms(d, 1 if part else 2, seen, body)
         return NULL
     if seen == 0:
@@ -1183,7 +1165,7 @@ cdef PyObject* _de_variant(_DeState* d, _DeSpec* union, int* arms, _DeBody body,
             return NULL
         capi.Py_INCREF(_DE_ABSENT)
         return _DE_ABSENT
-    arm = agw_de_ctz(seen)
+    arm = agw_ctz64(seen)
     sp = &_de_specs[arms[arm]]
     if _de_take(&occ[arm], body, arm, &one, &sub, &owned) < 0:
         return NULL
@@ -1405,7 +1387,7 @@ cdef int _de_outcome_set(PyObject* out, PyObject* outcome, PyObject* ids, PyObje
     result = capi.PyDict_New()
     if result == NULL:
         return -1
-    is_interrupt = interrupts != NULL and agw_de_str_eq(outcome, "interrupt", 9)
+    is_interrupt = interrupts != NULL and agw_str_eq_ascii(outcome, "interrupt", 9)
     r = capi.PyDict_SetItem(result, _DE_K_TYPE, outcome)
     if r == 0 and is_interrupt:
         r = capi.PyDict_SetItem(result, _DE_K_INTERRUPTS, interrupts)
@@ -1438,10 +1420,10 @@ cdef PyObject* _de_event(_DeState* d, _de_ptr p, Py_ssize_t n) noexcept:
     if seen == 0:
         _de_fault(d, _DF_NO_ARM, NULL, NULL)  # an unknown event, or none: _de_no_arm says
         return NULL
-    if agw_de_popcount(seen) > 1:
+    if agw_popcount64(seen) > 1:
         _de_two_arms(d, 0, seen, payload)
         return NULL
-    arm = agw_de_ctz(seen)
+    arm = agw_ctz64(seen)
     if _de_take(&top[arm], payload, arm, &one, &sub, &owned) < 0:
         return NULL
     out = _de_arm(d, &_de_events[arm], sub)
@@ -1880,7 +1862,7 @@ cdef void _de_init() except *:
             sc.Kind.MESSAGE, sc.Kind.PATCH_OP)
     ):
         raise ImportError("agui_wire._fast: google.protobuf.Value or schema.Kind differ from the decoder's")
-    if AGW_DE_MAX_EXACT != sc.MAX_EXACT_INT:
+    if AGW_MAX_EXACT_DOUBLE != sc.MAX_EXACT_INT:
         raise ImportError("agui_wire._fast: the decoder's integer limit differs from the schema's")
     _DE_N_BASE = sc.BASE_EVENT_NUMBER
     _DE_N_TYPE = sc.BASE_TYPE_NUMBER

@@ -46,62 +46,6 @@ from agui_wire._codec import proto_writer as _en_py
 from agui_wire import schema as _en_schema
 from agui_wire.errors import EncodeError as _en_EncodeError
 
-# str -> small int tables, probed inline: the identity of an interned key first
-# (dict literals and our own constants), then the cached hash and the bytes.
-# Faster than PyDict_GetItemWithError + PyLong_AsLong, and never runs Python
-# code: only exact str keys are looked up.
-cdef extern from *:
-    """
-    #include "_codec/_portable.h"  /* GCC/Clang builtins or their MSVC forms */
-    /* Integer limits as C constants: Cython makes large literals Python ints. */
-    #define AGW_MAX_EXACT 9007199254740992LL    /* 2**53: a double holds it exactly */
-    #define AGW_MAX_SAFE 9007199254740991LL     /* 2**53 - 1: JS Number.MAX_SAFE_INTEGER */
-    #define AGW_U32_MAX 0xFFFFFFFFULL
-    static inline Py_hash_t agw_str_hash(PyObject *o) { return ((PyASCIIObject *)o)->hash; }
-    static inline int agw_str_ready(PyObject *o) {
-    #if PY_VERSION_HEX < 0x030C0000
-        return PyUnicode_IS_READY(o);
-    #else
-        (void)o; return 1;
-    #endif
-    }
-    /* UTF-8 of a str: a compact ASCII string is its own UTF-8 (no call, no
-       cache); anything else goes through the cached PyUnicode_AsUTF8AndSize. */
-    static inline const char *agw_utf8(PyObject *o, Py_ssize_t *n) {
-        if (PyUnicode_IS_COMPACT_ASCII(o)) {
-            *n = ((PyASCIIObject *)o)->length;
-            return (const char *)(((PyASCIIObject *)o) + 1);
-        }
-        return PyUnicode_AsUTF8AndSize(o, n);
-    }
-    /* memcpy for the short strings JSON is full of: fixed-size moves, no call */
-    static inline void agw_copy(unsigned char *d, const char *s, Py_ssize_t n) {
-        if (n <= 16) {
-            if (n >= 8) { memcpy(d, s, 8); memcpy(d + n - 8, s + n - 8, 8); }
-            else if (n >= 4) { memcpy(d, s, 4); memcpy(d + n - 4, s + n - 4, 4); }
-            else { for (Py_ssize_t i = 0; i < n; i++) d[i] = (unsigned char)s[i]; }
-        } else {
-            memcpy(d, s, (size_t)n);
-        }
-    }
-    static inline void agw_prefetch(const void *p) { agw_prefetch_read(p); }
-    static inline int agw_str_eq(PyObject *a, PyObject *b) {
-        Py_ssize_t n = PyUnicode_GET_LENGTH(a);
-        int kind = PyUnicode_KIND(a);
-        return n == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b)
-            && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * (size_t)kind) == 0;
-    }
-    """
-    long long AGW_MAX_EXACT
-    long long AGW_MAX_SAFE
-    uint64_t AGW_U32_MAX
-    Py_ssize_t agw_str_hash(PyObject*) noexcept
-    bint agw_str_ready(PyObject*) noexcept
-    bint agw_str_eq(PyObject*, PyObject*) noexcept
-    const char* agw_utf8(PyObject*, Py_ssize_t*) noexcept
-    void agw_copy(unsigned char*, const char*, Py_ssize_t) noexcept
-    void agw_prefetch(const void*) noexcept
-
 # A set of objects by identity (open addressing, linear probing, backward-shift
 # deletion): the containers open on the way down a JSON value, so that a cycle is
 # met as a container seen again (linear in the value's size), not by going round
@@ -180,6 +124,10 @@ cdef enum:
     # root), and the common shallow value pays nothing for it
     _EN_DEEP = 8
 
+# str -> small int tables, probed inline: the identity of an interned key first
+# (dict literals and our own constants), then the cached hash and the bytes.
+# Faster than PyDict_GetItemWithError + PyLong_AsLong, and never runs Python
+# code: only exact str keys are looked up.
 cdef enum:
     _EN_TABLE = 128          # table size: up to 64 keys at load <= 1/2
 
@@ -585,7 +533,7 @@ cdef int _en_push(_EnState* e, PyObject* obj, PyObject* key, Py_ssize_t mark) no
                 return _EN_BAIL     # not a str key: an error; a str subclass: proto_writer
             pairs[j] = ky
             pairs[j + 1] = vl
-            agw_prefetch(vl)    # its header is read when the entry is written
+            agw_prefetch_read(vl)    # its header is read when the entry is written
             j += 2
             if _en_array_index(ky, &number):
                 nidx += 1
