@@ -388,9 +388,15 @@ def _loop(fn: Callable[[], Any]) -> float:
 def assert_linear(make: Callable[[int], Any], run: Callable[[Any], Any], n: int) -> None:
     # 16x the input: linear is ~16x the time, quadratic ~256x; the bound leaves room for a
     # busy shared machine (8x with a bound of 20 failed once at 20.8 under load).
+    # A compile beside the test once made it 78x (cache contention hits the big input
+    # harder): the best of three measurements is kept; quadratic work fails all three.
     small, big = make(n), make(16 * n)
-    ratio = cpu(lambda: run(big)) / cpu(lambda: run(small))
-    assert ratio < 64, f"16x the input took {ratio:.1f}x the time"
+    ratios = []
+    for _ in range(3):
+        ratios.append(cpu(lambda: run(big)) / cpu(lambda: run(small)))
+        if ratios[-1] < 64:
+            return
+    raise AssertionError(f"16x the input took {min(ratios):.1f}x the time (of {ratios})")
 
 
 def _repeat(field: bytes, n: int) -> bytes:
