@@ -445,6 +445,7 @@ def number_from_double(x: float) -> int | float:
 
 # -- derivation from the descriptors ---------------------------------------------
 
+_PACKAGE = "ag_ui"
 _VALUE = "google.protobuf.Value"
 _STRUCT = "google.protobuf.Struct"
 
@@ -468,6 +469,14 @@ def _kind(fd: FieldDescriptor) -> tuple[Kind, str | None]:
             return Kind.VALUE, None
         if full == _STRUCT:
             return Kind.STRUCT, None
+        package = fd.message_type.file.package
+        if package != _PACKAGE:
+            # MESSAGES holds ag_ui's only: the codecs would fail later on a bare
+            # KeyError (google.protobuf.Timestamp; ListValue too, which they carry
+            # inside a Value but not as a field's type).
+            raise _unsupported(
+                fd, f"no codec has code for a message of package {package or '(none)'} ({_CARRIED})"
+            )
         return Kind.MESSAGE, _spec_name(fd.message_type)
     raise _unsupported(fd, f"no codec has code for this type ({_CARRIED})")
 

@@ -69,6 +69,12 @@ def add_event_type(text: str, type_name: str, message: str, arm: str) -> str:
     return add_oneof_arm(text, "Event", "event", f"{message} {arm}")
 
 
+def add_import(text: str, path: str) -> str:
+    """``import "path";`` after the schema's last import line."""
+    last = list(re.finditer(r'^import "[^"]+";\n', text, re.MULTILINE))[-1]
+    return text[: last.end()] + f'import "{path}";\n' + text[last.end() :]
+
+
 def append(text: str, block: str) -> str:
     return text.rstrip("\n") + "\n\n" + block.strip("\n") + "\n"
 
@@ -191,20 +197,27 @@ def _far_field(s: dict[str, str]) -> None:
 
 # Shapes no codec has code for (schema.py refuses them at import with a SchemaError
 # naming the field and its type): repeated scalars other than strings (packed on the
-# wire), repeated JSON values, maps, and the scalar types other than string, int64
-# and bool (a new one needs code in every codec: upb, the pure twins, the C tables).
+# wire), repeated JSON values, maps, the scalar types other than string, int64 and
+# bool (a new one needs code in every codec: upb, the pure twins, the C tables), and
+# a message of another package than ag_ui (Value and Struct aside).
 UNMAPPED = {
     "repeated-int64": "repeated int64 counts",
     "repeated-value": "repeated google.protobuf.Value values",
     "map": "map<string, string> labels",
     "double": "optional double ratio",
     "bytes": "optional bytes blob",
+    "foreign": "optional google.protobuf.Timestamp created",
 }
+# the import line an UNMAPPED shape needs in events.proto
+_UNMAPPED_IMPORTS = {"foreign": "google/protobuf/timestamp.proto"}
 
 
-def _unmapped(decl: str) -> Callable[[dict[str, str]], None]:
+def _unmapped(key: str) -> Callable[[dict[str, str]], None]:
     def apply(s: dict[str, str]) -> None:
-        s["events.proto"] = add_field(s["events.proto"], "StepStartedEvent", decl)
+        text = s["events.proto"]
+        if key in _UNMAPPED_IMPORTS:
+            text = add_import(text, _UNMAPPED_IMPORTS[key])
+        s["events.proto"] = add_field(text, "StepStartedEvent", UNMAPPED[key])
 
     return apply
 
@@ -230,7 +243,7 @@ EDITS: dict[str, Edit] = {
         Edit("l", "optional string trace_id on JsonPatchOperation", _patch_field),
         Edit("far", f"optional string far_away = {FAR_NUMBER} on TextMessageEndEvent", _far_field),
         *(
-            Edit(key, f"{decl} on StepStartedEvent", _unmapped(decl))
+            Edit(key, f"{decl} on StepStartedEvent", _unmapped(key))
             for key, decl in UNMAPPED.items()
         ),
     )

@@ -48,8 +48,9 @@ def test_pure_twins_still_carry_it(drill: scratch.Drill) -> None:
 @pytest.mark.parametrize("key", list(evolve.UNMAPPED))
 def test_unmapped_shape_fails_at_import(drill: scratch.Drill, key: str) -> None:
     """A shape no codec has code for (a repeated scalar, repeated JSON values, a
-    map, a double or bytes field) makes ``agui_wire.schema`` refuse to import with
-    a ``SchemaError`` (an ``ImportError``) naming the field and its type."""
+    map, a double or bytes field, a google.protobuf.Timestamp) makes
+    ``agui_wire.schema`` refuse to import with a ``SchemaError`` (an
+    ``ImportError``) naming the field and its type."""
     report = drill.report(f"unmapped-{key}", "schema")
     assert "error" not in report, report["error"]
     error = report["schema_import"]

@@ -9,7 +9,7 @@ evolution drill (tests/evolution) grows the schema and checks every backend.
 from __future__ import annotations
 
 import pytest
-from google.protobuf import descriptor_pb2, descriptor_pool, struct_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, struct_pb2, timestamp_pb2
 from google.protobuf.descriptor import Descriptor
 
 from agui_wire import schema
@@ -104,8 +104,10 @@ def test_limits() -> None:
 
 # A field of each kind no codec has code for, in a message of its own, as protoc
 # would describe `message Grown { optional double ratio = 1; ...; map<string, int64>
-# labels = 9; }` (the evolution drill's unmapped-* variants grow the real schema so):
-# field -> the type the error names.
+# labels = 9; ...; Other other = 12; }` (the evolution drill's unmapped-* variants
+# grow the real schema so): field -> the type the error names. Messages of another
+# package than ag_ui (Grown's own, scratch, among them) are not carried: Value and
+# Struct are the only ones the codecs know, and ListValue only inside a Value.
 _FIELD_TYPES = {
     "ratio": "double",
     "blob": "bytes",
@@ -116,21 +118,28 @@ _FIELD_TYPES = {
     "counts": "repeated int64",
     "values": "repeated google.protobuf.Value",
     "labels": "map<string, int64>",
+    "created": "google.protobuf.Timestamp",
+    "items": "google.protobuf.ListValue",
+    "other": "scratch.Other",
 }
 
 
 def _grown() -> Descriptor:
     """scratch.Grown, built by hand (no protoc in the unit tests)."""
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(struct_pb2.DESCRIPTOR.serialized_pb))
+    for dependency in (struct_pb2, timestamp_pb2):
+        pool.Add(descriptor_pb2.FileDescriptorProto.FromString(dependency.DESCRIPTOR.serialized_pb))
     f = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(
         name="scratch.proto",
         package="scratch",
         syntax="proto3",
-        dependency=["google/protobuf/struct.proto"],
+        dependency=["google/protobuf/struct.proto", "google/protobuf/timestamp.proto"],
     )
     file.enum_type.add(name="Colour").value.add(name="RED", number=0)
+    file.message_type.add(name="Other").field.add(
+        name="text", number=1, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL
+    )
     grown = file.message_type.add(name="Grown")
     entry = grown.nested_type.add(name="LabelsEntry")
     entry.options.map_entry = True
@@ -167,6 +176,19 @@ def _grown() -> Descriptor:
         label=f.LABEL_REPEATED,
         type_name=".scratch.Grown.LabelsEntry",
     )
+    messages = [
+        ("created", ".google.protobuf.Timestamp"),
+        ("items", ".google.protobuf.ListValue"),
+        ("other", ".scratch.Other"),
+    ]
+    for number, (name, type_name) in enumerate(messages, 10):
+        grown.field.add(
+            name=name,
+            number=number,
+            type=f.TYPE_MESSAGE,
+            label=f.LABEL_OPTIONAL,
+            type_name=type_name,
+        )
     return pool.Add(file).message_types_by_name["Grown"]
 
 
@@ -174,7 +196,9 @@ def _grown() -> Descriptor:
 def test_a_field_no_codec_carries_is_a_schema_error_naming_it(name: str) -> None:
     """issue 11 item 2: what no codec has code for fails loudly, with the reason:
     a SchemaError (an ImportError, so import agui_wire.schema raises it) naming the
-    message, the field, its type and number. It was a bare AssertionError."""
+    message, the field, its type and number. It was a bare AssertionError; a
+    message of another package (created, items, other) a bare KeyError later, in
+    the first codec built from the schema."""
     fd = _grown().fields_by_name[name]
     with pytest.raises(SchemaError) as info:
         schema._field(fd)
