@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
 from google.protobuf import struct_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor, FileDescriptor
 
 from ._pb import events_pb2, patch_pb2, types_pb2
 from .errors import SchemaError
@@ -570,15 +571,30 @@ def _is_proto3_optional(fd: FieldDescriptor) -> bool:
     return oneof is not None and oneof.name == "_" + fd.name
 
 
-def _all_messages() -> dict[str, MessageSpec]:
-    out: dict[str, MessageSpec] = {}
-    for module in (patch_pb2, types_pb2, events_pb2):
-        for desc in module.DESCRIPTOR.message_types_by_name.values():
+def _all_messages(
+    files: Sequence[FileDescriptor] = (
+        patch_pb2.DESCRIPTOR,
+        types_pb2.DESCRIPTOR,
+        events_pb2.DESCRIPTOR,
+    ),
+) -> dict[str, MessageSpec]:
+    descs: list[Descriptor] = []
+    for file in files:
+        for desc in file.message_types_by_name.values():
             if desc.name in ("Event", "BaseEvent"):
                 continue
-            out[_spec_name(desc)] = _message_spec(desc)
-            for nested in desc.nested_types:
-                out[_spec_name(nested)] = _message_spec(nested)
+            descs += (desc, *desc.nested_types)
+    out = {_spec_name(desc): _message_spec(desc) for desc in descs}
+    # An ag_ui message left out above (nested two deep; Event, BaseEvent) as a
+    # field's type: the codecs would fail later on a bare KeyError.
+    for desc in descs:
+        for f in out[_spec_name(desc)].fields:
+            if f.message is not None and f.message not in out:
+                raise _unsupported(
+                    desc.fields_by_number[f.number],
+                    "no codec has code for this message (they carry ag_ui's top-level "
+                    "messages except Event and BaseEvent, and those nested one level)",
+                )
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, struct_pb2, timestamp_pb2
-from google.protobuf.descriptor import Descriptor
+from google.protobuf.descriptor import Descriptor, FileDescriptor
 
 from agui_wire import schema
 from agui_wire._pb import events_pb2, types_pb2
@@ -208,3 +208,41 @@ def test_a_field_no_codec_carries_is_a_schema_error_naming_it(name: str) -> None
     assert error.where == f"Grown.{name}"
     assert str(error).startswith(f"agui_wire.schema: Grown.{name}: {_FIELD_TYPES[name]} = ")
     assert f" = {fd.number}: " in str(error)
+
+
+def _ag_ui(type_name: str) -> FileDescriptor:
+    """An ag_ui schema (a private pool) of `message Holder { <type_name> held = 3; }`
+    beside `message Deep { message Outer { message Inner {} } }`, `message Event {}`
+    and `message BaseEvent {}`."""
+    pool = descriptor_pool.DescriptorPool()
+    f = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(
+        name="ag_ui/grown.proto", package="ag_ui", syntax="proto3"
+    )
+    file.message_type.add(name="Event")
+    file.message_type.add(name="BaseEvent")
+    file.message_type.add(name="Deep").nested_type.add(name="Outer").nested_type.add(name="Inner")
+    file.message_type.add(name="Holder").field.add(
+        name="held", number=3, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL, type_name=type_name
+    )
+    return pool.Add(file)
+
+
+@pytest.mark.parametrize("type_name", ["ag_ui.Deep.Outer.Inner", "ag_ui.Event", "ag_ui.BaseEvent"])
+def test_an_ag_ui_message_the_schema_leaves_out_is_a_schema_error_naming_it(
+    type_name: str,
+) -> None:
+    """MESSAGES holds ag_ui's top-level messages (but Event and BaseEvent) and those
+    nested one level: a field of any other ag_ui message is refused at import, naming
+    it. It was a bare KeyError later, in the first codec built from the schema."""
+    with pytest.raises(SchemaError) as info:
+        schema._all_messages([_ag_ui(type_name)])
+    assert info.value.where == "Holder.held"
+    assert str(info.value).startswith(f"agui_wire.schema: Holder.held: {type_name} = 3: ")
+
+
+def test_a_message_nested_one_level_is_carried() -> None:
+    """As ToolCall.Function is, and a message nested in a new event would be."""
+    specs = schema._all_messages([_ag_ui("ag_ui.Deep.Outer")])
+    assert specs["Holder"].fields[0].message == "Deep_Outer"
+    assert "Deep_Outer" in specs
