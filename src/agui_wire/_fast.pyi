@@ -178,3 +178,15 @@ class SSEDecoder:
     def pending_error(self) -> DecodeError | None: ...
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]: ...
     def close(self) -> list[dict[str, Any]]: ...
+
+def decode_proto(
+    data: Any,
+    *,
+    max_events: int | None = 1000000,
+    unknown_events: str = "skip",
+    invalid_utf8: str = "error",
+    max_depth: int = 1024,
+    max_frame_size: int = ...,
+    max_event_size: int = ...,
+) -> list[dict[str, Any]]:
+    """Every event in a buffer of binary frames (contract: agui_wire._codec.frame_decoder)."""

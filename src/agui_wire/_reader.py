@@ -63,6 +63,7 @@ __all__ = [
     "Record",
     "RecordReader",
     "Source",
+    "check_options",
     "check_policies",
     "chunks",
     "media_type",
@@ -130,6 +131,24 @@ def check_policies(unknown_events: str, invalid_utf8: str) -> None:
         raise ValueError(f"unknown_events must be 'skip', 'raise' or 'raw', not {unknown_events!r}")
     if invalid_utf8 not in ("error", "replace"):
         raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
+
+
+def check_options(
+    unknown_events: str,
+    invalid_utf8: str,
+    max_depth: int,
+    max_frame_size: int,
+    max_event_size: int,
+    max_events: int | None,
+) -> None:
+    """``ValueError`` for the first invalid option of ``EventDecoder`` (and the
+    one-shot decoders), in this order."""
+    check_policies(unknown_events, invalid_utf8)
+    if max_events is not None and (type(max_events) is not int or max_events < 0):
+        raise ValueError(f"max_events must be None or an int >= 0, not {max_events!r}")
+    check_max_depth(max_depth)
+    check_max_frame_size(max_frame_size)
+    check_max_event_size(max_event_size)
 
 
 class Record:

@@ -261,3 +261,125 @@ cdef class SSEDecoder:
         self._settle_due()
         self._clean = False
         return self._deliver(self._reader.close())
+
+
+# decode_proto's defaults, the very objects (a call that passes none is told by identity)
+cdef object _FD_BATCH = _fr_py.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_SKIP = "skip"
+cdef object _FD_ERROR = "error"
+cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
+cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
+cdef object _FD_EVENT_SIZE = _fd_sse.DEFAULT_MAX_EVENT_SIZE
+
+
+def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
+                 invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
+                 max_event_size=_FD_EVENT_SIZE):
+    """decode_proto(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
+    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
+
+    Every event in a buffer of binary frames (contract: agui_wire._codec.frame_decoder).
+    """
+    # C strategy: FrameDecoder.feed then close on one buffer, with no reader object:
+    # the frames are cut and decoded straight from the buffer, a refused one and those
+    # after it go to decode_rest, and the errors are built by the pure modules'
+    # functions in the order the reader meets them. The options are checked here only
+    # as far as taking the fast path needs; anything else (an invalid option, a file,
+    # chunks) is the pure twin's, which checks them as EventDecoder does.
+    cdef Py_buffer view
+    cdef const unsigned char* p
+    cdef Py_ssize_t n, pos = 0
+    cdef uint32_t size = 0
+    cdef unsigned long long index = 0, max_size, rest_index = 0, rest_offset = 0
+    cdef const char* errs = NULL
+    cdef long depth
+    cdef long long limit = -1
+    cdef list events = []
+    cdef list rest = None
+    cdef object buf, payload, event, refused = None, decode = None, error = None
+    if (max_events is _FD_BATCH and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
+            and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
+            and max_event_size is _FD_EVENT_SIZE):
+        pass  # the defaults (the common call): nothing to check
+    elif not (type(unknown_events) is str and (
+                unknown_events == "skip" or unknown_events == "raw" or unknown_events == "raise")
+            and type(invalid_utf8) is str and (invalid_utf8 == "error" or invalid_utf8 == "replace")
+            and type(max_depth) is int and 1 <= max_depth <= _DE_MAX_DEPTH
+            and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
+            and type(max_event_size) is int and max_event_size >= 1
+            and (max_events is None or (type(max_events) is int and max_events >= 0))):
+        return _fd_py.decode_proto(
+            data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
+            max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
+        )
+    if type(data) is bytes:
+        buf = data
+    elif type(data) is bytearray or type(data) is memoryview:
+        buf = _fr_py.as_bytes_view(data)  # FrameReader's TypeError for a strided view
+    else:
+        return _fd_py.decode_proto(
+            data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
+            max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
+        )
+    if invalid_utf8 == "replace":
+        errs = "replace"
+    depth = max_depth
+    max_size = max_frame_size
+    if max_events is not None:
+        limit = max_events
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        p = <const unsigned char*>view.buf
+        n = view.len
+        while n - pos >= _FR_HEADER:
+            size = _fr_be32(p + pos)
+            if size > max_size:
+                error = _fr_py._too_large(index, pos, size, max_size)
+                break
+            if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
+                break  # cut short: close()'s TruncatedStream, below
+            if rest is not None:  # after a refused frame: decode_rest's
+                rest.append(PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size))
+            else:
+                payload = None
+                try:
+                    event = _de_decode(<_de_ptr>(p + pos + _FR_HEADER), size, errs, depth, None)
+                    if event is None:  # no fault the C decoder can word: the bound decoder's call
+                        payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
+                        if decode is None:
+                            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+                        event = decode(payload)
+                    events.append(event)
+                except _fd_DecodeError as exc:
+                    if payload is None:
+                        payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
+                    rest = [payload]
+                    refused = exc
+                    rest_index = index
+                    rest_offset = pos
+            index += 1
+            pos += _FR_HEADER + <Py_ssize_t>size
+    finally:
+        PyBuffer_Release(&view)
+    # what FrameDecoder.feed, pending_error and close() raise, in their order
+    framing = error
+    error = None
+    if rest is not None:
+        if decode is None:
+            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+        # stacklevel 2: a skipped event warns at the caller (C has no frame)
+        error = _fd_py.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
+                                   unknown_events, 2)
+    if limit >= 0 and <unsigned long long>len(events) > <unsigned long long>limit:
+        error = _fd_py.over_limit(events, 0, limit, False)
+    if error is None:
+        error = framing
+    if error is None and pos < n:
+        if n - pos < _FR_HEADER:
+            error = _fr_py._truncated(index, pos, n, n - pos, -1)
+        else:
+            error = _fr_py._truncated(index, pos, n, 0, size)
+    if error is not None:
+        error.events = events
+        raise error
+    return events

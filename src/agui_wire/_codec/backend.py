@@ -38,6 +38,7 @@ __all__ = [
     "SSEDecoder",
     "SSEEncoder",
     "decode_payload",
+    "decode_proto",
     "encode_frame",
     "encode_frames",
     "encode_sse",
@@ -58,6 +59,7 @@ _NAMES: Final = {
     "plain_sse_blocks": "sse_reader",
     "FrameDecoder": "frame_decoder",
     "SSEDecoder": "frame_decoder",
+    "decode_proto": "frame_decoder",
 }
 
 
@@ -104,6 +106,7 @@ IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(
 if TYPE_CHECKING:
     from .frame_decoder import FrameDecoder as FrameDecoder
     from .frame_decoder import SSEDecoder as SSEDecoder
+    from .frame_decoder import decode_proto as decode_proto
     from .framing import FrameReader as FrameReader
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload

@@ -21,6 +21,14 @@ the rest of the chunk goes through ``payload_records`` (which applies
 ``unknown_events``) with the refusal handed on, not decoded again. ``max_events``
 bounds the events handed out (``LimitExceeded`` / ``SSELimitExceeded`` at that
 index). Framing errors, limits and positions are ``FrameReader``'s.
+
+``decode_proto`` is the one-shot (``agui_wire.decode_proto``): a whole buffer of
+frames in one call, exactly an ``EventDecoder(proto)`` fed it and closed (the
+same events, errors, warnings; the error raised carries the events before it in
+``.events``). The pure twin is that; the Cython twin cuts and decodes a buffer's
+frames with no reader object, and hands a refused frame and the rest to the same
+functions (``decode_rest``, ``over_limit``, ``framing``'s error builders), and
+anything but a bytes-like buffer with valid plain options to this twin.
 """
 
 from __future__ import annotations
@@ -30,14 +38,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
-from .._reader import UnknownPolicy, Utf8Policy, payload_records
+from .._reader import Source, UnknownPolicy, Utf8Policy, check_options, chunks, payload_records
 from ..errors import DecodeError, LimitExceeded, SSELimitExceeded, UnknownEventWarning
 from . import proto_reader
-from .framing import DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, FrameReader
+from .framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, FrameReader
 from .proto_reader import DEFAULT_MAX_DEPTH
 from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
 
-__all__ = ["FrameDecoder", "SSEDecoder", "decode_rest", "over_limit"]
+__all__ = ["FrameDecoder", "SSEDecoder", "decode_all", "decode_proto", "decode_rest", "over_limit"]
 
 Event = dict[str, Any]
 
@@ -157,6 +165,50 @@ class FrameDecoder(FrameReader):
         return []
 
 
+def decode_all(
+    reader: FrameDecoder | SSEDecoder, source: Source, events: list[Event] | None = None
+) -> list[Event]:
+    """``events`` (default none) and every event of ``source`` (``chunks``) fed to
+    ``reader``, which is then closed; the ``DecodeError`` raised carries them all
+    in ``.events``."""
+    out: list[Event] = [] if events is None else events
+    try:
+        for chunk in chunks(source):
+            out += reader.feed(chunk)
+            if reader.pending_error is not None:  # the events before it are out
+                raise reader.pending_error
+        out += reader.close()
+    except DecodeError as exc:
+        exc.events = out
+        raise
+    return out
+
+
+def decode_proto(
+    data: Source,
+    *,
+    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
+    unknown_events: UnknownPolicy = "skip",
+    invalid_utf8: Utf8Policy = "error",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+) -> list[Event]:
+    """Every event in a buffer of binary frames (``decode`` with the protobuf type;
+    the options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
+    check_options(
+        unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, max_events
+    )
+    reader = backend.FrameDecoder(
+        max_frame_size,
+        invalid_utf8=invalid_utf8,
+        max_depth=max_depth,
+        unknown_events=unknown_events,
+        max_events=max_events,
+    )
+    return decode_all(reader, data)
+
+
 class SSEDecoder:
     """SSE in, events out, per chunk (see the module doc)."""
 
@@ -217,3 +269,8 @@ class SSEDecoder:
                 raise self._failed
         self._count += len(events)
         return events
+
+
+# Last: the one-shot's reader is the backend's FrameDecoder, and backend takes this
+# module's names when the extension is absent (AGUI_WIRE_PURE=1).
+from . import backend  # noqa: E402

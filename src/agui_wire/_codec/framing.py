@@ -47,6 +47,7 @@ from ..errors import DecodeError, EncodeError, FrameTooLarge, StreamClosed, Trun
 from ..schema import DEFAULT_MAX_FRAME_SIZE, FRAME_HEADER_SIZE, MAX_FRAME_PAYLOAD
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_FRAME_SIZE",
     "HEADER_SIZE",
     "MAX_FRAME_SIZE",
@@ -59,6 +60,10 @@ HEADER_SIZE: Final = FRAME_HEADER_SIZE
 # The largest length a 4-byte prefix can declare.
 MAX_FRAME_SIZE: Final = MAX_FRAME_PAYLOAD
 # (DEFAULT_MAX_FRAME_SIZE, what the reference client accepts, is schema's.)
+# max_events of the whole-buffer decoders (decode, decode_proto), which hold every
+# event in memory at once (here, not in _decoder: the C twins' defaults read it
+# while agui_wire._fast loads, when only modules like this one are complete).
+DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
 # Payloads at least this long that sit inside an immutable bytes chunk are handed
 # back as memoryviews instead of copies.
 ZERO_COPY_MIN: Final = 2048

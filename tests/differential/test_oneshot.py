@@ -1,0 +1,173 @@
+"""The one-shot decoders against the streaming path: ``decode_proto(data, **options)``
+(the Cython twin, its pure twin, and the public name on this backend) gives exactly
+what ``EventDecoder(proto, **options)`` fed ``data`` and closed gives: the same events,
+the same error (class, text, index, offsets) carrying the events before it in
+``.events``, the same warnings, the same ``ValueError``/``TypeError`` for a bad
+option or buffer. The reference readers are the pure twin's ``FrameDecoder`` and the
+backend's (what ``EventDecoder`` starts)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import agui_wire
+from agui_wire import EventDecoder
+from agui_wire._codec import frame_decoder
+from agui_wire.errors import DecodeError
+from tests.support.corpus import CORPUS
+
+try:
+    from agui_wire import _fast
+except ImportError:  # pragma: no cover - the extension is optional
+    _fast = None  # type: ignore[assignment]
+
+PROTO = agui_wire.PROTO_MEDIA_TYPE
+
+
+def _ld(number: int, body: bytes) -> bytes:
+    tag = number << 3 | 2
+    head = bytes([tag]) if tag < 0x80 else bytes([tag & 0x7F | 0x80, tag >> 7])
+    return head + bytes([len(body)]) + body
+
+
+def _frame(payload: bytes) -> bytes:
+    return len(payload).to_bytes(4, "big") + payload
+
+
+GOOD = [agui_wire.encode_proto(e) for e in CORPUS[:40]]
+FUTURE = b"\x00\x00\x00\x07\x82\x02\x04\x0a\x02\x08\x28"  # an event of a later protocol
+EMPTY = b"\x00\x00\x00\x00"  # empty frame: refused
+NOT_PROTOBUF = _frame(b"\xff\xff")
+BIG = b"\x00\x01\x00\x00"  # declares 64 KiB
+FRAMES = st.sampled_from(
+    [
+        *GOOD,
+        # a content part of an unknown kind: decodes, with a warning
+        _frame(_ld(22, _ld(1, b"\x08\x15") + _ld(3, b"m") + _ld(4, b"t") + _ld(7, _ld(9, b"")))),
+        FUTURE,
+        EMPTY,
+        NOT_PROTOBUF,
+        _frame(_ld(7, _ld(1, b"\x08\x06") + _ld(2, _ld(3, b"\xff")))),  # bad UTF-8
+        BIG,  # over max_frame_size below (and a truncated frame otherwise)
+    ]
+)
+# how the buffer ends: whole, or cut inside a length prefix or a body
+TAILS = st.sampled_from([b"", b"\x00", b"\x00\x00\x00", b"\x00\x00\x00\x09abc", GOOD[0][:-1]])
+OPTIONS = st.sampled_from(
+    [
+        {},
+        {"unknown_events": "raw"},
+        {"unknown_events": "raise"},
+        {"invalid_utf8": "replace", "max_depth": 3},
+        {"max_events": 5, "max_frame_size": 4000},
+        {"max_events": 0},
+        {"max_events": 1, "unknown_events": "raw"},
+        {"max_events": None, "max_frame_size": 0},
+        {"max_event_size": 1},
+    ]
+)
+BAD_OPTIONS = [
+    {"max_events": -1},
+    {"max_events": True},
+    {"unknown_events": "drop"},
+    {"unknown_events": "drop", "max_events": -1},
+    {"invalid_utf8": "ignore"},
+    {"max_depth": 0},
+    {"max_frame_size": -1},
+    {"max_frame_size": 1 << 32},
+    {"max_event_size": 0},
+]
+
+
+def outcome(call: Any) -> tuple[Any, ...]:
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        try:
+            result: Any = ("ok", call())
+        except DecodeError as exc:
+            result = (type(exc), str(exc), exc.index, exc.offset, exc.frame_offset, exc.events)
+        except (TypeError, ValueError) as exc:
+            result = (type(exc), str(exc))
+    return result, [(w.category, str(w.message)) for w in record]
+
+
+def streamed(make: Any, data: Any, options: dict[str, Any]) -> Any:
+    """``data`` fed to a reader made by ``make(**options)`` and closed, as the
+    whole-buffer decoders report it (the error carries the events before it)."""
+    options = {"max_events": agui_wire._decoder.DEFAULT_MAX_BATCH_EVENTS, **options}
+    return lambda: frame_decoder.decode_all(make(**options), data)
+
+
+def event_decoder(**options: Any) -> EventDecoder:
+    return EventDecoder(PROTO, **options)
+
+
+def pure_reader(**options: Any) -> frame_decoder.FrameDecoder:
+    # the pure FrameDecoder takes the reader's options, checked by EventDecoder
+    EventDecoder(PROTO, **options)
+    options.pop("max_event_size", None)
+    return frame_decoder.FrameDecoder(**options)
+
+
+def one_shots() -> list[Any]:
+    fns = [agui_wire.decode_proto, frame_decoder.decode_proto]
+    if _fast is not None:
+        fns.append(_fast.decode_proto)
+    return fns
+
+
+@given(st.lists(FRAMES, max_size=8), TAILS, OPTIONS)
+# which error wins: a refused frame before a refused length, before the end inside a frame
+@example([EMPTY, GOOD[0]], b"", {"max_events": None, "max_frame_size": 0})
+@example([NOT_PROTOBUF, GOOD[1], BIG], b"", {"max_events": 5, "max_frame_size": 4000})
+@example([GOOD[0], FUTURE, BIG], b"", {"max_events": 5, "max_frame_size": 4000})
+@example([GOOD[0], EMPTY], b"\x00\x00\x00", {})
+@example([GOOD[0], GOOD[1], EMPTY], b"", {"max_events": 1})
+@example([GOOD[0], GOOD[1]], b"\x00", {"max_events": 1})
+@example([FUTURE, FUTURE, GOOD[2]], GOOD[0][:-1], {"unknown_events": "raw"})
+def test_decode_proto_is_the_stream_fed_and_closed(
+    frames: list[bytes], tail: bytes, options: dict[str, Any]
+) -> None:
+    data = b"".join(frames) + tail
+    want = outcome(streamed(event_decoder, data, options))
+    assert want == outcome(streamed(pure_reader, data, options))
+    for fn in one_shots():
+        for kind in (bytes, bytearray, memoryview):
+            assert outcome(lambda f=fn, k=kind: f(k(data), **options)) == want, (fn, kind)
+    # chunks (an iterable) are the pure twin's path: what the stream gives them
+    chunks = [data[: len(data) // 2], data[len(data) // 2 :]]
+    want = outcome(streamed(event_decoder, chunks, options))
+    for fn in one_shots():
+        assert outcome(lambda f=fn: f(iter(chunks), **options)) == want
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS, ids=repr)
+def test_decode_proto_refuses_an_option_as_event_decoder_does(options: dict[str, Any]) -> None:
+    want = outcome(lambda: EventDecoder(PROTO, **options))
+    assert want[0][0] is ValueError
+    for fn in one_shots():
+        assert outcome(lambda f=fn: f(GOOD[0], **options)) == want
+
+
+def test_decode_proto_refuses_what_is_not_a_buffer_as_the_stream_does() -> None:
+    strided = memoryview(GOOD[0] * 2)[::2]
+    for data in (strided, 5, "text"):
+        want = outcome(streamed(event_decoder, data, {}))
+        assert want[0][0] is TypeError
+        for fn in one_shots():
+            assert outcome(lambda f=fn, d=data: f(d)) == want
+
+
+def test_a_one_shot_error_carries_the_events_before_it() -> None:
+    data = GOOD[0] + GOOD[1] + b"\x00\x00\x00\x00" + GOOD[2]
+    for fn in one_shots():
+        with pytest.raises(DecodeError) as info:
+            fn(data)
+        assert info.value.index == 2
+        assert info.value.frame_offset == len(GOOD[0]) + len(GOOD[1])
+        assert info.value.events == agui_wire.decode_proto(GOOD[0] + GOOD[1])
