@@ -33,13 +33,13 @@ Contract, for both transports:
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from ._codec import backend
 from ._codec.framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, as_bytes_view
 from ._codec.proto_reader import DEFAULT_MAX_DEPTH
 from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
-from ._negotiation import PROTO_MEDIA_TYPE
+from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._reader import (
     Source,
     UnknownPolicy,
@@ -90,10 +90,19 @@ class EventDecoder:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_events: int | None = None,
     ) -> None:
-        # every option is checked here, not when the transport is known
-        check_options(
-            unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, max_events
-        )
+        # every option is checked here, not when the transport is known (not at all
+        # when each is its default, the very object: most decoders, every connection)
+        if (
+            max_events is not None
+            or unknown_events != "skip"
+            or invalid_utf8 != "error"
+            or max_depth is not DEFAULT_MAX_DEPTH
+            or max_frame_size is not DEFAULT_MAX_FRAME_SIZE
+            or max_event_size is not DEFAULT_MAX_EVENT_SIZE
+        ):
+            check_options(
+                unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, max_events
+            )
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
         self._unknown: UnknownPolicy = unknown_events
@@ -130,10 +139,10 @@ class EventDecoder:
                 max_events=self._max_events,
             )
         self._reader = reader
-        self._feed = reader.feed
+        self._feed = feed = reader.feed
         # decoder.feed is now the reader's (an instance attribute wins over a
         # method): a chunk costs no Python frame, only the reader's C call
-        self.__dict__["feed"] = reader.feed
+        self.__dict__["feed"] = feed
 
     @property
     def pending_error(self) -> DecodeError | None:
@@ -226,6 +235,20 @@ def decode(
     """Every event of a whole capture (bytes, a binary file, or chunks), the format
     sniffed unless ``content_type`` is given. On a bad frame or event the
     ``DecodeError`` raised carries the events before it in ``.events``."""
+    if type(source) is bytes and not options:
+        # the transport's one-shot (one C call with the extension), which is an
+        # EventDecoder fed source and closed; a sniffing error is the general path's
+        kind = content_type
+        if kind is None:
+            try:
+                kind = sniff(source)
+            except DecodeError:
+                kind = None
+        one_shot = _ONE_SHOTS.get(kind) if type(kind) is str else None
+        if one_shot is not None:
+            if max_events is DEFAULT_MAX_BATCH_EVENTS:  # no keyword to parse: cheaper
+                return one_shot(source)
+            return one_shot(source, max_events=max_events)
     decoder = EventDecoder(content_type, max_events=max_events, **options)
     events: list[dict[str, Any]] = []
     try:
@@ -244,3 +267,6 @@ def decode(
 # data and closed; contract in _codec.frame_decoder). With the extension it is a C
 # function: one small frame costs about what EventDecoder(proto).feed does.
 decode_proto = backend.decode_proto
+
+# decode()'s one-shots, by exact media type (any other spelling: the general path)
+_ONE_SHOTS: Final = {PROTO_MEDIA_TYPE: backend.decode_proto, SSE_MEDIA_TYPE: backend.decode_sse}

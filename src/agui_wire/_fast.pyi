@@ -190,3 +190,15 @@ def decode_proto(
     max_event_size: int = ...,
 ) -> list[dict[str, Any]]:
     """Every event in a buffer of binary frames (contract: agui_wire._codec.frame_decoder)."""
+
+def decode_sse(
+    data: Any,
+    *,
+    max_events: int | None = 1000000,
+    unknown_events: str = "skip",
+    invalid_utf8: str = "error",
+    max_depth: int = 1024,
+    max_frame_size: int = ...,
+    max_event_size: int = ...,
+) -> list[dict[str, Any]]:
+    """Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder)."""

@@ -82,6 +82,10 @@ Utf8Policy = Literal["error", "replace"]
 Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 
 _PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
+_MEDIA_TYPES: Final = {
+    **dict.fromkeys(_PROTO_ALIASES, PROTO_MEDIA_TYPE),
+    SSE_MEDIA_TYPE: SSE_MEDIA_TYPE,
+}
 # an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
 _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 # SSE with keep_going is fed in pieces of at most this many bytes: each resync
@@ -93,6 +97,9 @@ _SSE_PIECE: Final = 1 << 14
 def media_type(content_type: str) -> str:
     """``PROTO_MEDIA_TYPE`` or ``SSE_MEDIA_TYPE`` for a Content-Type header value
     (parameters and case ignored); ``ValueError`` for anything else."""
+    known = _MEDIA_TYPES.get(content_type) if type(content_type) is str else None
+    if known is not None:  # the usual spelling: no parsing
+        return known
     essence = content_type.split(";", 1)[0].strip().lower()
     if essence in _PROTO_ALIASES:
         return PROTO_MEDIA_TYPE

@@ -81,6 +81,11 @@ BAD_OPTIONS = [
     {"max_frame_size": -1},
     {"max_frame_size": 1 << 32},
     {"max_event_size": 0},
+    # equal to the defaults, but not ints
+    {"max_depth": 1024.0},
+    {"max_frame_size": 10 * 1024 * 1024 - 4.0},
+    {"max_event_size": 10 * 1024 * 1024 + 0.0},
+    {"max_events": 1_000_000.0},
 ]
 
 
@@ -171,3 +176,107 @@ def test_a_one_shot_error_carries_the_events_before_it() -> None:
         assert info.value.index == 2
         assert info.value.frame_offset == len(GOOD[0]) + len(GOOD[1])
         assert info.value.events == agui_wire.decode_proto(GOOD[0] + GOOD[1])
+
+
+EVENT = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}'
+BLOCKS = st.sampled_from(
+    [
+        *(agui_wire.encode_sse(e) for e in CORPUS[:20]),
+        b"data: " + EVENT + b"\n\n",
+        b"data:" + EVENT + b"\n\n",
+        b"data: " + EVENT + b"\r\n\r\n",
+        b"id: 7\ndata: " + EVENT + b"\n\n",
+        b": keep-alive\n\n",
+        b'data: {"type":\ndata: "CUSTOM","name":"n","value":1}\n\n',
+        b"\n",
+        b"data: [1]\n\n",
+        b"data: {bad\n\n",
+        b'data: {"type":"CUSTOM","name":"\xff","value":1}\n\n',
+        b'data: {"type":"CUSTOM","name":"n","value":' + b"[" * 40 + b"]" * 40 + b"}\n\n",
+        b'data: {"type":"CUSTOM","name":"' + b"x" * 4053 + b'","value":1}\n\n',
+        b"\xef\xbb\xbf",
+        b"data: " + EVENT,
+    ]
+)
+SSE_OPTIONS = st.sampled_from(
+    [
+        {},
+        {"max_depth": 30, "max_event_size": 4096},
+        {"invalid_utf8": "replace"},
+        {"max_events": 3},
+        {"max_events": 0},
+        {"max_events": None, "unknown_events": "raise", "max_frame_size": 0},
+    ]
+)
+SSE = agui_wire.SSE_MEDIA_TYPE
+PLAIN = agui_wire.encode_sse(CORPUS[0]) + agui_wire.encode_sse(CORPUS[1])
+
+
+def sse_one_shots() -> list[Any]:
+    fns = [frame_decoder.decode_sse, lambda data, **o: agui_wire.decode(data, SSE, **o)]
+    if _fast is not None:
+        fns.append(_fast.decode_sse)
+    return fns
+
+
+@given(st.lists(BLOCKS, max_size=8), SSE_OPTIONS)
+# plain blocks only (the Cython twin's own path), over max_events or not
+@example([PLAIN], {"max_events": 1})
+@example([PLAIN], {"max_events": 2})
+@example([PLAIN, b"data: [1]\n\n"], {})
+def test_decode_sse_is_the_stream_fed_and_closed(blocks: list[bytes], options: Any) -> None:
+    data = b"".join(blocks)
+    want = outcome(lambda: frame_decoder.decode_all(EventDecoder(SSE, **options), data))
+    assert want == outcome(
+        lambda: frame_decoder.decode_all(
+            frame_decoder.SSEDecoder(
+                **{
+                    k: v
+                    for k, v in options.items()
+                    if k not in ("unknown_events", "max_frame_size")
+                }
+            ),
+            data,
+        )
+    )
+    options = {"max_events": agui_wire._decoder.DEFAULT_MAX_BATCH_EVENTS, **options}
+    for fn in sse_one_shots():
+        assert outcome(lambda f=fn: f(data, **options)) == want, fn
+    # sniffed (an SSE capture starts with text), and given as chunks
+    if data and data[0] != 0:
+        assert outcome(lambda: agui_wire.decode(data, **options)) == want
+    assert outcome(lambda: agui_wire.decode([data], SSE, **options)) == want
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS, ids=repr)
+def test_decode_refuses_an_option_as_event_decoder_does(options: dict[str, Any]) -> None:
+    want = outcome(lambda: EventDecoder(SSE, **options))
+    assert want[0][0] is ValueError
+    for fn in sse_one_shots():
+        assert outcome(lambda f=fn: f(PLAIN, **options)) == want
+    # also when the content type is sniffed, or is not one
+    assert outcome(lambda: agui_wire.decode(PLAIN, **options)) == want
+    assert outcome(lambda: agui_wire.decode(PLAIN, "text/plain", **options)) == want
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\x01\x02", b"\x00\x00\x00", GOOD[0] + GOOD[1], PLAIN, b"\xef\xbb\xbf" + PLAIN]
+)
+@pytest.mark.parametrize("content_type", [None, PROTO, SSE, SSE + "; charset=utf-8"])
+def test_decode_of_bytes_is_the_event_decoder_fed_and_closed(
+    data: bytes, content_type: Any
+) -> None:
+    def stream() -> list[Any]:
+        decoder = EventDecoder(content_type, max_events=1_000_000)
+        events: list[Any] = []
+        try:
+            events += decoder.feed(data)
+            if decoder.pending_error is not None:
+                raise decoder.pending_error
+            events += decoder.close()
+        except DecodeError as exc:
+            exc.events = events
+            raise
+        return events
+
+    assert outcome(lambda: agui_wire.decode(data, content_type)) == outcome(stream)

@@ -144,6 +144,8 @@ import agui_wire
 from agui_wire._codec import backend
 frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
 print(backend.NAME, agui_wire.decode_proto(frame)[0]["type"])
+# every name the extension has is bound to it, those defined after its imports too
+print(sorted(set(backend.IMPLEMENTATIONS.values())))
 """
 
 
@@ -167,4 +169,5 @@ def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["python" if pure else "cython", "RUN_STARTED"]
+    impl = "python" if pure else "cython"
+    assert out.stdout.split() == [impl, "RUN_STARTED", f"['{impl}']"]

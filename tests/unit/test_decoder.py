@@ -291,6 +291,11 @@ def test_feed_after_close_is_a_typed_error(content_type: str | None) -> None:
         {"max_depth": 0},
         {"max_events": -1},
         {"max_events": 2.0},
+        # equal to the defaults, but not ints: no shortcut may take them for those
+        {"max_depth": 1024.0},
+        {"max_frame_size": 10 * 1024 * 1024 - 4.0},
+        {"max_event_size": 10 * 1024 * 1024 + 0.0},
+        {"unknown_events": b"skip"},
     ],
 )
 def test_options_are_checked_at_construction(options: dict[str, Any]) -> None:

@@ -14,9 +14,17 @@
 # sit at a block start, and owes the parser the bytes and events it skipped
 # until the parser is next used.
 
-from agui_wire._codec import frame_decoder as _fd_py
-from agui_wire._codec import sse_reader as _fd_sse
 from agui_wire.errors import DecodeError as _fd_DecodeError
+# (frame_decoder.py and sse_reader.py are imported at the end of this file)
+
+# the defaults of the options, the very objects (a call that passes none is told by
+# identity: no check needed)
+cdef object _FD_BATCH = _fr_py.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_SKIP = "skip"
+cdef object _FD_ERROR = "error"
+cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
+cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
+cdef object _FD_EVENT_SIZE = _de_schema.DEFAULT_MAX_EVENT_SIZE
 
 
 cdef class FrameDecoder(FrameReader):
@@ -40,10 +48,13 @@ cdef class FrameDecoder(FrameReader):
 
     def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
                  max_depth=_de_py.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
-        FrameReader.__init__(self, max_frame_size)
+        self._init_reader(max_frame_size)
         # the options are EventDecoder's, checked there
         self._decodes = True
-        self._decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+        if invalid_utf8 is _FD_ERROR and max_depth is _FD_DEPTH:
+            self._decode = decode_payload  # what bound_decoder gives, without the call
+        else:
+            self._decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
         self._errs = NULL
         self._depth = -1
         if invalid_utf8 == "error" or invalid_utf8 == "replace":
@@ -158,7 +169,7 @@ cdef class SSEDecoder:
     cdef unsigned long long _count
     cdef object _failed
 
-    def __init__(self, *, max_event_size=_fd_sse.DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
+    def __init__(self, *, max_event_size=_FD_EVENT_SIZE, invalid_utf8="error",
                  max_depth=_de_py.DEFAULT_MAX_DEPTH, max_events=None):
         errors = "strict" if invalid_utf8 == "error" else "replace"
         self._reader = _fd_sse.SSEEventReader(
@@ -261,15 +272,6 @@ cdef class SSEDecoder:
         self._settle_due()
         self._clean = False
         return self._deliver(self._reader.close())
-
-
-# decode_proto's defaults, the very objects (a call that passes none is told by identity)
-cdef object _FD_BATCH = _fr_py.DEFAULT_MAX_BATCH_EVENTS
-cdef object _FD_SKIP = "skip"
-cdef object _FD_ERROR = "error"
-cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
-cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
-cdef object _FD_EVENT_SIZE = _fd_sse.DEFAULT_MAX_EVENT_SIZE
 
 
 def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
@@ -383,3 +385,54 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
         error.events = events
         raise error
     return events
+
+
+# the SSE fast path's bounds with the default options: SSEEventReader's, read from
+# one on first use (not while _fast loads)
+cdef Py_ssize_t _FD_SSE_MAX_SIZE = -1
+cdef Py_ssize_t _FD_SSE_MAX_BRACKETS = -1
+
+
+def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
+               invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
+               max_event_size=_FD_EVENT_SIZE):
+    """decode_sse(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
+    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
+
+    Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder).
+    """
+    # C strategy: a capture that is plain "data: <json>" blocks only, with the
+    # default options, is SSEDecoder's fast path from end to end (a fresh decoder
+    # takes it from the first block, and close() then holds nothing); that path has
+    # no side effects, so anything else starts over in the pure twin.
+    global _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS
+    cdef list out
+    cdef char* buf
+    cdef Py_ssize_t n
+    if (type(data) is bytes and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
+            and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
+            and max_event_size is _FD_EVENT_SIZE
+            and (max_events is None or (type(max_events) is int and max_events >= 0))):
+        if _FD_SSE_MAX_SIZE < 0:
+            reader = _fd_sse.SSEEventReader()
+            _FD_SSE_MAX_BRACKETS = reader._max_brackets
+            _FD_SSE_MAX_SIZE = reader.parser._max
+        buf = PyBytes_AS_STRING(data)
+        n = PyBytes_GET_SIZE(data)
+        if memchr(buf, 13, <size_t>n) == NULL:  # no CR: the fast path's
+            out = []
+            if (_sse_plain_blocks(buf, n, 0, _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS, out) == n
+                    and (max_events is None or len(out) <= max_events)):
+                return out
+    return _fd_py.decode_sse(
+        data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
+        max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
+    )
+
+
+# Last, when every name of this module is defined: these modules reach backend
+# (through _reader), which binds each name the extension has. When the extension is
+# imported first (tests/fuzz/fuzzlib.py does), backend is loaded from here and sees
+# this module as it stands: imported at the top, it missed the functions above.
+from agui_wire._codec import frame_decoder as _fd_py
+from agui_wire._codec import sse_reader as _fd_sse

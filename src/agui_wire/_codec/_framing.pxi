@@ -26,6 +26,7 @@ cdef enum:
 
 cdef Py_ssize_t _FR_ZERO_COPY_MIN = _fr_py.ZERO_COPY_MIN
 cdef unsigned long long _FR_MAX_FRAME_SIZE = _fr_py.MAX_FRAME_SIZE
+cdef object _FR_DEFAULT_MAX_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
 
 
 cdef inline uint32_t _fr_be32(const unsigned char* p) noexcept nogil:
@@ -106,12 +107,20 @@ cdef class FrameReader:
         self._header_len = 0
 
     def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE):
-        self._max = _fr_py.check_max_frame_size(max_frame_size)
+        self._init_reader(max_frame_size)
+
+    cdef int _init_reader(self, object max_frame_size) except -1:
+        # the default (the very object) needs no check: a Python call less per reader
+        if max_frame_size is _FR_DEFAULT_MAX_FRAME_SIZE:
+            self._max = max_frame_size
+        else:
+            self._max = _fr_py.check_max_frame_size(max_frame_size)
         self._frames = 0
         self._offset = 0
         self._fed = 0
         self._error = None
         self._closed = False
+        return 0
 
     def __dealloc__(self):
         free(self._body)

@@ -39,6 +39,7 @@ __all__ = [
     "SSEEncoder",
     "decode_payload",
     "decode_proto",
+    "decode_sse",
     "encode_frame",
     "encode_frames",
     "encode_sse",
@@ -60,6 +61,7 @@ _NAMES: Final = {
     "FrameDecoder": "frame_decoder",
     "SSEDecoder": "frame_decoder",
     "decode_proto": "frame_decoder",
+    "decode_sse": "frame_decoder",
 }
 
 
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
     from .frame_decoder import FrameDecoder as FrameDecoder
     from .frame_decoder import SSEDecoder as SSEDecoder
     from .frame_decoder import decode_proto as decode_proto
+    from .frame_decoder import decode_sse as decode_sse
     from .framing import FrameReader as FrameReader
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload

@@ -22,13 +22,16 @@ the rest of the chunk goes through ``payload_records`` (which applies
 bounds the events handed out (``LimitExceeded`` / ``SSELimitExceeded`` at that
 index). Framing errors, limits and positions are ``FrameReader``'s.
 
-``decode_proto`` is the one-shot (``agui_wire.decode_proto``): a whole buffer of
-frames in one call, exactly an ``EventDecoder(proto)`` fed it and closed (the
-same events, errors, warnings; the error raised carries the events before it in
-``.events``). The pure twin is that; the Cython twin cuts and decodes a buffer's
-frames with no reader object, and hands a refused frame and the rest to the same
-functions (``decode_rest``, ``over_limit``, ``framing``'s error builders), and
-anything but a bytes-like buffer with valid plain options to this twin.
+``decode_proto`` and ``decode_sse`` are the one-shots (``agui_wire.decode_proto``,
+``agui_wire.decode`` of bytes): a whole capture in one call, exactly an
+``EventDecoder`` of that transport fed it and closed (the same events, errors,
+warnings; the error raised carries the events before it in ``.events``). The pure
+twins are that. The Cython ``decode_proto`` cuts and decodes a buffer's frames with
+no reader object, and hands a refused frame and the rest to the same functions
+(``decode_rest``, ``over_limit``, ``framing``'s error builders); the Cython
+``decode_sse`` takes a ``bytes`` capture that is plain blocks only (the SSE fast
+path's, which has no side effects) and hands anything else, from its start, to the
+pure twin. Both hand an invalid option, a file or chunks to the pure twin.
 """
 
 from __future__ import annotations
@@ -45,7 +48,15 @@ from .framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, HEADER_SI
 from .proto_reader import DEFAULT_MAX_DEPTH
 from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
 
-__all__ = ["FrameDecoder", "SSEDecoder", "decode_all", "decode_proto", "decode_rest", "over_limit"]
+__all__ = [
+    "FrameDecoder",
+    "SSEDecoder",
+    "decode_all",
+    "decode_proto",
+    "decode_rest",
+    "decode_sse",
+    "over_limit",
+]
 
 Event = dict[str, Any]
 
@@ -204,6 +215,30 @@ def decode_proto(
         invalid_utf8=invalid_utf8,
         max_depth=max_depth,
         unknown_events=unknown_events,
+        max_events=max_events,
+    )
+    return decode_all(reader, data)
+
+
+def decode_sse(
+    data: Source,
+    *,
+    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
+    unknown_events: UnknownPolicy = "skip",
+    invalid_utf8: Utf8Policy = "error",
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+    max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+) -> list[Event]:
+    """Every event of a whole SSE capture (``decode`` with the SSE type; the
+    options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
+    check_options(
+        unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, max_events
+    )
+    reader = backend.SSEDecoder(
+        max_event_size=max_event_size,
+        invalid_utf8=invalid_utf8,
+        max_depth=max_depth,
         max_events=max_events,
     )
     return decode_all(reader, data)
