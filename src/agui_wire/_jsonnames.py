@@ -68,7 +68,14 @@ def json_repr(value: object) -> str:
 
 def json_pointer(tokens: Iterable[str | int]) -> str:
     """The pointer of a path of keys and indices (``[]`` is the root, ``""``)."""
-    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+    # a loop, escaping only what needs it: a refusal's cost is mostly its message
+    out = ""
+    for t in tokens:
+        s = t if type(t) is str else str(t)
+        if "~" in s or "/" in s:
+            s = s.replace("~", "~0").replace("/", "~1")
+        out += "/" + s
+    return out
 
 
 def pointer_join(parent: str, key: str | int) -> str:

@@ -63,10 +63,10 @@ class EncodeError(AguiWireError, ValueError):
         self.reason = reason
         self.event_type = event_type
         self.path = path
-        where = event_type if event_type is not None else "event"
-        if path:
-            where += f" at {path}"
-        super().__init__(f"{where}: {reason}")
+        where = "event" if event_type is None else event_type
+        # args set here (all BaseException.__init__ does): a refusal's cost is mostly
+        # this constructor, ~35% less without the super() call
+        self.args = (f"{where} at {path}: {reason}" if path else f"{where}: {reason}",)
 
 
 class DecodeError(AguiWireError, ValueError):

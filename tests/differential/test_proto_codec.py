@@ -624,6 +624,78 @@ def test_a_refusal_in_a_big_json_value_is_not_walked_in_python(monkeypatch) -> N
     assert frames[0] == 0
 
 
+def _self_holding() -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "CUSTOM", "name": "n"}
+    event["value"] = {"k": [event]}
+    return event
+
+
+def _tmc(**fields: Any) -> dict[str, Any]:
+    event = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "d", **fields}
+    return {k: v for k, v in event.items() if v is not ...}
+
+
+def _custom(value: Any, **fields: Any) -> dict[str, Any]:
+    return {"type": "CUSTOM", "name": "n", "value": value, **fields}
+
+
+def _deep(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+# (event, a fragment of the reason): refused for a top-level field, which the C
+# encoder locates itself (_en_find)
+TOP_LEVEL_REFUSALS = {
+    "required missing": (_tmc(delta=...), "required field is missing"),
+    "required null": (_tmc(delta=None), "required, got null"),
+    "not a string": (_tmc(messageId=42), "expected a string, got number"),
+    "lone surrogate": (_tmc(delta="a\ud800"), "lone surrogate"),
+    "timestamp string": (_tmc(timestamp="1"), "expected an integer, got string"),
+    "timestamp bool": (_tmc(timestamp=True), "expected an integer, got boolean"),
+    "timestamp fraction": (_tmc(timestamp=1.5), "expected an integer"),
+    "timestamp NaN": (_tmc(timestamp=float("nan")), "expected an integer"),
+    "timestamp unsafe": (_tmc(timestamp=2**60), "outside the safe range"),
+    "base before arm": (_tmc(timestamp="1", messageId=42), "expected an integer"),
+    "arm field order": (_tmc(messageId=42, delta=None), "expected a string"),
+    "struct not an object": (_tmc(metadata=[1]), "expected an object, got array"),
+    "struct bad key": (_tmc(metadata={"a": {1: 2}}), "key 1 is not a string"),
+    "value NaN": (_custom({"a": [1, "two", 3.0], "last": float("nan")}), "nan is not"),
+    "value surrogate": (_custom(["\udc80"]), "lone surrogate"),
+    "value set": (_custom([1, {2}]), "set is not a JSON value"),
+    "value big int": (_custom([2**60]), "does not fit a double"),
+    "value too deep": (_custom(_deep(30)), "max_depth=20"),
+    "value cycle": (_self_holding(), "a cycle: this is the event again"),
+    "rawEvent NaN": (_custom(1, rawEvent=[float("inf")]), "inf is not"),
+    "rawEvent before value": (_custom(float("nan"), rawEvent=[float("inf")]), "inf is not"),
+}
+
+
+@pytest.mark.parametrize("case", list(TOP_LEVEL_REFUSALS))
+def test_a_refusal_in_a_top_level_field_is_located_in_c(case: str, monkeypatch) -> None:
+    # issue 15 item 2: a small event refused cost ~50x writing it, proto_writer
+    # walking the whole event to find the fault; now C finds the field (in
+    # proto_writer's order) and proto_writer only words it: the same error
+    event, fragment = TOP_LEVEL_REFUSALS[case]
+    options: dict[str, Any] = {"max_depth": 20}
+    want = outcome(proto_writer.encode_payload, event, **options)
+    assert fragment in str(want), want
+
+    def walked(*args: Any) -> Any:
+        raise AssertionError("proto_writer walked the event")
+
+    monkeypatch.setattr(proto_writer, "_encode", walked)
+    for encode in (
+        fast.encode_payload,
+        lambda e, **o: fast.encode_frame(e, **o),
+        lambda e, **o: fast.encode_frames([e], **o),
+        lambda e, **o: fast.FrameEncoder(**o).encode(e),
+    ):
+        assert same(outcome(encode, event, **options), want)
+
+
 def test_deep_nesting_in_a_small_thread_stack() -> None:
     # 10000 levels each way must not use C stack proportional to the depth
     value = nested(10_000)

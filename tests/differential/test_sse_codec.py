@@ -88,8 +88,8 @@ class Kind(str, enum.Enum):
     CONTENT = "TEXT_MESSAGE_CONTENT"
 
 
-def deep(levels: int) -> list[Any]:
-    value: list[Any] = []
+def deep(levels: int, leaf: Any = None) -> list[Any]:
+    value: list[Any] = [] if leaf is None else [leaf]
     for _ in range(levels):
         value = [value]
     return value
@@ -123,7 +123,22 @@ ODD: dict[str, Any] = {
     "int beyond 64 bits": {"type": "RAW", "event": 2**64},
     "unsupported value": {"type": "RAW", "event": {1, 2}},
     "too deep for orjson": {"type": "RAW", "event": deep(300)},
+    # refusals whose pointer the C scan builds (escapes, indices) and whose index the
+    # reason names (a code point index, past an astral character)
+    "NaN under escaped keys": {"type": "RAW", "event": {"a/b": [{"c~d": [1, float("nan")]}]}},
+    "infinity deep": {"type": "RAW", "event": deep(200, float("-inf"))},
+    "lone surrogate past an astral": {"type": "RAW", "event": {"x/y": ["ab\U0001f600\udfff"]}},
+    "lone surrogate in a key": {"type": "RAW", "event": {"k~\ud800": 1}},
 }
+
+
+def test_refusal_pointers_are_escaped() -> None:
+    with pytest.raises(sse_writer.EncodeError) as info:
+        FAST.encode(ODD["NaN under escaped keys"])
+    assert info.value.path == "/event/a~1b/0/c~0d/1"
+    with pytest.raises(sse_writer.EncodeError, match="lone surrogate at index 3") as info:
+        FAST.encode(ODD["lone surrogate past an astral"])
+    assert info.value.path == "/event/x~1y/0"
 
 
 @pytest.mark.parametrize("name", list(ODD))

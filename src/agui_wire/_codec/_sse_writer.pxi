@@ -25,7 +25,6 @@ cdef dict _SSE_SHAPES = _sse_py._EVENTS         # type -> (walk, nested)
 cdef object _SSE_DUMPS = _sse_orjson.dumps
 cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
 cdef object _SSE_REFUSAL = _sse_py._refusal
-cdef object _SSE_POINTER = _sse_py.json_pointer
 cdef object _SSE_TYPE = _en_key("type")
 cdef int _SSE_DUMPS_MAX_NESTING = _sse_py._DUMPS_MAX_NESTING
 cdef Py_ssize_t _sse_fallback_count = 0
@@ -155,10 +154,24 @@ cdef int _sse_scan(object container, int depth, bint locate, list path, list bad
     return _SSE_OK
 
 
+cdef str _sse_pointer(list path):
+    """_jsonnames.json_pointer of ``path`` read backwards (the scan appends the
+    keys last first), built here: a refusal's cost is mostly its message."""
+    cdef Py_ssize_t i
+    cdef str s
+    cdef list parts = []
+    for i in range(len(path) - 1, -1, -1):
+        k = path[i]
+        s = <str>k if type(k) is str else str(k)
+        if "~" in s or "/" in s:
+            s = s.replace("~", "~0").replace("/", "~1")
+        parts.append(s)
+    return "/" + "/".join(parts) if parts else ""
+
+
 cdef object _sse_refuse(int r, list path, list bad, object etype):
     """The EncodeError of a value the scan refused (worded by sse_writer)."""
-    path.reverse()
-    return _SSE_REFUSAL(bad[0], r == _SSE_BAD_KEY, _SSE_POINTER(path), etype)
+    return _SSE_REFUSAL(bad[0], r == _SSE_BAD_KEY, _sse_pointer(path), etype)
 
 
 cdef object _sse_json(object event):

@@ -28,6 +28,7 @@ tuple subclass is its contents; any other ``Mapping`` is an object (``_plain_*``
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
@@ -103,6 +104,7 @@ _AT_DEPTH: Final = 2  # a container nested deeper than max_depth
 # from the JSON value down to it (>= 0), or -1 - its index in ``outer``
 _AT_CYCLE: Final = 3
 
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _pack_double = struct.Struct("<d").pack
 _pack_len = struct.Struct(">I").pack
 
@@ -266,9 +268,10 @@ class _Encoder:
         try:
             return str.encode(value, "utf-8")
         except UnicodeEncodeError as exc:
-            raise self.error(
-                f"string is not valid Unicode (lone surrogate at index {exc.start})", key
-            ) from None
+            raise self._lone_surrogate(exc.start, key) from None
+
+    def _lone_surrogate(self, index: int, key: str | int) -> EncodeError:
+        return self.error(f"string is not valid Unicode (lone surrogate at index {index})", key)
 
     def int64(self, value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -413,6 +416,12 @@ class _Encoder:
                 key = keys[-1]
             if at == _AT_DEPTH:
                 raise self._too_deep(key)
+            if at == _AT_VALUE and isinstance(value, str):
+                # the first code point UTF-8 has none for (str.encode's exc.start),
+                # found without raising a UnicodeEncodeError
+                found = _SURROGATE.search(str.__str__(value))
+                if found is not None:
+                    raise self._lone_surrogate(found.start(), key)
             if at == _AT_CYCLE:
                 assert isinstance(value, int)
                 if value >= 0:  # inside the value: root_key's path, then `value` keys
@@ -810,6 +819,41 @@ def _encode(
     encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.opened(given)
     return encoder.event(event)
+
+
+_ONE_FIELD: dict[tuple[bool, str, str], MessageSpec] = {}
+
+
+def _refuse(
+    event: dict[str, Any],
+    etype: str,
+    name: str,
+    base: bool,
+    at: int | None,
+    value: Any,
+    keys: list[str | int] | None,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson | None,
+) -> None:
+    """Raise the refusal the Cython twin located in an event it refused: the walk's
+    first fault is in the top-level field ``name`` (of the base event when
+    ``base``), every field before it being fine; with ``at``, inside the JSON value
+    there (as ``native`` reports it). Worded by the walk's own methods, so with the
+    same text. Returns when they find no fault there (the caller walks the event)."""
+    encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
+    encoder.opened(event)
+    if at is not None:
+        assert keys is not None
+        encoder._located(name, at, value, keys)
+        return
+    spec = _ONE_FIELD.get((base, etype, name))
+    if spec is None:
+        whole = _BASE_SPEC if base else EVENTS[etype].message
+        field = next(f for f in whole.fields if f.name == name)
+        spec = _ONE_FIELD[base, etype, name] = MessageSpec(whole.name, (field,))
+    encoder.fields(spec, event, {})
 
 
 def as_event_dict(event: Any) -> Any:

@@ -49,6 +49,7 @@ orjson's bytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import Any, Final
@@ -265,6 +266,7 @@ _DUMPS_MAX_NESTING: Final = 254
 _INT_RANGE: Final = range(-(2**63), 2**64)  # the integers orjson writes
 
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _refusal(value: Any, is_key: bool, path: str, event_type: str | None) -> EncodeError:
@@ -279,11 +281,13 @@ def _refusal(value: Any, is_key: bool, path: str, event_type: str | None) -> Enc
             reason = f"object key {json_repr(value)} is not a string"
             path = pointer_join(path, json_repr(value))
     elif isinstance(value, str):
-        try:
-            str.__str__(value).encode()
+        # the first code point UTF-8 has no bytes for (what str.encode's error
+        # names), found without raising one
+        found = _SURROGATE.search(str.__str__(value))
+        if found is None:
             reason = "string is not valid Unicode"  # not reached: only lone surrogates fail
-        except UnicodeEncodeError as exc:
-            reason = f"string holds a lone surrogate at index {exc.start}"
+        else:
+            reason = f"string holds a lone surrogate at index {found.start()}"
     elif isinstance(value, float):
         reason = f"{float.__repr__(value)} is not a JSON number (JSON has no NaN or Infinity)"
     elif isinstance(value, int) and not isinstance(value, bool):
