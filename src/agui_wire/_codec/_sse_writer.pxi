@@ -27,6 +27,7 @@ cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
 cdef object _SSE_REFUSAL = _sse_py._refusal
 cdef object _SSE_TYPE = _en_key("type")
 cdef int _SSE_DUMPS_MAX_NESTING = _sse_py._DUMPS_MAX_NESTING
+cdef int _SSE_DEEP = _sse_py._SCAN_DEEP
 cdef Py_ssize_t _sse_fallback_count = 0
 
 # _sse_scan's answers
@@ -83,9 +84,13 @@ cdef bint _sse_int_too_big(PyObject* n):
     return False
 
 
-cdef int _sse_value(PyObject* value, int depth, bint locate, list path, list bad) except -1:
+cdef int _sse_value(
+    PyObject* value, int depth, bint locate, list path, list bad, agw_ids* deep
+) except -1:
     """One value inside a container at ``depth``: sse_writer._scan's rules (and in
-    locate mode _locate's checks of strings and integers)."""
+    locate mode _locate's checks of strings and integers). ``deep``: the containers
+    open _SSE_DEEP or more below the event, by identity (sse_writer._scan's)."""
+    cdef int r
     if capi.PyUnicode_CheckExact(value):
         if locate and _sse_has_surrogate(value):
             bad.append(<object>value)
@@ -94,8 +99,13 @@ cdef int _sse_value(PyObject* value, int depth, bint locate, list path, list bad
     if capi.PyDict_CheckExact(value) or capi.PyList_CheckExact(value):
         if depth >= _SSE_DUMPS_MAX_NESTING:
             return _SSE_SLOW
+        if depth >= _SSE_DEEP and agw_ids_add(deep, value) != 0:
+            return _SSE_SLOW    # a cycle (or no memory): sse_writer._normalize words it
         child = <object>value  # held: Python code may run inside (isinstance)
-        return _sse_scan(child, depth + 1, locate, path, bad)
+        r = _sse_scan(child, depth + 1, locate, path, bad, deep)
+        if depth >= _SSE_DEEP:
+            agw_ids_del(deep, value)
+        return r
     if capi.PyLong_CheckExact(value):
         if locate and _sse_int_too_big(value):
             bad.append(<object>value)
@@ -118,7 +128,9 @@ cdef int _sse_value(PyObject* value, int depth, bint locate, list path, list bad
     return _SSE_BAD
 
 
-cdef int _sse_scan(object container, int depth, bint locate, list path, list bad) except -1:
+cdef int _sse_scan(
+    object container, int depth, bint locate, list path, list bad, agw_ids* deep
+) except -1:
     """sse_writer._scan (and with ``locate``, _locate) of an exact dict or list
     nested ``depth`` deep: OK, SLOW, or BAD/BAD_KEY with the offending value in
     ``bad`` and, on the way back up, the keys to it appended to ``path`` (last
@@ -138,14 +150,16 @@ cdef int _sse_scan(object container, int depth, bint locate, list path, list bad
                 bad.append(<object>key)
                 return _SSE_BAD_KEY
             k = <object>key  # held: the value's scan may run Python code (isinstance)
-            r = _sse_value(value, depth, locate, path, bad)
+            r = _sse_value(value, depth, locate, path, bad, deep)
             if r != _SSE_OK:
                 if r >= _SSE_BAD:
                     path.append(k)
                 return r
     else:
         while i < capi.PyList_GET_SIZE(<PyObject*>container):  # re-read: Python code may run
-            r = _sse_value(capi.PyList_GET_ITEM(<PyObject*>container, i), depth, locate, path, bad)
+            r = _sse_value(
+                capi.PyList_GET_ITEM(<PyObject*>container, i), depth, locate, path, bad, deep
+            )
             if r != _SSE_OK:
                 if r >= _SSE_BAD:
                     path.append(i)
@@ -184,6 +198,7 @@ cdef object _sse_json(object event):
     cdef int r
     cdef list path
     cdef list bad
+    cdef agw_ids deep
     if not capi.PyDict_CheckExact(<PyObject*>event):
         return None
     etype = capi.PyDict_GetItemWithError(<PyObject*>event, <PyObject*>_SSE_TYPE)
@@ -191,7 +206,11 @@ cdef object _sse_json(object event):
         capi.PyErr_Clear()
         return None
     path, bad = [], []
-    r = _sse_scan(event, 1, False, path, bad)
+    memset(&deep, 0, sizeof(agw_ids))
+    try:
+        r = _sse_scan(event, 1, False, path, bad, &deep)
+    finally:
+        agw_ids_free(&deep)
     if r == _SSE_SLOW:
         return None
     if r != _SSE_OK:
@@ -215,7 +234,10 @@ cdef object _sse_json(object event):
         return data
     except _SSE_ERROR:
         pass
-    r = _sse_scan(event, 1, True, path, bad)
+    try:
+        r = _sse_scan(event, 1, True, path, bad, &deep)
+    finally:
+        agw_ids_free(&deep)
     if r >= _SSE_BAD:
         raise _sse_refuse(r, path, bad, <object>etype)
     return None  # a str subclass key

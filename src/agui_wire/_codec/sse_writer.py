@@ -263,6 +263,11 @@ SSE_MAX_NESTING: Final = schema.JSON_MAX_NESTING  # = sse_reader.ORJSON_MAX_DEPT
 # not count tuples, which is why no tuple ever reaches it). The scan hands deeper
 # events to _normalize and _write.
 _DUMPS_MAX_NESTING: Final = 254
+# The scan keeps the containers this deep or deeper by identity and hands a cycle to
+# _normalize at once, instead of going round it until _DUMPS_MAX_NESTING: at most
+# _SCAN_DEEP / its length + 2 laps over whatever sits beside it (a wide list beside
+# a cycle cost 254 laps, seconds); shallow events pay nothing for it.
+_SCAN_DEEP: Final = 8
 _INT_RANGE: Final = range(-(2**63), 2**64)  # the integers orjson writes
 
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
@@ -319,6 +324,7 @@ def _scan(event: dict[str, Any], event_type: str) -> bool:
     strings and integers is orjson's to check (``_locate``)."""
     containers: list[Any] = [event]
     iters: list[Iterator[Any]] = [iter(event.items())]
+    deep: set[int] = set()  # ids of the open containers _SCAN_DEEP or more down
     while iters:
         for x in iters[-1]:
             if type(containers[-1]) is dict:
@@ -329,6 +335,10 @@ def _scan(event: dict[str, Any], event_type: str) -> bool:
             if t is dict or t is list:
                 if len(iters) >= _DUMPS_MAX_NESTING:
                     return False
+                if len(iters) >= _SCAN_DEEP:
+                    if id(x) in deep:
+                        return False  # a cycle: _normalize words it
+                    deep.add(id(x))
                 containers.append(x)
                 iters.append(iter(x.items()) if t is dict else iter(x))
                 break
@@ -342,7 +352,9 @@ def _scan(event: dict[str, Any], event_type: str) -> bool:
             raise _refusal(x, False, _path(containers, x), event_type)
         else:
             iters.pop()
-            containers.pop()
+            done = containers.pop()
+            if len(iters) >= _SCAN_DEEP:
+                deep.discard(id(done))
     return True
 
 
