@@ -33,13 +33,13 @@ Contract, for both transports:
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Callable, Iterator
-from typing import Any, Final
+from typing import Any
 
 from ._codec import backend
 from ._codec.framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, as_bytes_view
 from ._codec.proto_reader import DEFAULT_MAX_DEPTH
 from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
-from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._negotiation import PROTO_MEDIA_TYPE
 from ._reader import (
     Source,
     UnknownPolicy,
@@ -225,48 +225,12 @@ async def aiter_decode(
         yield event
 
 
-def decode(
-    source: Source,
-    content_type: str | None = None,
-    *,
-    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
-    **options: Any,
-) -> list[dict[str, Any]]:
-    """Every event of a whole capture (bytes, a binary file, or chunks), the format
-    sniffed unless ``content_type`` is given. On a bad frame or event the
-    ``DecodeError`` raised carries the events before it in ``.events``."""
-    if type(source) is bytes and not options:
-        # the transport's one-shot (one C call with the extension), which is an
-        # EventDecoder fed source and closed; a sniffing error is the general path's
-        kind = content_type
-        if kind is None:
-            try:
-                kind = sniff(source)
-            except DecodeError:
-                kind = None
-        one_shot = _ONE_SHOTS.get(kind) if type(kind) is str else None
-        if one_shot is not None:
-            if max_events is DEFAULT_MAX_BATCH_EVENTS:  # no keyword to parse: cheaper
-                return one_shot(source)
-            return one_shot(source, max_events=max_events)
-    decoder = EventDecoder(content_type, max_events=max_events, **options)
-    events: list[dict[str, Any]] = []
-    try:
-        for chunk in chunks(source):
-            events += decoder.feed(chunk)
-            if decoder.pending_error is not None:
-                raise decoder.pending_error
-        events += decoder.close()
-    except DecodeError as exc:
-        exc.events = events
-        raise
-    return events
-
-
 # One call, no EventDecoder: the backend's one-shot (exactly EventDecoder(proto) fed
 # data and closed; contract in _codec.frame_decoder). With the extension it is a C
 # function: one small frame costs about what EventDecoder(proto).feed does.
 decode_proto = backend.decode_proto
 
-# decode()'s one-shots, by exact media type (any other spelling: the general path)
-_ONE_SHOTS: Final = {PROTO_MEDIA_TYPE: backend.decode_proto, SSE_MEDIA_TYPE: backend.decode_sse}
+# Every event of a whole capture (bytes, a file, or chunks): bytes with no options
+# go to the transport's one-shot (a C function with the extension, which has no
+# Python frame); anything else is an EventDecoder fed it and closed.
+decode = backend.decode

@@ -202,3 +202,12 @@ def decode_sse(
     max_event_size: int = ...,
 ) -> list[dict[str, Any]]:
     """Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder)."""
+
+def decode(
+    source: Any,
+    content_type: str | None = None,
+    *,
+    max_events: int | None = 1000000,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Every event of a whole capture (contract: agui_wire._codec.frame_decoder)."""

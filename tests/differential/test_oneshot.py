@@ -213,7 +213,10 @@ PLAIN = agui_wire.encode_sse(CORPUS[0]) + agui_wire.encode_sse(CORPUS[1])
 
 
 def sse_one_shots() -> list[Any]:
-    fns = [frame_decoder.decode_sse, lambda data, **o: agui_wire.decode(data, SSE, **o)]
+    fns = [
+        frame_decoder.decode_sse,
+        *(lambda data, f=fn, **o: f(data, SSE, **o) for fn in decoders()),
+    ]
     if _fast is not None:
         fns.append(_fast.decode_sse)
     return fns
@@ -279,4 +282,33 @@ def test_decode_of_bytes_is_the_event_decoder_fed_and_closed(
             raise
         return events
 
-    assert outcome(lambda: agui_wire.decode(data, content_type)) == outcome(stream)
+    want = outcome(stream)
+    for fn in decoders():
+        assert outcome(lambda f=fn: f(data, content_type)) == want, fn
+        for options in ({"max_events": 1}, {"max_events": None}, {"max_depth": 3}):
+            want_with = outcome(
+                lambda o=options: frame_decoder.decode_all(EventDecoder(content_type, **o), data)
+            )
+            assert outcome(lambda f=fn, o=options: f(data, content_type, **o)) == want_with
+
+
+def decoders() -> list[Any]:
+    """``decode``: the public name, the pure twin, the Cython twin."""
+    fns = [agui_wire.decode, frame_decoder.decode]
+    if _fast is not None:
+        fns.append(_fast.decode)
+    return fns
+
+
+@pytest.mark.parametrize("options", BAD_OPTIONS, ids=repr)
+def test_decode_of_anything_refuses_a_bad_option_as_event_decoder_does(
+    options: dict[str, Any],
+) -> None:
+    for content_type in (None, PROTO, SSE):
+        want = outcome(lambda c=content_type: EventDecoder(c, **options))
+        for fn in decoders():
+            for data in (PLAIN, [PLAIN], GOOD[0]):
+                assert outcome(lambda f=fn, d=data, c=content_type: f(d, c, **options)) == want
+    for fn in decoders():  # an unknown option: EventDecoder's TypeError
+        with pytest.raises(TypeError, match="bogus"):
+            fn(PLAIN, bogus=1)

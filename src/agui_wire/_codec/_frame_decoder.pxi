@@ -14,8 +14,9 @@
 # sit at a block start, and owes the parser the bytes and events it skipped
 # until the parser is next used.
 
+from agui_wire import _negotiation as _fd_negotiation
 from agui_wire.errors import DecodeError as _fd_DecodeError
-# (frame_decoder.py and sse_reader.py are imported at the end of this file)
+# (_reader.py, frame_decoder.py and sse_reader.py are imported at the end of this file)
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
@@ -25,6 +26,8 @@ cdef object _FD_ERROR = "error"
 cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
 cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
 cdef object _FD_EVENT_SIZE = _de_schema.DEFAULT_MAX_EVENT_SIZE
+cdef object _FD_PROTO = _fd_negotiation.PROTO_MEDIA_TYPE
+cdef object _FD_SSE = _fd_negotiation.SSE_MEDIA_TYPE
 
 
 cdef class FrameDecoder(FrameReader):
@@ -288,17 +291,6 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     # functions in the order the reader meets them. The options are checked here only
     # as far as taking the fast path needs; anything else (an invalid option, a file,
     # chunks) is the pure twin's, which checks them as EventDecoder does.
-    cdef Py_buffer view
-    cdef const unsigned char* p
-    cdef Py_ssize_t n, pos = 0
-    cdef uint32_t size = 0
-    cdef unsigned long long index = 0, max_size, rest_index = 0, rest_offset = 0
-    cdef const char* errs = NULL
-    cdef long depth
-    cdef long long limit = -1
-    cdef list events = []
-    cdef list rest = None
-    cdef object buf, payload, event, refused = None, decode = None, error = None
     if (max_events is _FD_BATCH and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
             and max_event_size is _FD_EVENT_SIZE):
@@ -323,6 +315,24 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
             data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
             max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
         )
+    return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
+                             max_frame_size)
+
+
+cdef list _fd_decode_frames(object buf, object max_events, object unknown_events,
+                            object invalid_utf8, object max_depth, object max_frame_size):
+    # decode_proto's C path: buf is bytes or a flat byte view; the options are valid
+    cdef Py_buffer view
+    cdef const unsigned char* p
+    cdef Py_ssize_t n, pos = 0
+    cdef uint32_t size = 0
+    cdef unsigned long long index = 0, max_size, rest_index = 0, rest_offset = 0
+    cdef const char* errs = NULL
+    cdef long depth
+    cdef long long limit = -1
+    cdef list events = []
+    cdef list rest = None
+    cdef object payload, event, refused = None, decode = None, error = None
     if invalid_utf8 == "replace":
         errs = "replace"
     depth = max_depth
@@ -401,38 +411,77 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
 
     Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder).
     """
-    # C strategy: a capture that is plain "data: <json>" blocks only, with the
-    # default options, is SSEDecoder's fast path from end to end (a fresh decoder
-    # takes it from the first block, and close() then holds nothing); that path has
-    # no side effects, so anything else starts over in the pure twin.
-    global _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS
-    cdef list out
-    cdef char* buf
-    cdef Py_ssize_t n
+    cdef object out
     if (type(data) is bytes and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
             and max_event_size is _FD_EVENT_SIZE
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
-        if _FD_SSE_MAX_SIZE < 0:
-            reader = _fd_sse.SSEEventReader()
-            _FD_SSE_MAX_BRACKETS = reader._max_brackets
-            _FD_SSE_MAX_SIZE = reader.parser._max
-        buf = PyBytes_AS_STRING(data)
-        n = PyBytes_GET_SIZE(data)
-        if memchr(buf, 13, <size_t>n) == NULL:  # no CR: the fast path's
-            out = []
-            if (_sse_plain_blocks(buf, n, 0, _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS, out) == n
-                    and (max_events is None or len(out) <= max_events)):
-                return out
+        out = _fd_plain_sse(data, max_events)
+        if out is not None:
+            return out
     return _fd_py.decode_sse(
         data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
         max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
     )
 
 
+cdef object _fd_plain_sse(bytes data, object max_events):
+    # decode_sse's C path (the default options; max_events valid): the events of a
+    # capture that is plain "data: <json>" blocks only, else None. Such a capture is
+    # SSEDecoder's fast path from end to end (a fresh decoder takes it from the first
+    # block, and close() then holds nothing); that path has no side effects, so
+    # anything else starts over in the pure twin.
+    global _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS
+    cdef list out
+    cdef char* buf = PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    if _FD_SSE_MAX_SIZE < 0:
+        reader = _fd_sse.SSEEventReader()
+        _FD_SSE_MAX_BRACKETS = reader._max_brackets
+        _FD_SSE_MAX_SIZE = reader.parser._max
+    if memchr(buf, 13, <size_t>n) != NULL:  # a CR: not the fast path's
+        return None
+    out = []
+    if _sse_plain_blocks(buf, n, 0, _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS, out) != n:
+        return None
+    if max_events is not None and len(out) > max_events:
+        return None
+    return out
+
+
+def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
+    """decode(source, content_type=None, *, max_events=1000000, **options) -> list[dict]
+
+    Every event of a whole capture (bytes, a binary file, or chunks), the format
+    sniffed unless content_type is given (contract: agui_wire._codec.frame_decoder).
+    """
+    # C strategy: bytes with no options go to decode_proto's or decode_sse's C path
+    # (the transport sniffed by _reader.sniff when none is given); anything else,
+    # or what those paths do not take, is the pure twin's.
+    cdef object kind = content_type
+    cdef object out
+    if (not options and type(source) is bytes
+            and (max_events is None or (type(max_events) is int and max_events >= 0))):
+        if kind is None:
+            try:
+                kind = _fd_reader.sniff(source)
+            except _fd_DecodeError:
+                kind = None  # the pure twin's to raise, as EventDecoder.feed does
+        if type(kind) is str:
+            if kind == _FD_PROTO:
+                return _fd_decode_frames(source, max_events, _FD_SKIP, _FD_ERROR, _FD_DEPTH,
+                                         _FD_FRAME_SIZE)
+            if kind == _FD_SSE:
+                out = _fd_plain_sse(source, max_events)
+                if out is not None:
+                    return out
+    return _fd_py.decode(source, content_type, max_events=max_events, **options)
+
+
 # Last, when every name of this module is defined: these modules reach backend
 # (through _reader), which binds each name the extension has. When the extension is
 # imported first (tests/fuzz/fuzzlib.py does), backend is loaded from here and sees
 # this module as it stands: imported at the top, it missed the functions above.
+from agui_wire import _reader as _fd_reader
 from agui_wire._codec import frame_decoder as _fd_py
 from agui_wire._codec import sse_reader as _fd_sse

@@ -37,6 +37,7 @@ __all__ = [
     "FrameReader",
     "SSEDecoder",
     "SSEEncoder",
+    "decode",
     "decode_payload",
     "decode_proto",
     "decode_sse",
@@ -62,6 +63,7 @@ _NAMES: Final = {
     "SSEDecoder": "frame_decoder",
     "decode_proto": "frame_decoder",
     "decode_sse": "frame_decoder",
+    "decode": "frame_decoder",
 }
 
 
@@ -108,6 +110,7 @@ IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(
 if TYPE_CHECKING:
     from .frame_decoder import FrameDecoder as FrameDecoder
     from .frame_decoder import SSEDecoder as SSEDecoder
+    from .frame_decoder import decode as decode
     from .frame_decoder import decode_proto as decode_proto
     from .frame_decoder import decode_sse as decode_sse
     from .framing import FrameReader as FrameReader

@@ -22,16 +22,18 @@ the rest of the chunk goes through ``payload_records`` (which applies
 bounds the events handed out (``LimitExceeded`` / ``SSELimitExceeded`` at that
 index). Framing errors, limits and positions are ``FrameReader``'s.
 
-``decode_proto`` and ``decode_sse`` are the one-shots (``agui_wire.decode_proto``,
-``agui_wire.decode`` of bytes): a whole capture in one call, exactly an
-``EventDecoder`` of that transport fed it and closed (the same events, errors,
-warnings; the error raised carries the events before it in ``.events``). The pure
-twins are that. The Cython ``decode_proto`` cuts and decodes a buffer's frames with
-no reader object, and hands a refused frame and the rest to the same functions
-(``decode_rest``, ``over_limit``, ``framing``'s error builders); the Cython
-``decode_sse`` takes a ``bytes`` capture that is plain blocks only (the SSE fast
-path's, which has no side effects) and hands anything else, from its start, to the
-pure twin. Both hand an invalid option, a file or chunks to the pure twin.
+``decode_proto``, ``decode_sse`` and ``decode`` are the one-shots
+(``agui_wire.decode_proto``, ``agui_wire.decode``): a whole capture in one call,
+exactly an ``EventDecoder`` fed it and closed (the same events, errors, warnings;
+the error raised carries the events before it in ``.events``). The pure twins are
+that; ``decode`` of bytes with no options is the transport's one-shot. The Cython
+``decode_proto`` cuts and decodes a buffer's frames with no reader object, and
+hands a refused frame and the rest to the same functions (``decode_rest``,
+``over_limit``, ``framing``'s error builders); the Cython ``decode_sse`` takes a
+``bytes`` capture that is plain blocks only (the SSE fast path's, which has no side
+effects) and hands anything else, from its start, to the pure twin; the Cython
+``decode`` takes bytes with no options to those two C paths. An invalid option, a
+file or chunks go to the pure twin.
 """
 
 from __future__ import annotations
@@ -39,18 +41,31 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .._reader import Source, UnknownPolicy, Utf8Policy, check_options, chunks, payload_records
+from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .._reader import (
+    Source,
+    UnknownPolicy,
+    Utf8Policy,
+    check_options,
+    chunks,
+    payload_records,
+    sniff,
+)
 from ..errors import DecodeError, LimitExceeded, SSELimitExceeded, UnknownEventWarning
 from . import proto_reader
 from .framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, FrameReader
 from .proto_reader import DEFAULT_MAX_DEPTH
 from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
 
+if TYPE_CHECKING:
+    from .._decoder import EventDecoder
+
 __all__ = [
     "FrameDecoder",
     "SSEDecoder",
+    "decode",
     "decode_all",
     "decode_proto",
     "decode_rest",
@@ -176,13 +191,10 @@ class FrameDecoder(FrameReader):
         return []
 
 
-def decode_all(
-    reader: FrameDecoder | SSEDecoder, source: Source, events: list[Event] | None = None
-) -> list[Event]:
-    """``events`` (default none) and every event of ``source`` (``chunks``) fed to
-    ``reader``, which is then closed; the ``DecodeError`` raised carries them all
-    in ``.events``."""
-    out: list[Event] = [] if events is None else events
+def decode_all(reader: FrameDecoder | SSEDecoder | EventDecoder, source: Source) -> list[Event]:
+    """Every event of ``source`` (``chunks``) fed to ``reader``, which is then
+    closed; the ``DecodeError`` raised carries the events before it in ``.events``."""
+    out: list[Event] = []
     try:
         for chunk in chunks(source):
             out += reader.feed(chunk)
@@ -242,6 +254,34 @@ def decode_sse(
         max_events=max_events,
     )
     return decode_all(reader, data)
+
+
+def decode(
+    source: Source,
+    content_type: str | None = None,
+    *,
+    max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
+    **options: Any,
+) -> list[Event]:
+    """Every event of a whole capture (bytes, a binary file, or chunks), the format
+    sniffed unless ``content_type`` is given. On a bad frame or event the
+    ``DecodeError`` raised carries the events before it in ``.events``."""
+    if type(source) is bytes and not options:
+        # the transport's one-shot, which is an EventDecoder fed source and closed
+        kind = content_type
+        if kind is None:
+            try:
+                kind = sniff(source)
+            except DecodeError:
+                kind = None  # raised by the EventDecoder below, as its feed() does
+        if kind == PROTO_MEDIA_TYPE:
+            return backend.decode_proto(source, max_events=max_events)
+        if kind == SSE_MEDIA_TYPE:
+            return backend.decode_sse(source, max_events=max_events)
+    # here, not at the top: _decoder imports backend, which loads this module
+    from .._decoder import EventDecoder
+
+    return decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
 
 
 class SSEDecoder:
