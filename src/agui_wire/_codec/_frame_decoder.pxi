@@ -277,6 +277,7 @@ cdef class SSEDecoder:
         return self._deliver(self._reader.close())
 
 
+@cython.embedsignature(False)  # the docstring's line shows the defaults' values
 def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
                  invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
                  max_event_size=_FD_EVENT_SIZE):
@@ -403,6 +404,7 @@ cdef Py_ssize_t _FD_SSE_MAX_SIZE = -1
 cdef Py_ssize_t _FD_SSE_MAX_BRACKETS = -1
 
 
+@cython.embedsignature(False)  # the docstring's line shows the defaults' values
 def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
                invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
                max_event_size=_FD_EVENT_SIZE):
@@ -449,6 +451,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     return out
 
 
+@cython.embedsignature(False)  # the docstring's line shows the defaults' values
 def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
     """decode(source, content_type=None, *, max_events=1000000, **options) -> list[dict]
 
