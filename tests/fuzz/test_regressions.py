@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import importlib
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -339,3 +340,39 @@ def test_fuzz_encode_cycle_beside_a_wide_list() -> None:
     assert refusals == {
         ("a cycle: this is the event again, inside itself", "/event/8/0/0/1/1/0")
     }, refusals
+
+
+# -- a bad key after a bad value, SSE, normalized events ---------------------------------
+# Found by fuzz_encode in the second campaign: {"\ra\ufeff": 2**64, "\udc00a\raa": None}
+# as an OrderedDict (so normalized first) was refused for the lone surrogate in the
+# second key, as a plain dict for the integer in the first value: _write checked every
+# key of an object before writing its first value. It now checks each key just before
+# its value, as _locate reads a plain dict (key, then value, entry by entry).
+
+KEY_AFTER_VALUE = base64.b64decode("ABH/PUv/8cch/9r/BAA7/wQAO/8AfA==")
+
+
+def test_fuzz_encode_key_after_value() -> None:
+    from tests.fuzz import fuzz_encode
+
+    fuzz_encode.test_one_input(KEY_AFTER_VALUE)
+
+
+@pytest.mark.parametrize("mapping", [dict, OrderedDict], ids=["dict", "OrderedDict"])
+@pytest.mark.parametrize("first", ["value", "key"])
+def test_sse_names_the_first_fault_of_an_object_in_order(mapping: Any, first: str) -> None:
+    from agui_wire._codec import sse_writer
+
+    entries = [("a", 2**64), ("b\udc00", None)]
+    if first == "key":
+        entries.reverse()
+    value = mapping(entries)
+    event = {"type": "CUSTOM", "name": "n", "value": value}
+    want = ("/value/a", "integer") if first == "value" else ("/value/b\udc00", "lone surrogate")
+    for encode in (encode_sse, sse_writer.encode_sse):
+        with pytest.raises(EncodeError) as info:
+            encode(event)
+        assert (info.value.path, want[1] in info.value.reason) == (want[0], True), (
+            encode.__module__,
+            info.value,
+        )

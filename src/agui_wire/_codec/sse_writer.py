@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -605,6 +605,13 @@ def _encode(event: Any) -> bytes:
     return _general(event)
 
 
+class _Key(NamedTuple):
+    """An object key on ``_write``'s stack, with the pointer of its object."""
+
+    key: str
+    path: str
+
+
 def _write(value: Any, event_type: str) -> bytes:
     """``value`` (exact JSON types, as ``_normalize`` leaves them) as orjson would
     write it, for what orjson.dumps refuses: nesting deeper than it goes, up to
@@ -623,22 +630,24 @@ def _write(value: Any, event_type: str) -> bytes:
         if type(item) is bytes:
             out += item
             continue
+        if type(item) is _Key:
+            try:
+                out += _dumps(item.key) + b":"
+            except _JSONEncodeError:
+                raise _refusal(item.key, True, item.path, event_type) from None
+            continue
         v, path = item
         t = type(v)
         if t is dict:
             out += b"{"
             push(b"}")
-            entries: list[Any] = []
-            for k, sub in v.items():
-                try:
-                    key = _dumps(k)
-                except _JSONEncodeError:
-                    raise _refusal(k, True, path, event_type) from None
-                entries.append((key, (sub, pointer_join(path, k))))
-            for n, (key, child) in enumerate(reversed(entries)):
-                push(child)
-                push(key + b":")
-                if n < len(entries) - 1:
+            # each key is written (so checked) just before its value: a bad key in
+            # a later entry must not be named before a bad value in an earlier one
+            last = len(v) - 1
+            for n, (k, sub) in enumerate(reversed(v.items())):
+                push((sub, pointer_join(path, k)))
+                push(_Key(k, path))
+                if n < last:
                     push(b",")
         elif t is list:
             out += b"["
