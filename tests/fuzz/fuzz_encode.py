@@ -100,6 +100,26 @@ def known_issue(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
     return None
 
 
+def known_backend_issue(name: str, want: tuple[Any, ...], got: tuple[Any, ...]) -> str | None:
+    """A known difference between the pure and the Cython encoder, or ``None``. Open bugs
+    only, each with a strict xfail in test_regressions.py that fails once it is fixed.
+
+    * ``proto-message-cycle``: the Cython protobuf encoder finds a cycle by identity only
+      inside JSON values; an event or message reused where the schema reads a message
+      (an event that is its own ``outcome``) is written from the fields that message
+      has, where the pure twin (and SSE) refuse the cycle
+      (``test_proto_refuses_an_event_that_is_its_own_outcome``).
+    """
+    if (
+        name.startswith("proto")
+        and want[0] == "error"
+        and got[0] == "ok"
+        and (want[3].startswith("a cycle"))
+    ):
+        return "proto-message-cycle"
+    return None
+
+
 def show(r: tuple[Any, ...]) -> str:
     text = repr(r[1]) if r[0] == "ok" else f"{r[1].__name__}: {r[2]}"
     return text if len(text) < 400 else text[:400] + "..."
@@ -141,7 +161,9 @@ def check(event: Any, twin: Any, ambiguous: bool) -> None:
         want = results[name] = result(fn, event)
         for backend, encoders in BACKENDS[1:]:
             got = result(encoders[name], event)
-            assert got == want, f"{name}: pure {show(want)}\n  {backend} {show(got)}"
+            assert got == want or known_backend_issue(name, want, got), (
+                f"{name}: pure {show(want)}\n  {backend} {show(got)}"
+            )
         transport = name.split()[0]
         if name != transport:  # encode_many([e]) is encode(e)
             assert want == results[transport], f"{name}: {show(want)}, one: {show(results[name])}"
