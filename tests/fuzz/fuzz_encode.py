@@ -90,6 +90,9 @@ def known_issue(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
       writers' fast scan, which looks at values first and names the value; any
       other mapping is read entry by entry and names the key. Both are refusals of
       the same object; which one is named is not yet the same.
+    * ``proto-key-after-cycle`` (open, found in the second campaign): an object holding
+      a key that is not a string and an entry leading back to an open container; the
+      protobuf writers name the key for a plain dict, the cycle for another mapping.
     """
     if a[0] == b[0] == "error" and a[1:] != b[1:]:
         reasons = (a[3], b[3])
@@ -97,6 +100,10 @@ def known_issue(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
             r.endswith("is not a JSON value") for r in reasons
         ):
             return "sse-key-after-value"
+        if any(r.startswith("object key ") for r in reasons) and any(
+            r.startswith("a cycle") for r in reasons
+        ):
+            return "proto-key-after-cycle"
     return None
 
 
