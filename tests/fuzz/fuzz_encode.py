@@ -82,51 +82,6 @@ def same_place(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a == b if a[0] == "ok" else (a[0], a[1], a[4], a[5]) == (b[0], b[1], b[4], b[5])
 
 
-def known_issue(a: tuple[Any, ...], b: tuple[Any, ...]) -> str | None:
-    """A known difference between graph and twin, or ``None``. Kept narrow.
-
-    * ``sse-key-after-value``: an object holding both a key that is not a string
-      and, in a later entry, a value JSON has none for. A plain dict takes the SSE
-      writers' fast scan, which looks at values first and names the value; any
-      other mapping is read entry by entry and names the key. Both are refusals of
-      the same object; which one is named is not yet the same.
-    * ``proto-key-after-cycle`` (open, found in the second campaign): an object holding
-      a key that is not a string and an entry leading back to an open container; the
-      protobuf writers name the key for a plain dict, the cycle for another mapping.
-    """
-    if a[0] == b[0] == "error" and a[1:] != b[1:]:
-        reasons = (a[3], b[3])
-        if any(r.startswith("object key ") for r in reasons) and any(
-            r.endswith("is not a JSON value") for r in reasons
-        ):
-            return "sse-key-after-value"
-        if any(r.startswith("object key ") for r in reasons) and any(
-            r.startswith("a cycle") for r in reasons
-        ):
-            return "proto-key-after-cycle"
-    return None
-
-
-def known_backend_issue(name: str, want: tuple[Any, ...], got: tuple[Any, ...]) -> str | None:
-    """A known difference between the pure and the Cython encoder, or ``None``. Open bugs
-    only, each with a strict xfail in test_regressions.py that fails once it is fixed.
-
-    * ``proto-message-cycle``: the Cython protobuf encoder finds a cycle by identity only
-      inside JSON values; an event or message reused where the schema reads a message
-      (an event that is its own ``outcome``) is written from the fields that message
-      has, where the pure twin (and SSE) refuse the cycle
-      (``test_proto_refuses_an_event_that_is_its_own_outcome``).
-    """
-    if (
-        name.startswith("proto")
-        and want[0] == "error"
-        and got[0] == "ok"
-        and (want[3].startswith("a cycle"))
-    ):
-        return "proto-message-cycle"
-    return None
-
-
 def show(r: tuple[Any, ...]) -> str:
     text = repr(r[1]) if r[0] == "ok" else f"{r[1].__name__}: {r[2]}"
     return text if len(text) < 400 else text[:400] + "..."
@@ -168,18 +123,14 @@ def check(event: Any, twin: Any, ambiguous: bool) -> None:
         want = results[name] = result(fn, event)
         for backend, encoders in BACKENDS[1:]:
             got = result(encoders[name], event)
-            assert got == want or known_backend_issue(name, want, got), (
-                f"{name}: pure {show(want)}\n  {backend} {show(got)}"
-            )
+            assert got == want, f"{name}: pure {show(want)}\n  {backend} {show(got)}"
         transport = name.split()[0]
         if name != transport:  # encode_many([e]) is encode(e)
             assert want == results[transport], f"{name}: {show(want)}, one: {show(results[name])}"
         elif not ambiguous:
             plain = result(fn, twin)
             # a message may name the Python type where JSON has none ("got UserDict")
-            assert same_place(plain, want) or known_issue(plain, want), (
-                f"{name}: graph {show(want)}\n  twin {show(plain)}"
-            )
+            assert same_place(plain, want), f"{name}: graph {show(want)}\n  twin {show(plain)}"
             if want[0] == "ok":
                 round_trip(transport, want[1], twin)
 

@@ -13,6 +13,7 @@ fuzz runs.
 from __future__ import annotations
 
 import base64
+import enum
 import importlib
 from collections import OrderedDict
 from typing import Any
@@ -378,42 +379,55 @@ def test_sse_names_the_first_fault_of_an_object_in_order(mapping: Any, first: st
         )
 
 
-# -- an event that is its own outcome, protobuf, Cython (OPEN) ----------------------------
+# -- an event that is its own outcome, protobuf, Cython ----------------------------------
 # Found by fuzz_encode in the second campaign, after d94c964: a SUBAGENT_FINISHED event
 # whose `outcome` is the event itself. The pure protobuf writer and both SSE writers
-# refuse the cycle; the Cython protobuf encoder keeps identities only inside JSON values,
-# so it writes the outcome from the event's own fields. fuzz_encode tolerates exactly
-# this (known_backend_issue "proto-message-cycle") until it is fixed; then this passes
-# and strict xfail fails, and both go.
+# refused the cycle; the Cython protobuf encoder kept identities only inside JSON
+# values, so it wrote the outcome from the event's own fields. It now keeps the
+# message-level containers open too (tests/unit/test_encode_cycles.py holds more).
 
 OWN_OUTCOME = base64.b64decode("AGNjY5wBAAAAqw==")
 
 
-@pytest.mark.skipif(fast_module("encode_frame") is None, reason="the Cython encoder is not built")
-@pytest.mark.xfail(strict=True, reason="open: C tracks no message-level containers (issue 15)")
-def test_proto_refuses_an_event_that_is_its_own_outcome() -> None:
-    fast = fast_module("encode_frame")
-    event: dict[str, Any] = {"type": "SUBAGENT_FINISHED", "subagentRunId": "s"}
-    event["outcome"] = event
-    for encode in (encode_sse, proto_writer.encode_frame, fast.encode_frame):
-        with pytest.raises(EncodeError, match="a cycle"):
-            encode(event)
-
-
-def test_fuzz_encode_own_outcome_is_the_known_difference() -> None:
+def test_fuzz_encode_own_outcome() -> None:
     from tests.fuzz import fuzz_encode
 
     fuzz_encode.test_one_input(OWN_OUTCOME)
+    event: dict[str, Any] = {"type": "SUBAGENT_FINISHED", "subagentRunId": "s"}
+    event["outcome"] = event
+    for _, encoders in fuzz_encode.BACKENDS:
+        for encode in encoders.values():
+            with pytest.raises(EncodeError, match="a cycle: this is the event again"):
+                encode(event)
 
 
-# Found by fuzz_encode in the second campaign (open, tolerated as fuzz_encode's
-# known_issue "proto-key-after-cycle"): a key that is not a string beside a cycle,
-# named differently for a dict and another mapping. Replayed so it stays tolerated only
-# as that difference and raises nothing else.
+# -- a key that is not a string beside a cycle, protobuf ---------------------------------
+# Found by fuzz_encode in the second campaign: {EventType.X: None, "k": <cycle>, 1: None}
+# was refused for the cycle, and its twin {"X": None, "k": <cycle>, 1: None} for the key
+# 1: proto_writer stopped checking keys at the first str subclass it converted. The
+# protobuf writers check every key of an object before its values (they order the keys
+# as JavaScript does first), so both name the key now.
+
 KEY_BESIDE_A_CYCLE = base64.b64decode("XQAR7z1L//HHxwDHxwDAAPb/6B85OTkwOTn5+Sb7Jg==")
 
 
-def test_fuzz_encode_key_beside_a_cycle_is_the_known_difference() -> None:
+def test_fuzz_encode_key_beside_a_cycle() -> None:
     from tests.fuzz import fuzz_encode
 
     fuzz_encode.test_one_input(KEY_BESIDE_A_CYCLE)
+
+
+@pytest.mark.parametrize("first", ["str subclass", "str"])
+def test_proto_checks_every_key_before_the_values(first: str) -> None:
+    class Key(str, enum.Enum):
+        X = "X"
+
+    raw: dict[Any, Any] = {Key.X if first == "str subclass" else "X": None}
+    raw["k"] = raw
+    raw[1] = None
+    event = {"type": "RAW", "event": raw}
+    encoders = [proto_writer.encode_frame, *((FAST.encode_frame,) if FAST else ())]
+    for encode in encoders:
+        with pytest.raises(EncodeError) as info:
+            encode(event)
+        assert (info.value.reason, info.value.path) == ("object key 1 is not a string", "/event")

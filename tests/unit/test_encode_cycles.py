@@ -169,3 +169,84 @@ def test_a_cycle_beside_a_wide_list_is_found_by_identity() -> None:
     assert set(got.values()) == {
         ("a cycle: this is the container at /value again, inside itself", "CUSTOM", "/value/1")
     }, got
+
+
+def _own_outcome() -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "SUBAGENT_FINISHED", "subagentRunId": "s"}
+    event["outcome"] = event
+    return event
+
+
+def _outcome_in_its_payload() -> dict[str, Any]:
+    outcome: dict[str, Any] = {"type": "interrupt"}
+    outcome["interrupts"] = [outcome]
+    return {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": outcome}
+
+
+def _messages_as_tool_calls() -> dict[str, Any]:
+    messages: list[Any] = []
+    function = {"name": "f", "arguments": ""}
+    messages.append(
+        {
+            "id": "m",
+            "role": "assistant",
+            "toolCalls": messages,
+            "type": "function",
+            "function": function,
+        }
+    )
+    return {"type": "MESSAGES_SNAPSHOT", "messages": messages}
+
+
+def _message_as_a_function() -> dict[str, Any]:
+    message: dict[str, Any] = {"id": "m", "role": "assistant", "name": "f", "arguments": ""}
+    message["toolCalls"] = [{"id": "c", "type": "function", "function": message}]
+    return {"type": "MESSAGES_SNAPSHOT", "messages": [message]}
+
+
+# An event, message or list the schema reads as a message, met again where it reads
+# one (not inside a JSON value): each inner object is valid as what it is read as, so
+# only the cycle is wrong (the Cython protobuf encoder used to write these; found by
+# fuzz_encode, tests/fuzz/test_regressions.py).
+MESSAGE_LEVEL: dict[str, tuple[Callable[[], Any], str, str]] = {
+    "own outcome": (_own_outcome, "the event", "/outcome"),
+    "outcome in its payload": (
+        _outcome_in_its_payload,
+        "the container at /outcome",
+        "/outcome/interrupts/0",
+    ),
+    "messages as tool calls": (
+        _messages_as_tool_calls,
+        "the container at /messages",
+        "/messages/0/toolCalls",
+    ),
+    "message as a function": (
+        _message_as_a_function,
+        "the container at /messages/0",
+        "/messages/0/toolCalls/0/function",
+    ),
+}
+
+
+@pytest.mark.parametrize("graph", list(MESSAGE_LEVEL))
+def test_a_cycle_between_messages_is_refused_everywhere(graph: str) -> None:
+    build, owner, path = MESSAGE_LEVEL[graph]
+    event = build()
+    got = {name: refusal(encode, event) for name, encode in ENCODERS.items()}
+    want = (f"a cycle: this is {owner} again, inside itself", event["type"], path)
+    assert set(got.values()) == {want}, got
+
+
+def test_a_message_shared_between_fields_is_no_cycle() -> None:
+    # a message object used twice, side by side, is written twice
+    message = {"id": "m", "role": "user", "content": [{"type": "text", "text": "t"}]}
+    function = {"name": "f", "arguments": "{}"}
+    calls = [{"id": "c", "type": "function", "function": function}] * 2
+    event = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [message, message, {"id": "a", "role": "assistant", "toolCalls": calls}],
+    }
+    outs: dict[str, set[bytes]] = {name.split()[0]: set() for name in ENCODERS}
+    for name, encode in ENCODERS.items():
+        outs[name.split()[0]].add(encode(event))
+    assert all(len(o) == 1 for o in outs.values()), outs

@@ -169,6 +169,7 @@ cdef enum:
     _EN_RETYPE = -2         # the event `type` is a str subclass: look it up in Python
     _EN_KEEP = 262144       # scratch kept between calls; a huge event's is freed
     _EN_INITIAL = 4096
+    _EN_MAXOPEN = 32        # message-level containers open at once (the schema nests ~8)
 
 # schema.Kind values
 cdef enum:
@@ -262,6 +263,8 @@ ctypedef struct _EnState:
     Py_ssize_t npairs
     Py_ssize_t pairs_cap
     agw_ids deep                # the open containers _EN_DEEP or more below a JSON root
+    PyObject* open[_EN_MAXOPEN] # the message-level containers open (the event first)
+    int nopen
 
 cdef _EnSpec _en_specs[_EN_MAXSPEC]
 cdef _EnSpec _en_events[_EN_MAXEVENTS]  # by index in _en_types
@@ -486,6 +489,21 @@ cdef inline bint _en_array_index(PyObject* key, uint64_t* number) noexcept:
     return x <= AGW_U32_MAX - 1
 
 
+cdef inline int _en_enter(_EnState* e, PyObject* obj) noexcept:
+    """Open the message-level container `obj` (an event, message, outcome or list of
+    them); BAIL if it is open already: a cycle, which proto_writer words. Schema
+    nesting is shallow, so a scan beats a set; beyond _EN_MAXOPEN, BAIL too."""
+    cdef int i
+    for i in range(e.nopen):
+        if e.open[i] == obj:
+            return _EN_BAIL
+    if e.nopen == _EN_MAXOPEN:
+        return _EN_BAIL
+    e.open[e.nopen] = obj
+    e.nopen += 1
+    return 0
+
+
 cdef int _en_push(_EnState* e, PyObject* obj, PyObject* key, Py_ssize_t mark) noexcept:
     """Open a JSON container: for an object, park its entries on the pair stack
     in JavaScript property order."""
@@ -608,6 +626,9 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
         r = _en_scalar(e, root)
         if r != 0:
             return 0 if r == 1 else _EN_BAIL
+    for r in range(e.nopen):
+        if e.open[r] == root:
+            return _EN_BAIL     # a message-level container again, as a JSON value: a cycle
     agw_ids_clear(&e.deep)      # left over by a walk that bailed
     if _en_push(e, root, NULL, _en_written(e)) < 0:
         return _EN_BAIL
@@ -703,17 +724,22 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
             n = capi.PyTuple_GET_SIZE(v)
         else:
             return _EN_BAIL
-        for j in range(n - 1, -1, -1):
-            item = capi.PyList_GET_ITEM(v, j) if capi.PyList_CheckExact(v) else capi.PyTuple_GET_ITEM(v, j)
-            if f.kind == _K_STRING:
+        if f.kind == _K_STRING:
+            for j in range(n - 1, -1, -1):
+                item = capi.PyList_GET_ITEM(v, j) if capi.PyList_CheckExact(v) else capi.PyTuple_GET_ITEM(v, j)
                 if _en_string(e, item, f.tag, True) < 0:
                     return _EN_BAIL
-            else:
-                mark = _en_written(e)
-                if _en_message(e, &_en_specs[f.sub], item) < 0:
-                    return _EN_BAIL
-                if _en_close(e, mark, f.tag) < 0:
-                    return _EN_BAIL
+            return 0
+        if _en_enter(e, v) < 0:
+            return _EN_BAIL
+        for j in range(n - 1, -1, -1):
+            item = capi.PyList_GET_ITEM(v, j) if capi.PyList_CheckExact(v) else capi.PyTuple_GET_ITEM(v, j)
+            mark = _en_written(e)
+            if _en_message(e, &_en_specs[f.sub], item) < 0:
+                return _EN_BAIL
+            if _en_close(e, mark, f.tag) < 0:
+                return _EN_BAIL
+        e.nopen -= 1
         return 0
     if f.kind == _K_STRING:
         return _en_string(e, v, f.tag, f.presence)
@@ -827,9 +853,11 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
     cdef int arm
     cdef _EnSpec* sp
     n = capi.PyList_GET_SIZE(seq) if capi.PyList_CheckExact(seq) else capi.PyTuple_GET_SIZE(seq)
+    if _en_enter(e, seq) < 0:
+        return _EN_BAIL
     for j in range(n - 1, -1, -1):
         part = capi.PyList_GET_ITEM(seq, j) if capi.PyList_CheckExact(seq) else capi.PyTuple_GET_ITEM(seq, j)
-        if not capi.PyDict_CheckExact(part):
+        if not capi.PyDict_CheckExact(part) or _en_enter(e, part) < 0:
             return _EN_BAIL
         if _en_collect(part, _en_part_index, slots, &present, &unmatched) < 0:
             return _EN_BAIL
@@ -846,11 +874,22 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
             return _EN_BAIL
         if _en_close(e, mark, sp.arm_tag) < 0 or _en_close(e, mark, tag) < 0:
             return _EN_BAIL
+        e.nopen -= 1
+    e.nopen -= 1
     return 0
 
 
 cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     """The body of a nested message holding the JSON object `obj`."""
+    if not capi.PyDict_CheckExact(obj) or _en_enter(e, obj) < 0:
+        return _EN_BAIL
+    if _en_message_body(e, sp, obj) < 0:
+        return _EN_BAIL
+    e.nopen -= 1
+    return 0
+
+
+cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     cdef PyObject* slots[_EN_MAXSLOT]
     cdef uint64_t present, required = 0
     cdef Py_ssize_t unmatched, mark
@@ -861,8 +900,6 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     cdef int allowed = 7
     cdef bint content_required = False
     cdef _EnSpecial x
-    if not capi.PyDict_CheckExact(obj):
-        return _EN_BAIL
     if _en_collect(obj, sp.index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
     if sp.special == _SP_PLAIN:
@@ -932,7 +969,8 @@ cdef int _en_outcome(
     cdef Py_ssize_t unmatched
     cdef int r
     cdef _EnOutcome* oc = NULL
-    if not capi.PyDict_CheckExact(outcome):
+    # open until the event is done (its payload is written with the arm's fields)
+    if not capi.PyDict_CheckExact(outcome) or _en_enter(e, outcome) < 0:
         return _EN_BAIL
     if _en_collect(outcome, _en_outcome_index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
@@ -975,6 +1013,8 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
     cdef _EnSpecial x = _en_plain
     if not capi.PyDict_CheckExact(event):
         return _EN_BAIL
+    e.open[0] = event
+    e.nopen = 1
     if _en_collect(event, _en_event_index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
     if not (present >> _EV_TYPE) & 1:
@@ -1048,6 +1088,7 @@ cdef inline _EnState* _en_acquire() except NULL:
         e.pos = e.end
         e.nframes = 0
         e.npairs = 0
+        e.nopen = 0
         return e
     return _en_acquire_slow()
 
@@ -1077,6 +1118,7 @@ cdef _EnState* _en_acquire_slow() except NULL:
     e.pos = e.end
     e.nframes = 0
     e.npairs = 0
+    e.nopen = 0
     return e
 
 
@@ -1693,6 +1735,8 @@ cdef object _en_find(object event, bint lossy, Py_ssize_t max_depth):
                     continue
                 if v == <PyObject*>event:   # the event inside itself
                     return (<object>t, <object>f.key, k == 0, None, None, None)
+                e.open[0] = <PyObject*>event
+                e.nopen = 1
                 r = _en_judge(e, f, v)
                 if r == _EN_FINE:
                     continue

@@ -386,12 +386,13 @@ class _Encoder:
             container = _plain_array(container)
             return _Frame(container, range(len(container)), VALUE_LIST, key, ident)
         container = _plain_object(container)
-        for k in container:
-            if type(k) is not str:
+        # every key is checked before any value: a key that is no string is the
+        # object's fault, met before whatever its values hold
+        if any(type(k) is not str for k in container):
+            for k in container:
                 if not isinstance(k, str):
                     raise self._bad_key(k)
-                container = {_plain_str(k): v for k, v in container.items()}
-                break
+            container = {_plain_str(k): v for k, v in container.items()}
         return _Frame(container, js_key_order(container), VALUE_STRUCT, key, ident)
 
     def _too_deep(self, key: str | int) -> EncodeError:
