@@ -26,6 +26,12 @@ event) against the same event with a valid value there. Two sizes: a small
 raising an ``EncodeError`` in Python, ~1 us) and the ~50 KB ``STATE_SNAPSHOT`` of
 benchmarks/workloads.py.
 
+The ``floor`` row is raising an ``EncodeError`` in Python with no encoding at all,
+against the Cython protobuf encoder's small accept (~0.3 us): about 2x already. A
+small event's refusal is that plus the Python code that words it (the one place
+each error text lives), a constant few microseconds, which is why the small-event
+encoder rows stay above 3x while the 50 KB rows and every decoder row meet it.
+
 Method: per row, the accept and the refuse call alternate round by round (each
 sample calibrated to ``--min-time``); reported: the median time of each and the
 median of the per-round ratios refuse/accept (neighbours in time, so load on the
@@ -189,6 +195,20 @@ def encoder_rows(pure: bool) -> list[tuple[str, Call, Call]]:
         return out
 
     out: list[tuple[str, Call, Call]] = []
+    if encoders:
+        # the least any refusal in Python costs: raising one EncodeError, no encoding
+        def floor() -> None:
+            raise EncodeError("r", event_type="CUSTOM", path="/value/last")
+
+        good_small = event("small", 0.5)
+        name, encode = next((n, e) for n, e in encoders if n.endswith("protobuf"))
+        out.append(
+            (
+                f"floor: raise an EncodeError, against {name}'s small accept",
+                lambda e=encode: e(good_small),
+                floor,
+            )
+        )
     for size in ("small", "50 KB"):
         for what, bad, fine in (("NaN", float("nan"), 0.5), ("lone surrogate", "a\ud800", "a")):
             good_event, bad_event = event(size, fine), event(size, bad)

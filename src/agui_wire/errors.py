@@ -59,14 +59,24 @@ class EncodeError(AguiWireError, ValueError):
     the event itself); ``reason`` says what is wrong with it.
     """
 
+    # The message is put together when it is shown, not when the error is raised: a
+    # small event's refusal costs little more than its success. ``args`` is
+    # ``(reason,)`` (as BaseException.__new__ sets it), so a pickled error comes back
+    # whole: the class called with it, then the attributes.
     def __init__(self, reason: str, *, event_type: str | None = None, path: str = "") -> None:
         self.reason = reason
         self.event_type = event_type
         self.path = path
-        where = "event" if event_type is None else event_type
-        # args set here (all BaseException.__init__ does): a refusal's cost is mostly
-        # this constructor, ~35% less without the super() call
-        self.args = (f"{where} at {path}: {reason}" if path else f"{where}: {reason}",)
+
+    def __str__(self) -> str:
+        where = "event" if self.event_type is None else self.event_type
+        return f"{where} at {self.path}: {self.reason}" if self.path else f"{where}: {self.reason}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.reason!r}, event_type={self.event_type!r}, "
+            f"path={self.path!r})"
+        )
 
 
 class DecodeError(AguiWireError, ValueError):

@@ -10,7 +10,9 @@ about them.
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
 import warnings
 from typing import Any
 
@@ -79,12 +81,32 @@ def test_hierarchy() -> None:
         assert getattr(agui_wire, name)
 
 
+def pickle_round_trip(err: Exception) -> Exception:
+    back: Exception = pickle.loads(pickle.dumps(err))
+    return back
+
+
 def test_encode_error_says_where() -> None:
     with pytest.raises(EncodeError) as info:
         encode_proto({"type": "TEXT_MESSAGE_CONTENT", "messageId": 5, "delta": "d"})
     assert info.value.event_type == "TEXT_MESSAGE_CONTENT"
     assert info.value.path == "/messageId"
     assert info.value.reason
+    assert str(info.value) == f"TEXT_MESSAGE_CONTENT at /messageId: {info.value.reason}"
+
+
+@pytest.mark.parametrize("copy_of", [pickle_round_trip, copy.copy, copy.deepcopy])
+def test_an_error_survives_pickling_and_copying(copy_of: Any) -> None:
+    # what a process pool or a task queue does to an error on its way back
+    errors = [
+        EncodeError("bad", event_type="CUSTOM", path="/value/0"),
+        EncodeError("no type"),
+        DecodeError("bad byte", index=2, offset=40, frame_offset=30, event_type="RAW"),
+    ]
+    for err in errors:
+        back = copy_of(err)
+        assert (type(back), str(back), vars(back)) == (type(err), str(err), vars(err))
+    assert repr(errors[0]) == "EncodeError('bad', event_type='CUSTOM', path='/value/0')"
 
 
 def test_decode_error_says_where() -> None:
