@@ -14,10 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import agui_wire
 from agui_wire._codec import frame_decoder
 from agui_wire.errors import DecodeError
-from tests.support.corpus import CORPUS
+from tests.support import captures
 
 try:
     from agui_wire import _fast
@@ -30,30 +29,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _ld(number: int, body: bytes) -> bytes:
-    tag = number << 3 | 2
-    head = bytes([tag]) if tag < 0x80 else bytes([tag & 0x7F | 0x80, tag >> 7])
-    return head + bytes([len(body)]) + body
-
-
-def _frame(payload: bytes) -> bytes:
-    return len(payload).to_bytes(4, "big") + payload
-
-
-GOOD = [agui_wire.encode_proto(e) for e in CORPUS[:40]]
-FRAMES = st.sampled_from(
-    [
-        *GOOD,
-        # a content part of an unknown kind: decodes, with a warning
-        _frame(_ld(22, _ld(1, b"\x08\x15") + _ld(3, b"m") + _ld(4, b"t") + _ld(7, _ld(9, b"")))),
-        b"\x00\x00\x00\x07\x82\x02\x04\x0a\x02\x08\x28",  # an event of a later protocol
-        b"\x00\x00\x00\x00",  # empty frame: refused
-        _frame(b"\xff\xff"),  # not protobuf
-        _frame(_ld(7, _ld(1, b"\x08\x06") + _ld(2, _ld(3, b"\xff")))),  # bad UTF-8
-        b"\x00\x01\x00\x00",  # over max_frame_size below
-        b"\x00\x00\x00\x09abc",  # cut short (at the end of a stream)
-    ]
-)
+FRAMES = st.sampled_from([*captures.FRAMES, b"\x00\x00\x00\x09abc"])  # and a cut frame
 OPTIONS = st.sampled_from(
     [
         {},
@@ -101,26 +77,7 @@ def test_frame_decoder_twins_agree(frames: list[bytes], cuts: list[int], options
     assert fast == trace(_fast.FrameDecoder(**options), [bytearray(c) for c in chunks])
 
 
-EVENT = b'{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"hi"}'
-BLOCKS = st.sampled_from(
-    [
-        *(agui_wire.encode_sse(e) for e in CORPUS[:20]),
-        b"data: " + EVENT + b"\n\n",
-        b"data:" + EVENT + b"\n\n",
-        b"data: " + EVENT + b"\r\n\r\n",
-        b"id: 7\ndata: " + EVENT + b"\n\n",
-        b": keep-alive\n\n",
-        b'data: {"type":\ndata: "CUSTOM","name":"n","value":1}\n\n',
-        b"\n",
-        b"data: [1]\n\n",
-        b"data: {bad\n\n",
-        b'data: {"type":"CUSTOM","name":"\xff","value":1}\n\n',
-        b'data: {"type":"CUSTOM","name":"n","value":' + b"[" * 40 + b"]" * 40 + b"}\n\n",
-        b'data: {"type":"CUSTOM","name":"' + b"x" * 4053 + b'","value":1}\n\n',
-        b"\xef\xbb\xbf",
-        b"data: " + EVENT,
-    ]
-)
+BLOCKS = st.sampled_from(captures.SSE_BLOCKS)
 SSE_OPTIONS = st.sampled_from(
     [
         {},
