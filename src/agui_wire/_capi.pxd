@@ -120,3 +120,12 @@ cdef extern from "_codec/_helpers.h":
     bint agw_str_eq(PyObject*, PyObject*)
     bint agw_str_eq_ascii(PyObject*, const char*, Py_ssize_t)
     void agw_copy(unsigned char*, const char*, Py_ssize_t)
+
+    # a set of objects by identity (the containers open in a JSON walk); zeroed is empty
+    ctypedef struct agw_ids:
+        Py_ssize_t n
+    bint agw_ids_has(const agw_ids*, PyObject*)
+    int agw_ids_add(agw_ids*, PyObject*)       # 1: there already, 0: added, -1: no memory
+    void agw_ids_del(agw_ids*, PyObject*)
+    void agw_ids_clear(agw_ids*)
+    void agw_ids_free(agw_ids*)

@@ -23,6 +23,12 @@ from agui_wire._capi cimport (
     agw_str_eq,
     agw_str_eq_ascii,
     agw_copy,
+    agw_ids,
+    agw_ids_has,
+    agw_ids_add,
+    agw_ids_del,
+    agw_ids_clear,
+    agw_ids_free,
 )
 
 include "_codec/_framing.pxi"

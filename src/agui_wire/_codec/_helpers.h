@@ -1,11 +1,14 @@
 /* The C twins' small C helpers, declared for Cython in agui_wire/_capi.pxd (next to
  * the raw C-API they use). Standard C and the CPython API only: what differs between
  * GCC/Clang and MSVC is in _portable.h. None runs Python code; only agw_utf8 can
- * fail (NULL and an exception: a str with a lone surrogate). */
+ * fail (NULL and an exception: a str with a lone surrogate), and agw_ids_add run out
+ * of memory (-1, no exception). */
 #ifndef AGW_HELPERS_H
 #define AGW_HELPERS_H
 
 #include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "_portable.h" /* agw_popcount64, agw_ctz64, agw_prefetch_read */
@@ -56,5 +59,66 @@ static inline int agw_str_eq_ascii(PyObject *a, const char *s, Py_ssize_t n) {
     return PyUnicode_IS_COMPACT_ASCII(a) && ((PyASCIIObject *)a)->length == n
         && memcmp(((PyASCIIObject *)a) + 1, s, (size_t)n) == 0;
 }
+
+/* A set of objects by identity (open addressing, linear probing, backward-shift
+   deletion): the containers open on the way down a JSON value, so that a cycle is
+   met as a container seen again (linear in the value's size), not by going round it
+   until max_depth (once per lap over everything beside it). Zeroed is empty. */
+typedef struct { PyObject **slot; size_t mask; Py_ssize_t n; } agw_ids;
+static inline size_t agw_ids_at(const agw_ids *s, PyObject *o) {
+    return (size_t)(((uint64_t)(uintptr_t)o * 0x9E3779B97F4A7C15ULL) >> 32) & s->mask;
+}
+static int agw_ids_has(const agw_ids *s, PyObject *o) {
+    size_t i;
+    if (s->n == 0) return 0;
+    for (i = agw_ids_at(s, o); s->slot[i]; i = (i + 1) & s->mask)
+        if (s->slot[i] == o) return 1;
+    return 0;
+}
+/* 1: `o` was there already; 0: added; -1: out of memory */
+static int agw_ids_add(agw_ids *s, PyObject *o) {
+    size_t i;
+    if (s->slot == NULL || (size_t)(s->n + 1) * 2 > s->mask + 1) {
+        size_t cap = s->slot ? (s->mask + 1) * 2 : 64, j;
+        PyObject **old = s->slot, **mem = (PyObject **)calloc(cap, sizeof(PyObject *));
+        size_t oldcap = old ? s->mask + 1 : 0;
+        if (mem == NULL) return -1;
+        s->slot = mem;
+        s->mask = cap - 1;
+        for (j = 0; j < oldcap; j++) {
+            if (old[j]) {
+                for (i = agw_ids_at(s, old[j]); mem[i]; i = (i + 1) & s->mask) {}
+                mem[i] = old[j];
+            }
+        }
+        free(old);
+    }
+    for (i = agw_ids_at(s, o); s->slot[i]; i = (i + 1) & s->mask)
+        if (s->slot[i] == o) return 1;
+    s->slot[i] = o;
+    s->n++;
+    return 0;
+}
+static void agw_ids_del(agw_ids *s, PyObject *o) {
+    size_t i, j, k;
+    if (s->n == 0) return;
+    for (i = agw_ids_at(s, o); s->slot[i] != o; i = (i + 1) & s->mask)
+        if (!s->slot[i]) return;
+    for (j = i;;) {     /* move back each later entry that may sit at i */
+        j = (j + 1) & s->mask;
+        if (!s->slot[j]) break;
+        k = agw_ids_at(s, s->slot[j]);
+        if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+            s->slot[i] = s->slot[j];
+            i = j;
+        }
+    }
+    s->slot[i] = NULL;
+    s->n--;
+}
+static inline void agw_ids_clear(agw_ids *s) {
+    if (s->n) { memset(s->slot, 0, (s->mask + 1) * sizeof(PyObject *)); s->n = 0; }
+}
+static inline void agw_ids_free(agw_ids *s) { free(s->slot); s->slot = NULL; s->mask = 0; s->n = 0; }
 
 #endif /* AGW_HELPERS_H */
