@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
@@ -585,17 +585,32 @@ def _all_messages(
                 continue
             descs += (desc, *desc.nested_types)
     out = {_spec_name(desc): _message_spec(desc) for desc in descs}
-    # An ag_ui message left out above (nested two deep; Event, BaseEvent) as a
-    # field's type: the codecs would fail later on a bare KeyError.
     for desc in descs:
-        for f in out[_spec_name(desc)].fields:
-            if f.message is not None and f.message not in out:
-                raise _unsupported(
-                    desc.fields_by_number[f.number],
-                    "no codec has code for this message (they carry ag_ui's top-level "
-                    "messages except Event and BaseEvent, and those nested one level)",
-                )
+        _check_carried(desc, out[_spec_name(desc)].fields, out)
     return out
+
+
+def _check_carried(desc: Descriptor, fields: Sequence[Field], messages: Container[str]) -> None:
+    """An ag_ui message left out of ``messages`` (nested two deep; Event, BaseEvent)
+    as a field's type: the codecs would fail later on a bare KeyError."""
+    for f in fields:
+        if f.message is not None and f.message not in messages:
+            raise _unsupported(
+                desc.fields_by_number[f.number],
+                "no codec has code for this message (they carry ag_ui's top-level "
+                "messages except Event and BaseEvent, and those nested one level)",
+            )
+
+
+def _base_fields(desc: Descriptor, messages: Container[str]) -> tuple[Field, ...]:
+    """The fields of BaseEvent besides `type`, which every event carries."""
+    fields = tuple(
+        _field(fd)
+        for fd in sorted(desc.fields, key=lambda f: f.number)
+        if fd.number != BASE_TYPE_NUMBER
+    )
+    _check_carried(desc, fields, messages)
+    return fields
 
 
 def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
@@ -622,11 +637,7 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
 
 MESSAGES: Final = MappingProxyType(_all_messages())
 # The base fields every event carries in BaseEvent besides `type`.
-BASE_FIELDS: Final = tuple(
-    _field(fd)
-    for fd in sorted(_descriptor("BaseEvent").fields, key=lambda f: f.number)
-    if fd.number != BASE_TYPE_NUMBER
-)
+BASE_FIELDS: Final = _base_fields(_descriptor("BaseEvent"), MESSAGES)
 # The outcome payload lists, as the fields they are written as: (number, key) -> Field.
 OUTCOME_FIELDS: Final = MappingProxyType(
     {

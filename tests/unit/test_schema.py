@@ -246,3 +246,26 @@ def test_a_message_nested_one_level_is_carried() -> None:
     specs = schema._all_messages([_ag_ui("ag_ui.Deep.Outer")])
     assert specs["Holder"].fields[0].message == "Deep_Outer"
     assert "Deep_Outer" in specs
+
+
+def test_a_base_event_field_of_a_message_left_out_is_a_schema_error_naming_it() -> None:
+    """Every event carries BaseEvent's fields: one of an ag_ui message the codecs do
+    not carry is refused at import too, naming it."""
+    file = _ag_ui("ag_ui.Deep.Outer.Inner")
+    base = descriptor_pb2.DescriptorProto()
+    file.message_types_by_name["Holder"].CopyToProto(base)
+    base.name = "BaseEvent"
+    proto = descriptor_pb2.FileDescriptorProto()
+    file.CopyToProto(proto)
+    proto.name = "ag_ui/base.proto"
+    del proto.message_type[:]
+    proto.message_type.add().CopyFrom(base)
+    proto.message_type.add(name="Deep").nested_type.add(name="Outer").nested_type.add(name="Inner")
+    desc = descriptor_pool.DescriptorPool().Add(proto).message_types_by_name["BaseEvent"]
+    with pytest.raises(SchemaError) as info:
+        schema._base_fields(desc, schema._all_messages([_ag_ui("ag_ui.Deep.Outer")]))
+    assert info.value.where == "BaseEvent.held"
+    assert "ag_ui.Deep.Outer.Inner = 3: no codec has code for this message" in str(info.value)
+    assert (
+        schema._base_fields(schema._descriptor("BaseEvent"), schema.MESSAGES) == schema.BASE_FIELDS
+    )
