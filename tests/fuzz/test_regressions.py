@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 
 from agui_wire import DecodeError, EncodeError, LimitExceeded, encode_sse
-from agui_wire._codec import proto_reader, proto_writer, upb
+from agui_wire._codec import proto_reader, proto_writer, sse_writer, upb
 from tests.fuzz import fuzz_differential, run, seeds
 from tests.fuzz.fuzzlib import Err, Ok, fast_module, outcome, payload_decoders, same_outcome
 from tests.support.wire import base, entry, ld, string, tag, v_list, v_null, v_struct, vi
 
 DECODERS = payload_decoders()
 FAST = fast_module()
+FAST_SSE = [FAST.encode_sse] if FAST is not None else []
 
 
 def ids(decoders: list[tuple[str, Any]]) -> list[Any]:
@@ -432,3 +433,34 @@ def test_proto_checks_every_key_before_the_values(first: str) -> None:
         with pytest.raises(EncodeError) as info:
             encode(event)
         assert (info.value.reason, info.value.path) == ("object key 1 is not a string", "/event")
+
+
+# -- an SDK object holding an iterator -------------------------------------------------
+# Found by fuzz_encode in the fourth campaign: a CustomEvent (the SDK's pydantic model)
+# whose `value` is a list iterator. pydantic dumps an iterator as a list and so uses it
+# up: the first encode wrote [1], every later one []; fuzz_encode took that for two
+# backends disagreeing. It is the object's nature and the SDK's own encoder does the
+# same, so fuzz_encode now dumps the object once before comparing.
+
+SDK_ITERATOR = base64.b64decode("QQD/////yeX7i4uGcGU=")
+
+
+def test_fuzz_encode_sdk_object_holding_an_iterator() -> None:
+    from tests.fuzz import fuzz_encode
+
+    fuzz_encode.test_one_input(SDK_ITERATOR)
+
+
+def test_an_sdk_object_holding_an_iterator_encodes_as_the_sdk_does() -> None:
+    from ag_ui.core import CustomEvent
+    from ag_ui.encoder import EventEncoder as SDKEncoder
+
+    from agui_wire import decode
+
+    theirs = SDKEncoder().encode(CustomEvent(name="n", value=iter([1, 2]))).encode()
+    ours = [
+        encode(CustomEvent(name="n", value=iter([1, 2])))
+        for encode in (sse_writer.encode_sse, *FAST_SSE)
+    ]
+    for data in ours:
+        assert decode(data) == decode(theirs) == [{"type": "CUSTOM", "name": "n", "value": [1, 2]}]
