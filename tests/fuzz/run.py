@@ -104,7 +104,7 @@ def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
                 "-print_final_stats=1",
                 str(corpus),
                 str(seed_dir),
-                *([str(KEPT / target)] if (KEPT / target).is_dir() else []),
+                *([str(KEPT / target)] if (KEPT / target).is_dir() and not args.fresh else []),
             ]
             with log.open("wb") as out:
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -173,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss-limit-mb", type=int, default=2048)
     parser.add_argument("--max-len", type=int, default=8192)
     parser.add_argument("--replay", action="store_true", help="replay inputs, do not fuzz")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="seed the fuzzer without the kept corpus (replayed already: libFuzzer reads a "
+        "seed corpus whole before -max_total_time counts, minutes under ASan)",
+    )
     args = parser.parse_args(argv)
     args.workdir = args.workdir.resolve()
     started = time.monotonic()
