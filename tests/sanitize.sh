@@ -197,8 +197,10 @@ if [[ $CI_MODE == 1 ]]; then
     echo "sanitize: the fuzz seeds and corpus replayed under ASan+UBSan"
     "$PY" -m tests.fuzz.run --replay
     echo "sanitize: fuzz_differential and fuzz_encode under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
+    # -timeout is wall-clock: 30 s per input under ASan (an object graph fuzz_encode
+    # builds takes up to ~0.3 s plain, ~10x that here, more on a loaded machine)
     "$PY" -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 --fresh \
-        --targets fuzz_differential fuzz_encode --workdir "$SCRATCH/build/fuzz"
+        --timeout 30 --targets fuzz_differential fuzz_encode --workdir "$SCRATCH/build/fuzz"
 else
     echo "sanitize: fuzz targets under ASan+UBSan, ${SECONDS_PER_TARGET} s each"
     "$PY" -m tests.fuzz.run --seconds "$SECONDS_PER_TARGET" --rss-limit-mb 0 \
