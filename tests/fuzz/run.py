@@ -83,6 +83,28 @@ def _prepare(target: str, workdir: Path) -> tuple[Path, Path, Path]:
     return seed_dir, corpus, artifacts
 
 
+def _command(
+    target: str, args: argparse.Namespace, seed_dir: Path, corpus: Path, artifacts: Path
+) -> list[str]:
+    """The libFuzzer run of ``target``: new inputs go to ``corpus`` (its first
+    directory), seeded from it, the seeds and (unless ``--fresh``) the kept corpus."""
+    kept = KEPT / target
+    return [
+        sys.executable,
+        "-m",
+        f"tests.fuzz.{target}",
+        f"-max_total_time={args.seconds}",
+        f"-timeout={args.timeout}",
+        f"-rss_limit_mb={args.rss_limit_mb}",
+        f"-max_len={args.max_len}",
+        f"-artifact_prefix={artifacts}/",
+        "-print_final_stats=1",
+        str(corpus),
+        str(seed_dir),
+        *([str(kept)] if kept.is_dir() and not args.fresh else []),
+    ]
+
+
 def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
     pending = list(targets)
     running: list[tuple[Result, subprocess.Popen[bytes], float, set[Path], Path]] = []
@@ -92,20 +114,7 @@ def fuzz(targets: list[str], args: argparse.Namespace) -> list[Result]:
             target = pending.pop(0)
             seed_dir, corpus, artifacts = _prepare(target, args.workdir)
             log = args.workdir / target / "fuzz.log"
-            cmd = [
-                sys.executable,
-                "-m",
-                f"tests.fuzz.{target}",
-                f"-max_total_time={args.seconds}",
-                f"-timeout={args.timeout}",
-                f"-rss_limit_mb={args.rss_limit_mb}",
-                f"-max_len={args.max_len}",
-                f"-artifact_prefix={artifacts}/",
-                "-print_final_stats=1",
-                str(corpus),
-                str(seed_dir),
-                *([str(KEPT / target)] if (KEPT / target).is_dir() and not args.fresh else []),
-            ]
+            cmd = _command(target, args, seed_dir, corpus, artifacts)
             with log.open("wb") as out:
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
             result = Result(target, log=log)

@@ -12,10 +12,12 @@ fuzz runs.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import enum
 import importlib
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -265,6 +267,17 @@ def test_target_replays_the_kept_corpus(target: str) -> None:
     assert len(inputs) > 50, f"tests/fuzz/corpus/{target} is missing or nearly empty"
     for path in inputs:
         module.test_one_input(path.read_bytes())
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_fresh_runs_leave_the_kept_corpus_out(fresh: bool, tmp_path: Path) -> None:
+    # sanitize-ci replays the kept corpus, then fuzzes --fresh: libFuzzer would read it
+    # whole again before its clock starts
+    args = argparse.Namespace(seconds=5, timeout=10, rss_limit_mb=0, max_len=64, fresh=fresh)
+    seeds, corpus = tmp_path / "seeds", tmp_path / "corpus"
+    cmd = run._command("fuzz_encode", args, seeds, corpus, tmp_path / "artifacts")
+    assert cmd.index(str(corpus)) < cmd.index(str(seeds))  # new inputs go to the first
+    assert (str(run.KEPT / "fuzz_encode") in cmd) is not fresh
 
 
 def test_fast_decoder_is_fuzzed_when_built() -> None:
