@@ -59,8 +59,8 @@ class EncodeError(AguiWireError, ValueError):
     the event itself); ``reason`` says what is wrong with it.
     """
 
-    # The message is put together when it is shown, not when the error is raised: a
-    # small event's refusal costs little more than its success. ``args`` is
+    # The message is put together when it is shown, not when the error is raised (a
+    # refusal is mostly the cost of raising this; see benchmarks/refusals.py). ``args`` is
     # ``(reason,)`` (as BaseException.__new__ sets it), so a pickled error comes back
     # whole: the class called with it, then the attributes.
     def __init__(self, reason: str, *, event_type: str | None = None, path: str = "") -> None:

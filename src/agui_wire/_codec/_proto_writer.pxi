@@ -418,15 +418,21 @@ cdef inline bint _en_array_index(PyObject* key, uint64_t* number) noexcept:
     return x <= AGW_U32_MAX - 1
 
 
-cdef inline int _en_enter(_EnState* e, PyObject* obj) noexcept:
-    """Open the message-level container `obj` (an event, message, outcome or list of
-    them); BAIL if it is open already: a cycle, which proto_writer words. Schema
-    nesting is shallow, so a scan beats a set; beyond _EN_MAXOPEN, BAIL too."""
+cdef inline bint _en_is_open(_EnState* e, PyObject* obj) noexcept:
+    """Whether `obj` is a message-level container open around what is being written
+    (schema nesting is shallow, so a scan beats a set)."""
     cdef int i
     for i in range(e.nopen):
         if e.open[i] == obj:
-            return _EN_BAIL
-    if e.nopen == _EN_MAXOPEN:
+            return True
+    return False
+
+
+cdef inline int _en_enter(_EnState* e, PyObject* obj) noexcept:
+    """Open the message-level container `obj` (an event, message, outcome or list of
+    them); BAIL if it is open already: a cycle, which proto_writer words; beyond
+    _EN_MAXOPEN, BAIL too."""
+    if _en_is_open(e, obj) or e.nopen == _EN_MAXOPEN:
         return _EN_BAIL
     e.open[e.nopen] = obj
     e.nopen += 1
@@ -555,9 +561,8 @@ cdef int _en_json(_EnState* e, PyObject* root, bint as_struct) noexcept:
         r = _en_scalar(e, root)
         if r != 0:
             return 0 if r == 1 else _EN_BAIL
-    for r in range(e.nopen):
-        if e.open[r] == root:
-            return _EN_BAIL     # a message-level container again, as a JSON value: a cycle
+    if _en_is_open(e, root):
+        return _EN_BAIL     # a message-level container again, as a JSON value: a cycle
     agw_ids_clear(&e.deep)      # left over by a walk that bailed
     if _en_push(e, root, NULL, _en_written(e)) < 0:
         return _EN_BAIL
