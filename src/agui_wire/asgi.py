@@ -80,34 +80,41 @@ Contract:
 
 from __future__ import annotations
 
-import abc
 import asyncio
 import itertools
 import logging
-import threading
 import types
-from collections import deque
 from collections.abc import (
-    AsyncIterable,
-    AsyncIterator,
     Awaitable,
     Callable,
-    Collection,
     Coroutine,
     Generator,
-    Iterable,
-    Iterator,
     Mapping,
     MutableMapping,
     Sequence,
 )
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH
 from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
 from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from .errors import EncodeError, NotAcceptable
+from ._streaming import (
+    TERMINAL,
+    EncodedEvents,
+    EventSource,
+    HasHeaders,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    Source,
+    close_unstarted,
+    default_error_event,
+    event_type,
+    scope_header,
+)
+from .errors import NotAcceptable
 
 if TYPE_CHECKING:
     from starlette.responses import Response as _Base
@@ -127,23 +134,15 @@ __all__ = [
 
 logger = logging.getLogger("agui_wire.asgi")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-EventSource = Iterable[Any] | AsyncIterable[Any]
 EventIdFn = Callable[[Any], "str | None"]
 ErrorHandler = Callable[[Exception], Any]
 
 KEEPALIVE_COMMENT: Final = b": keep-alive\n\n"
 _FORBIDDEN_HEADERS: Final = frozenset({"content-type", "content-length", "transfer-encoding"})
-_TERMINAL: Final = ("RUN_FINISHED", "RUN_ERROR")
 # One send carries up to about this many bytes (the batch that reaches it ends
 # there): uvicorn pauses a writer above 64 KiB buffered, and a batch this size
 # costs ~0.1 ms to encode, so the first event in it waits no longer than that.
 _BATCH_BYTES: Final = 32 * 1024
-_AHEAD: Final = 256  # events a threaded sync producer may run ahead of the socket
-_END: Final = object()  # end of a sync producer
 
 
 _FULL: Final = object()  # yielded by _collect: a batch is full
@@ -161,23 +160,11 @@ def _wait(waiting: Any) -> Generator[Any, Any, None]:
     yield waiting
 
 
-class _HasHeaders(Protocol):
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-
-
-def _scope_header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
-def last_event_id(source: _HasHeaders | Scope) -> str | None:
+def last_event_id(source: HasHeaders | Scope) -> str | None:
     """The request's ``Last-Event-ID`` header (a Starlette request or an ASGI
     scope), or ``None`` when it has none. The app decides what it means."""
     if isinstance(source, MutableMapping):
-        return _scope_header(source, b"last-event-id")
+        return scope_header(source, b"last-event-id")
     return source.headers.get("last-event-id")
 
 
@@ -185,45 +172,6 @@ def sequential_ids(start: int = 1) -> EventIdFn:
     """An ``event_id`` callable numbering events ``start``, ``start + 1``, ..."""
     counter = itertools.count(start)
     return lambda _event: str(next(counter))
-
-
-class EncodedEvents(abc.ABC):
-    """One or more events already encoded for both transports: what a producer
-    yields to write the same bytes to many responses without encoding them per
-    response. Written in one send, as they are."""
-
-    __slots__ = ()
-
-    @abc.abstractmethod
-    def data(self, binary: bool) -> bytes:
-        """The bytes for the negotiated transport: binary frames, or SSE events."""
-
-    @property
-    @abc.abstractmethod
-    def last_type(self) -> str | None:
-        """The type of the last event (``on_error`` adds no event after a terminal one)."""
-
-
-def _event_type(event: Any) -> Any:
-    if isinstance(event, EncodedEvents):
-        return event.last_type
-    if isinstance(event, Mapping):
-        return event.get("type")
-    return getattr(event, "type", None)
-
-
-def _default_error_event(exc: Exception) -> dict[str, Any]:
-    if isinstance(exc, EncodeError):
-        return {
-            "type": "RUN_ERROR",
-            "message": "the server produced an event it could not encode",
-            "code": "ENCODE_ERROR",
-        }
-    return {
-        "type": "RUN_ERROR",
-        "message": "the agent failed while producing events",
-        "code": "INTERNAL_ERROR",
-    }
 
 
 class EventStreamResponse(_Base):
@@ -243,7 +191,7 @@ class EventStreamResponse(_Base):
     def __init__(
         self,
         events: EventSource,
-        request: _HasHeaders | None = None,
+        request: HasHeaders | None = None,
         *,
         accept: str | None = None,
         strict: bool = False,
@@ -329,11 +277,11 @@ class EventStreamResponse(_Base):
             raise RuntimeError("an EventStreamResponse can be sent only once")
         self._used = True
         if not self._negotiated:
-            self._negotiate(_scope_header(scope, b"accept"))
+            self._negotiate(scope_header(scope, b"accept"))
         encoder = self._encoder
         coding = None
         if self._codings:
-            coding = negotiate_encoding(_scope_header(scope, b"accept-encoding"), self._codings)
+            coding = negotiate_encoding(scope_header(scope, b"accept-encoding"), self._codings)
         streaming = False
         try:
             if encoder is None:
@@ -350,7 +298,7 @@ class EventStreamResponse(_Base):
             assert encoder is not None
             await _Stream(self, encoder, send, coding).run(receive)
         else:
-            await _close_unstarted(self._events)
+            await close_unstarted(self._events)
         if self.background is not None:
             await self.background()
 
@@ -359,7 +307,7 @@ class EventStreamResponse(_Base):
         if coding is not None:
             headers.append((b"content-encoding", coding.encode("latin-1")))
         if scope.get("http_version") == "1.1" and not any(k == b"connection" for k, _ in headers):
-            connection = _scope_header(scope, b"connection") or ""
+            connection = scope_header(scope, b"connection") or ""
             if "close" not in connection.lower():
                 headers.append((b"connection", b"keep-alive"))
         return {"type": "http.response.start", "status": self.status_code, "headers": headers}
@@ -401,20 +349,6 @@ def _codings(compress: bool | Sequence[str]) -> tuple[str, ...]:
         if coding not in available():
             compressor(coding)  # raises CompressionUnavailable, naming the package
     return codings
-
-
-async def _close_unstarted(events: EventSource) -> None:
-    """Close a producer that will never be iterated (a generator holds resources)."""
-    try:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
-            return
-        close = getattr(events, "close", None)
-        if close is not None and isinstance(events, Iterator):
-            close()
-    except Exception as exc:
-        logger.error("closing the AG-UI event producer failed", exc_info=exc)
 
 
 class _Stream:
@@ -503,7 +437,7 @@ class _Stream:
     async def _produce(self) -> None:
         """The sender: drives ``_collect`` by hand (see ``_collect``) and writes
         what it gathered each time it stops."""
-        source = _Source(self.response._events, self.response._threaded, self.loop)
+        source = Source(self.response._events, self.response._threaded, self.loop)
         parts: list[bytes] = []
         collect = self._collect(source, parts)
         write = self._write
@@ -562,7 +496,7 @@ class _Stream:
             await _unwind(collect, waiting)
             await source.close()
 
-    async def _collect(self, source: _Source, parts: list[bytes]) -> None:
+    async def _collect(self, source: Source, parts: list[bytes]) -> None:
         """Encode the producer's events into ``parts``, and stop (``await _flush()``)
         once they reach ``_BATCH_BYTES``. The sender steps this coroutine by hand:
         it runs until the producer suspends (its ``await`` yields a future: no
@@ -593,10 +527,10 @@ class _Stream:
         """What to write after the producer failed: the ``on_error`` event, or nothing."""
         policy = self.response._on_error
         logger.error("AG-UI event producer failed; ending the stream", exc_info=exc)
-        if _event_type(last) in _TERMINAL:
+        if event_type(last) in TERMINAL:
             return []  # the run is over already: another RUN_ERROR would break the sequence
         try:
-            event = _default_error_event(exc) if not callable(policy) else policy(exc)
+            event = default_error_event(exc) if not callable(policy) else policy(exc)
             return [] if event is None else [self.encode(event)]
         except Exception as err:
             logger.error("the on_error handler failed", exc_info=err)
@@ -656,140 +590,3 @@ async def _unwind(collect: Coroutine[Any, Any, None], waiting: Any) -> None:
         logger.error("the AG-UI event producer failed while cancelled", exc_info=exc)
     finally:
         collect.close()
-
-
-class _Raised:
-    """An exception a threaded producer raised, queued after its events."""
-
-    __slots__ = ("exc",)
-
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-
-
-class _Source:
-    """The producer as one async iterator, ``events`` (``next()`` awaits its next
-    event; ``StopAsyncIteration`` at the end), and ``close()`` to stop it.
-
-    An async iterable is used as it is. A sync one is wrapped: a collection (or
-    ``threaded=False``) is iterated inline; otherwise the producer runs ahead in
-    a worker thread by up to ``_AHEAD`` events into a queue that the wrapper
-    drains, waiting only when it is empty (so events the thread made while the
-    last batch was written go out together).
-    """
-
-    def __init__(
-        self, events: EventSource, threaded: bool | None, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        self.loop = loop
-        self.done = False  # sync producers: exhausted or failed (nothing to close)
-        self.aiter: AsyncIterator[Any] | None = None  # the producer's own
-        self.iter: Iterator[Any] | None = None
-        # threaded sync producers
-        self.lock: threading.Lock | None = None  # one step at a time; close() after it
-        self.queue: deque[Any] = deque()
-        self.job: asyncio.Future[None] | None = None  # the worker thread's run
-        self.waiter: asyncio.Future[None] | None = None
-        self.stop = False
-        self.events: AsyncIterator[Any]
-        if isinstance(events, AsyncIterable):
-            self.events = self.aiter = aiter(events)
-        else:
-            self.iter = iter(events)
-            if threaded is None:
-                threaded = not isinstance(events, Collection)
-            if threaded:
-                self.lock = threading.Lock()
-                self.events = self._threaded()
-            else:
-                self.events = self._inline()
-        self.next: Callable[[], Awaitable[Any]] = self.events.__anext__
-
-    async def _inline(self) -> AsyncIterator[Any]:
-        assert self.iter is not None
-        try:
-            for event in self.iter:
-                yield event
-        finally:
-            self.done = not self.stop  # exhausted or raised (a generator that raised is done)
-
-    # -- sync iterables, in a worker thread ----------------------------------------------
-
-    async def _threaded(self) -> AsyncIterator[Any]:
-        queue = self.queue
-        while True:
-            if len(queue) < _AHEAD // 2:
-                self._start()
-            if not queue:
-                waiter = self.waiter = self.loop.create_future()
-                try:
-                    if not queue:  # (an event queued before the waiter was set)
-                        await waiter
-                finally:
-                    self.waiter = None
-                continue
-            event = queue.popleft()
-            if event is _END:
-                return
-            if type(event) is _Raised:
-                raise event.exc
-            yield event
-
-    def _run(self) -> None:
-        """The worker thread: steps the producer while the queue has room."""
-        assert self.iter is not None
-        assert self.lock is not None
-        queue = self.queue
-        with self.lock:
-            while not self.stop and len(queue) < _AHEAD:
-                try:
-                    event: Any = next(self.iter, _END)
-                except BaseException as exc:
-                    event = _Raised(exc)
-                queue.append(event)
-                if self.waiter is not None:  # set before the loop looked at the queue
-                    self.loop.call_soon_threadsafe(self._wake)
-                if event is _END or type(event) is _Raised:
-                    self.done = True
-                    return
-
-    def _wake(self, _job: object = None) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _start(self) -> None:
-        job = self.job
-        if (job is None or job.done()) and not self.done and not self.stop:
-            job = self.job = self.loop.run_in_executor(None, self._run)
-            job.add_done_callback(self._wake)  # it stopped: the queue is full or ended
-
-    def _close_sync(self) -> None:
-        assert self.lock is not None
-        with self.lock:  # after a step still running in a worker thread
-            close = getattr(self.iter, "close", None)
-            if close is not None:
-                close()
-
-    # -- closing -------------------------------------------------------------------------
-
-    async def close(self) -> None:
-        """Stop the producer: ``aclose()`` an async generator, ``close()`` a sync one."""
-        self.stop = True
-        try:
-            if self.aiter is None:
-                await self.events.aclose()  # type: ignore[attr-defined]  # our wrapper
-                aclose = None
-            else:
-                aclose = getattr(self.aiter, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            elif not self.done:
-                if self.lock is not None:
-                    await self.loop.run_in_executor(None, self._close_sync)
-                else:
-                    close = getattr(self.iter, "close", None)
-                    if close is not None:
-                        close()
-        except Exception as exc:
-            logger.error("closing the AG-UI event producer failed", exc_info=exc)

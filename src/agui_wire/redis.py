@@ -70,19 +70,13 @@ from ._codec.framing import frame
 from ._decoder import decode_proto
 from ._encoder import EventEncoder, encode_sse
 from ._negotiation import PROTO_MEDIA_TYPE
-from .asgi import (
-    EncodedEvents,
-    EventStreamResponse,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    _close_unstarted,
-    _default_error_event,
-    _event_type,
-    _scope_header,
-    _Source,
-)
+from ._streaming import EncodedEvents, Message, Receive, Scope, Send
+from ._streaming import Source as _Source
+from ._streaming import close_unstarted as _close_unstarted
+from ._streaming import default_error_event as _default_error_event
+from ._streaming import event_type as _event_type
+from ._streaming import scope_header as _scope_header
+from .asgi import EventStreamResponse
 from .errors import (
     HistoryTrimmed,
     LeaseLost,
@@ -94,7 +88,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .asgi import _HasHeaders
+    from ._streaming import HasHeaders as _HasHeaders
 
 __all__ = [
     "AFTER_HEADER",
