@@ -57,9 +57,11 @@ demo: $(EXTENSION)
 generated: $(INSTALLED)
 	$(BIN)/python proto/generate.py --check
 
+# lint-imports: the layers of docs/layers.md ([tool.importlinter] in pyproject.toml)
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 # mypy --strict on src, and stubtest: _fast.pyi against the built extension.
 typecheck: $(EXTENSION)
