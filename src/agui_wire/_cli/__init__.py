@@ -2,12 +2,13 @@
 
 Strategy: argparse with one subcommand per module (``decode``, ``encode``,
 ``convert``, ``inspect``, ``validate``, ``cost``); each module has
-``register(subparsers, common)`` and a ``run(args) -> int``. Shared pieces:
-``_inputs`` (file / stdin / gzip / HAR, format detection), ``_read`` (frames with
+``register(subparsers, common)``, which opens its parser with
+``_parser.add_command``, and a ``run(args) -> int``. Shared pieces: ``_inputs``
+(file / stdin / gzip / HAR, format detection), ``_capture`` (frames with
 positions, ``--keep-going``), ``_args`` (options, output), ``_progress`` (the
 stderr bar), ``protodump`` (field-by-field protobuf dump), ``report`` (the HTML
 cost report). Console script ``agui-wire`` and ``python -m agui_wire`` both run
-``main``.
+``main``; with no command it lists the commands, one line each.
 
 Contract (also in ``--help`` and docs/cli.md): exit status 0 ok; 1 problems
 found (a frame that does not decode, an invalid event or stream, an event that
@@ -24,17 +25,11 @@ import sys
 from collections.abc import Sequence
 
 from ._common import EXIT_IO, EXIT_OK, EXIT_USAGE, CliError, say
+from ._parser import EXIT_CODES, HelpFormatter, command_list
 
 __all__ = ["build_parser", "main"]
 
-EXIT_CODES = """\
-exit status:
-  0  ok
-  1  problems found: a frame or event that does not decode, an invalid event or
-     stream (validate), an event that cannot be encoded
-  2  usage error: bad options, an ambiguous HAR file, binary output to a terminal
-  3  I/O error: a file that cannot be read or written, an input over a size limit
-"""
+USAGE = "usage: agui-wire COMMAND [options] CAPTURE   (agui-wire COMMAND --help for one)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,18 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(binary protobuf, SSE, HAR, gzip), convert between transports, and measure "
         "what each transport costs.",
         epilog=EXIT_CODES + "\nfirst command to try:  agui-wire cost",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     # the implementation in use: "cython" (the compiled extension) or "python" (the pure twins)
     version = f"agui-wire {__version__} ({backend.NAME})"
     parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
     for module in (decode, encode, convert, inspect, validate, cost):
         module.register(sub, common)
-    for action in sub.choices.values():
-        action.epilog = ((action.epilog or "") + "\n" + EXIT_CODES).lstrip("\n")
-        action.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.set_defaults(commands=sub)
     return parser
 
 
@@ -73,9 +65,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agui-wire`` with ``argv`` (default ``sys.argv[1:]``); the exit status."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            # argparse reports these against the top-level usage; the command's is the one
+            # that helps (`agui-wire decode --bogus` -> decode's usage)
+            command = parser if args.command is None else args.commands.choices[args.command]
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:
+        print(f"{USAGE}\n\ncommands:\n{command_list(args.commands)}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         return int(args.run(args))
     except CliError as exc:

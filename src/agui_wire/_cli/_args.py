@@ -21,18 +21,18 @@ from contextlib import contextmanager, suppress
 from typing import IO, Any, cast
 
 from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
+from ._capture import CaptureStream
 from ._common import InputError, UsageError, say
 from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Source, describe_entries, open_sources
 from ._progress import Progress, progress_enabled
-from ._read import FrameStream
 
 __all__ = [
     "add_capture_argument",
     "add_input_options",
     "add_output_options",
     "byte_size",
-    "frames_of",
     "open_output",
+    "read_capture",
     "sources",
 ]
 
@@ -160,16 +160,16 @@ def sources(args: argparse.Namespace, path: str | None, *, allow_many: bool) -> 
     return found
 
 
-def frames_of(
+def read_capture(
     args: argparse.Namespace,
     source: Source,
     *,
     keep_going: bool | None = None,
     progress: Progress | None = None,
     **extra: Any,
-) -> FrameStream:
-    """A ``FrameStream`` over ``source`` with the command's input options."""
-    return FrameStream(
+) -> CaptureStream:
+    """A ``CaptureStream`` over ``source`` with the command's input options."""
+    return CaptureStream(
         source,
         keep_going=getattr(args, "keep_going", False) if keep_going is None else keep_going,
         unknown_events=args.unknown_events,

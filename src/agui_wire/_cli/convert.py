@@ -17,6 +17,7 @@ from typing import Any
 from ._args import add_capture_argument, add_input_options, add_output_options, open_output
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
+from ._parser import add_command
 from .encode import add_encode_options, encoder_for, write_events
 
 __all__ = ["register", "run"]
@@ -35,15 +36,14 @@ examples:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "convert", parents=[common], help=HELP, description=DESCRIPTION, epilog=EPILOG
+    p = add_command(
+        sub, common, "convert", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run
     )
     add_capture_argument(p)
     p.add_argument("--to", choices=("proto", "sse", "jsonl"), required=True, help="output format")
     add_encode_options(p)
     add_input_options(p)
     add_output_options(p, binary=True)
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

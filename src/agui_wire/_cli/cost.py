@@ -61,14 +61,15 @@ from .._encoder import encode_proto, encode_sse
 from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._sample import realistic_run
 from ..errors import EncodeError
-from ._args import add_input_options, frames_of
+from ._args import add_input_options, read_capture
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, say
+from ._parser import add_command
 from ._progress import Progress, progress_enabled
 
 __all__ = ["CostReport", "TransportCost", "measure", "register", "run", "verdict"]
 
-HELP = "measure bytes and CPU per transport (SSE, protobuf, compressed) and give a verdict"
+HELP = "bytes and CPU of each transport for your traffic, and a verdict"
 DESCRIPTION = """\
 The transport-cost report: for SSE and binary protobuf, each also compressed
 (gzip; Brotli and zstd when installed) with a flush per event, the total bytes,
@@ -632,14 +633,7 @@ def timing_spread(report: CostReport) -> float:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "cost",
-        parents=[common],
-        help=HELP,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, common, "cost", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run)
     p.add_argument(
         "captures", nargs="*", metavar="CAPTURE", help="captures (default: a sample run)"
     )
@@ -669,7 +663,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument("--json", action="store_true", help="print every figure as JSON instead")
     add_input_options(p, keep_going=False)
-    p.set_defaults(run=run)
 
 
 def _capture_events(args: argparse.Namespace) -> tuple[list[dict[str, Any]], str, bool]:
@@ -679,7 +672,7 @@ def _capture_events(args: argparse.Namespace) -> tuple[list[dict[str, Any]], str
     for path in args.captures:
         for source in open_args_sources(args, path, allow_many=True):
             labels.append(source.label)
-            stream = frames_of(args, source, keep_going=True)
+            stream = read_capture(args, source, keep_going=True)
             for frame in stream:
                 if frame.error is not None:
                     failed = True

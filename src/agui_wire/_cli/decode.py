@@ -21,12 +21,13 @@ from ._args import (
     add_capture_argument,
     add_input_options,
     add_output_options,
-    frames_of,
     new_progress,
     open_output,
+    read_capture,
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
+from ._parser import add_command
 
 __all__ = ["register", "run"]
 
@@ -49,13 +50,8 @@ examples:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "decode",
-        parents=[common],
-        help=HELP,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, common, "decode", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run
     )
     add_capture_argument(p)
     p.add_argument("--pretty", action="store_true", help="indented JSON instead of one line each")
@@ -66,7 +62,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     add_input_options(p)
     add_output_options(p, binary=False)
-    p.set_defaults(run=run)
 
 
 def _writer(out: IO[bytes], pretty: bool) -> Any:
@@ -93,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 progress.update(done)
                 out.flush()
 
-            stream = frames_of(args, source)
+            stream = read_capture(args, source)
             stream.progress = tick
             fatal = False
             try:

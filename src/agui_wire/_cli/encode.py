@@ -26,13 +26,14 @@ from ..errors import EncodeError
 from ._args import (
     add_capture_argument,
     add_output_options,
-    frames_of,
     new_progress,
     open_output,
+    read_capture,
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
 from ._inputs import Source
+from ._parser import add_command
 
 __all__ = ["encoder_for", "register", "run", "write_events"]
 
@@ -62,8 +63,8 @@ def encoder_for(
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "encode", parents=[common], help=HELP, description=DESCRIPTION, epilog=EPILOG
+    p = add_command(
+        sub, common, "encode", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run
     )
     add_capture_argument(p, "events", "JSON Lines file of events")
     p.add_argument("--to", choices=("proto", "sse"), required=True, help="output transport")
@@ -72,7 +73,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--keep-going", "-k", action="store_true", help="skip events that cannot be encoded"
     )
     add_output_options(p, binary=True)
-    p.set_defaults(run=run, format="jsonl", entry=None, unknown_events="skip")
+    p.set_defaults(format="jsonl", entry=None, unknown_events="skip")
     p.set_defaults(invalid_utf8="error", max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_har_size=0)
 
 
@@ -105,7 +106,7 @@ def write_events(
         progress.update(done)
         out.flush()
 
-    stream = frames_of(args, source)
+    stream = read_capture(args, source)
     stream.progress = tick
     try:
         for frame in stream:

@@ -23,16 +23,17 @@ from typing import IO, Any, Final
 
 import orjson
 
-from ._args import add_capture_argument, add_input_options, frames_of, new_progress
+from ._args import add_capture_argument, add_input_options, new_progress, read_capture
 from ._args import sources as open_args_sources
+from ._capture import CaptureFrame
 from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
 from ._inputs import Source
-from ._read import Frame
+from ._parser import add_command
 from .protodump import dump_frame, hexdump
 
 __all__ = ["ID_KEYS", "frame_ids", "register", "run"]
 
-HELP = "list frames/events with offsets, sizes and ids; dump one field by field"
+HELP = "list frames with offsets, sizes and ids; dump one field by field"
 DESCRIPTION = """\
 List a capture frame by frame: index, byte offset, length, type and ids
 (threadId, runId, messageId, toolCallId, stepName, subagentRunId, ...).
@@ -66,13 +67,8 @@ _ID_TYPES_WITH_NAME: Final = frozenset({"CUSTOM", "SUBAGENT_STARTED"})
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "inspect",
-        parents=[common],
-        help=HELP,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, common, "inspect", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run
     )
     add_capture_argument(p)
     p.add_argument("--frame", type=int, metavar="N", help="show only frame/event N (0-based)")
@@ -83,7 +79,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="one JSON object per frame instead")
     add_input_options(p, keep_going=False)
-    p.set_defaults(run=run)
 
 
 def frame_ids(event: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +146,7 @@ class _Window:
         return bytes(out)
 
 
-def _row(frame: Frame) -> str:
+def _row(frame: CaptureFrame) -> str:
     offset = "?" if frame.offset is None else f"{frame.offset:,}"
     length = "?" if frame.length is None else f"{frame.length:,}"
     head = f"{frame.index:>6}  {offset:>11}  {length:>8}  "
@@ -165,7 +160,7 @@ def _row(frame: Frame) -> str:
     return head + f"{event.get('type', '?')!s:<26}  " + "  ".join(x for x in (ids, extra) if x)
 
 
-def _record(frame: Frame, source: Source) -> dict[str, Any]:
+def _record(frame: CaptureFrame, source: Source) -> dict[str, Any]:
     rec: dict[str, Any] = {}
     if source.entry is not None:
         rec["entry"] = source.entry
@@ -180,7 +175,7 @@ def _record(frame: Frame, source: Source) -> dict[str, Any]:
     return rec
 
 
-def _detail(frame: Frame, source: Source, window: _Window, hex_: bool, out: IO[str]) -> None:
+def _detail(frame: CaptureFrame, source: Source, window: _Window, hex_: bool, out: IO[str]) -> None:
     print(_row(frame), file=out)
     if frame.event is not None:
         print(orjson.dumps(frame.event, option=orjson.OPT_INDENT_2).decode(), file=out)
@@ -202,7 +197,7 @@ def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[in
     wanted = args.frame
     detail = wanted is not None or args.hex
     progress = new_progress(args, "inspecting", source)
-    stream = frames_of(
+    stream = read_capture(
         args,
         source,
         keep_going=True,
@@ -214,7 +209,7 @@ def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[in
     seen = bad = 0
     if not args.json and wanted is None:
         print(f"{'index':>6}  {'offset':>11}  {'length':>8}  {'type':<26}  ids", file=out)
-    frames: Iterator[Frame] = iter(stream)
+    frames: Iterator[CaptureFrame] = iter(stream)
     try:
         for frame in frames:
             seen = frame.index + 1

@@ -20,14 +20,15 @@ from typing import IO, Any
 import orjson
 
 from ..validate import Problem, StreamValidator
-from ._args import add_capture_argument, add_input_options, frames_of, new_progress
+from ._args import add_capture_argument, add_input_options, new_progress, read_capture
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
 from ._inputs import Source
+from ._parser import add_command
 
 __all__ = ["register", "run"]
 
-HELP = "check events against the 1.0 schema and the stream against the protocol rules"
+HELP = "check events against the 1.0 schema and the stream against its rules"
 DESCRIPTION = """\
 Validate a capture: every event against the AG-UI 1.0 schema (the zod rules of
 @ag-ui/core: required and typed fields, enums, integer ranges, JSON pointers...),
@@ -47,13 +48,8 @@ examples:
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "validate",
-        parents=[common],
-        help=HELP,
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, common, "validate", help=HELP, description=DESCRIPTION, epilog=EPILOG, run=run
     )
     add_capture_argument(p)
     p.add_argument("--json", action="store_true", help="one JSON document with every problem")
@@ -71,7 +67,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     layers.add_argument("--no-sequence", action="store_true", help="skip the sequence check")
     layers.add_argument("--no-state", action="store_true", help="skip applying patches")
     add_input_options(p, keep_going=False)
-    p.set_defaults(run=run)
 
 
 def _decode_problem(frame: Any) -> Problem:
@@ -92,7 +87,7 @@ def _validate(
         schema=not args.no_schema, sequence=not args.no_sequence, state=not args.no_state
     )
     progress = new_progress(args, "validating", source)
-    stream = frames_of(args, source, keep_going=True, progress=progress)
+    stream = read_capture(args, source, keep_going=True, progress=progress)
     printed = 0
     found: list[Problem] = []
     prefix = f"{source.label}: "

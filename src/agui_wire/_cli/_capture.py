@@ -1,6 +1,6 @@
 """Reading a capture frame by frame, with positions, past bad frames on request.
 
-Strategy: ``read_frames(source)`` yields one ``Frame`` per binary frame, SSE
+Strategy: ``CaptureStream(source)`` yields one ``CaptureFrame`` per binary frame, SSE
 event or JSON line: its index, stream byte offset, length, and either the event,
 the ``DecodeError`` that frame raised, or a note (an event of a later protocol
 that was skipped). Binary frames and SSE events are the library's
@@ -17,7 +17,7 @@ Contract:
   or event is skipped; a length prefix over ``max_frame_size`` or a stream cut
   mid-frame ends the stream). JSON Lines — a line that is not a JSON object is
   reported and skipped.
-* ``Frame.length``: binary, 4 + payload; JSON Lines, the line; SSE, with
+* ``CaptureFrame.length``: binary, 4 + payload; JSON Lines, the line; SSE, with
   ``sse_lengths`` the bytes up to the next event (or the end), which costs a
   one-event delay (live streams should leave it off), else ``None``.
 * ``progress`` (optional) is called with the raw bytes consumed after each chunk.
@@ -38,13 +38,13 @@ from .._reader import Record, RecordReader
 from ..errors import DecodeError, JsonLineError
 from ._inputs import Source
 
-__all__ = ["Frame", "FrameStream", "read_frames"]
+__all__ = ["CaptureFrame", "CaptureStream"]
 
 _MAX_JSON_DOC: Final = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)
-class Frame:
+class CaptureFrame:
     """One frame / SSE event / JSON line of a capture."""
 
     index: int
@@ -57,8 +57,8 @@ class Frame:
     payload: bytes | None = None  # binary: the payload bytes, when kept
 
 
-class FrameStream:
-    """Iterable of ``Frame``s for one ``Source`` (see the module doc)."""
+class CaptureStream:
+    """Iterable of ``CaptureFrame``s for one ``Source`` (see the module doc)."""
 
     def __init__(
         self,
@@ -98,7 +98,7 @@ class FrameStream:
             if self.progress is not None:
                 self.progress(self.source.consumed(self.end_offset))
 
-    def __iter__(self) -> Iterator[Frame]:
+    def __iter__(self) -> Iterator[CaptureFrame]:
         fmt = self.source.format
         frames = self._jsonl() if fmt == "jsonl" else self._records()
         if fmt == "sse" and self.sse_lengths:
@@ -116,7 +116,7 @@ class FrameStream:
 
     # -- binary and SSE: the library's reader ------------------------------------------
 
-    def _records(self) -> Iterator[Frame]:
+    def _records(self) -> Iterator[CaptureFrame]:
         fmt = self.source.format
         reader = RecordReader(
             PROTO_MEDIA_TYPE if fmt == "proto" else SSE_MEDIA_TYPE,
@@ -132,8 +132,8 @@ class FrameStream:
                 return
         yield from map(self._frame, reader.close())
 
-    def _frame(self, record: Record) -> Frame:
-        frame = Frame(
+    def _frame(self, record: Record) -> CaptureFrame:
+        frame = CaptureFrame(
             record.index, record.offset, record.length, record.event, record.error, record.fatal
         )
         if self.keep_payload and record.payload is not None:
@@ -146,8 +146,8 @@ class FrameStream:
             )
         return frame
 
-    def _with_lengths(self, frames: Iterator[Frame]) -> Iterator[Frame]:
-        held: Frame | None = None
+    def _with_lengths(self, frames: Iterator[CaptureFrame]) -> Iterator[CaptureFrame]:
+        held: CaptureFrame | None = None
         for frame in frames:
             if held is not None:
                 if held.offset is not None and frame.offset is not None:
@@ -161,7 +161,7 @@ class FrameStream:
 
     # -- JSON Lines -------------------------------------------------------------------------
 
-    def _jsonl(self) -> Iterator[Frame]:
+    def _jsonl(self) -> Iterator[CaptureFrame]:
         index = 0
         line_no = 0
         pending: list[bytes] = []  # lines of a multi-line (pretty) JSON value
@@ -250,20 +250,15 @@ class FrameStream:
     @staticmethod
     def _json_error(
         index: int, offset: int | None, reason: str, length: int | None = None, fatal: bool = False
-    ) -> Frame:
+    ) -> CaptureFrame:
         err = JsonLineError(reason, index=index, offset=offset, frame_offset=offset)
-        return Frame(index, offset, length, error=err, fatal=fatal)
+        return CaptureFrame(index, offset, length, error=err, fatal=fatal)
 
     def _json_event(
         self, value: Any, index: int, offset: int | None, length: int | None, line: int | None
-    ) -> Frame:
+    ) -> CaptureFrame:
         if not isinstance(value, dict):
             where = f"line {line}: " if line is not None else f"item {index}: "
             kind = "an array" if isinstance(value, list) else type(value).__name__
             return self._json_error(index, offset, f"{where}not a JSON object ({kind})", length)
-        return Frame(index, offset, length, event=value)
-
-
-def read_frames(source: Source, **options: Any) -> FrameStream:
-    """A ``FrameStream`` over ``source`` (``options``: see ``FrameStream``)."""
-    return FrameStream(source, **options)
+        return CaptureFrame(index, offset, length, event=value)
