@@ -1,0 +1,73 @@
+"""Runs that outlive their HTTP response: ``RunStore``, AG-UI event streams on Redis Streams.
+
+Strategy: one Redis Stream per run holds every event once, as its protobuf
+payload (the compact form: docs/scaling.md gives bytes per event against JSON),
+under the explicit entry id ``n-0`` for the run's n-th event (1-based), so an
+event's id *is* its index: resuming "after n" is ``XREAD``/``XRANGE`` from
+``n-0``, the same on every replica and both transports. The run's end is one more
+entry, ``N-1`` (after the last event ``N-0``), with field ``end``. Writes go
+through small Lua scripts, each atomic in Redis, that own the rules:
+
+* **Idempotent producer**: an append skips every event whose index is at or
+  below the stream's last id, so a retried job that produces the same run again
+  stores each event once (the first write wins), and a request retried after a
+  lost reply cannot store an event twice. A run that has ended is not produced
+  again: ``publish`` returns at once without iterating.
+* **Lease**: a producer holds the run's lease key (``SET NX PX lease``) and
+  renews it every ``lease / 3`` and on every append. Appends check the lease
+  token, so a producer that lost it (stalled past the lease) cannot write.
+* **Lease expiry**: a replica tailing a run that goes quiet checks the lease
+  every ``poll`` seconds; once it is gone the check script ends the run with a
+  ``RUN_ERROR`` (code ``LEASE_EXPIRED``) and the end marker, stored like any
+  event, so every subscriber, everywhere, and every late joiner sees the same
+  end, within ``lease + poll`` of the producer's last heartbeat.
+* **Retention**: while running the stream and lease expire ``ttl`` after the
+  last heartbeat (a producer that died unobserved leaves nothing behind); after
+  the end, the stream lives ``ttl`` more seconds. ``maxlen`` bounds the stored
+  events (``XADD MAXLEN ~``): subscribers asking for trimmed events get
+  ``HistoryTrimmed``, never a silent gap.
+
+Reading (``_read``, ``_tails``): per process and run, one *tail* task reads
+the stream (``XREAD BLOCK``) and hands each batch, as one shared object, to
+every local subscriber. A batch
+decodes its payloads at most once and builds its SSE bytes (with ``id: n``) and
+its binary frames (the stored bytes, length-prefixed, not re-encoded) at most
+once, whatever the number of subscribers; each response writes a batch in one
+ASGI send (``asgi.EncodedEvents``). A subscriber first replays from Redis
+(``XRANGE`` pages) up to the live position, then follows the tail; a subscriber
+that falls behind by more than ``backlog`` batches is cut loose from the tail
+and catches up from Redis again, so a slow client never holds memory.
+
+Faults (docs/scaling.md has the subscriber's view): Redis calls that fail with a
+connection error are retried with backoff for ``reconnect`` seconds, then raise
+``StoreUnavailable``; the scripts are idempotent, so a retry never stores twice.
+Events the store acknowledged that are gone (Redis restarted without
+persistence) raise ``RunLost`` to the producer and to subscribers, who get a
+``RUN_ERROR`` (code ``RUN_LOST``) in a response. Every error class is in
+``agui_wire.errors``.
+
+``import agui_wire`` does not import this module; it needs the ``redis``
+package (``pip install agui-wire[redis]``) and a client made with
+``decode_responses=False`` (payloads are bytes).
+
+The package's modules, one job each: ``_keys`` (key names, entry ids, the
+scripts), ``_batches`` (stored events as shared batches), ``_backend`` (settings
+and retried Redis calls), ``_write`` (the producer), ``_tails`` (live reads),
+``_read`` (one reader: replay, compact prefix, tail), ``_http`` (responses),
+``_store`` (``RunStore``).
+"""
+
+from __future__ import annotations
+
+from ._http import AFTER_HEADER, SNAPSHOT_HEADER, resume_after
+from ._keys import LEASE_EXPIRED, RUN_LOST
+from ._store import RunStore
+
+__all__ = [
+    "AFTER_HEADER",
+    "LEASE_EXPIRED",
+    "RUN_LOST",
+    "SNAPSHOT_HEADER",
+    "RunStore",
+    "resume_after",
+]

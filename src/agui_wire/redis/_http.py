@@ -1,0 +1,150 @@
+"""A run as an HTTP response: ``RunStore.response`` and where a request resumes.
+
+Contract: the subscription is opened before the headers go out, so an unknown
+run is a 404, a bad resume position a 400, Redis unreachable a 503 (with
+``Retry-After``), and the headers say where the body starts (``agui-after``,
+``agui-snapshot-events``); faults after the headers become the ``RUN_ERROR``
+events docs/scaling.md lists (or a body without a terminal event, to resume).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, MutableMapping
+from typing import Any, Final
+from urllib.parse import parse_qs
+
+from .._streaming import (
+    EncodedEvents,
+    HasHeaders,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    close_unstarted,
+    default_error_event,
+    scope_header,
+)
+from ..asgi import EventStreamResponse
+from ..errors import HistoryTrimmed, RunLost, RunNotFound, StoreUnavailable
+from ._backend import Backend
+from ._keys import RUN_LOST
+from ._read import Subscription
+from ._tails import Tails
+
+#: Response headers of ``RunStore.response``: the body continues the run after
+#: event ``AFTER_HEADER``, once its first ``SNAPSHOT_HEADER`` events (a compact
+#: prefix standing for events 1..after) are read. Clients count from them to
+#: resume (binary frames carry no id); ``agui_wire.client`` reconnects by itself
+#: only to responses that carry them.
+AFTER_HEADER: Final = "agui-after"
+SNAPSHOT_HEADER: Final = "agui-snapshot-events"
+
+
+def resume_after(request: HasHeaders | Scope) -> int | None:
+    """Where a request resumes: its ``?after=n`` query parameter, else its
+    ``Last-Event-ID`` header, as an event index; ``None`` when it has neither.
+    A value that is not an index >= 0 raises ``ValueError``."""
+    if isinstance(request, MutableMapping):
+        query = bytes(request.get("query_string", b"")).decode("latin-1")
+        header = scope_header(request, b"last-event-id")
+    else:
+        url = getattr(request, "url", None)
+        query = getattr(url, "query", "") or ""
+        header = request.headers.get("last-event-id")
+    values = parse_qs(query).get("after")
+    raw = values[-1] if values else header
+    if raw is None or raw.strip() == "":
+        return None
+    raw = raw.strip()
+    if not raw.isdigit() or not raw.isascii():
+        raise ValueError(f"not an event index: {raw[:40]!r}")
+    return int(raw)
+
+
+class RunResponse(EventStreamResponse):
+    """``RunStore.response``: opens the subscription before the headers go out,
+    so an unknown run is a 404 and the resume position is in the headers."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        tails: Tails,
+        run_id: str,
+        request: HasHeaders | None,
+        after: int | None,
+        compact: bool,
+        options: dict[str, Any],
+    ) -> None:
+        self._backend = backend
+        self._tails = tails
+        self._run_id = run_id
+        self._after = after
+        self._compact = compact
+        self._subscription: Subscription | None = None
+        options.setdefault("on_error", _store_error_event)
+        super().__init__(self._stream(), request, **options)
+
+    async def _stream(self) -> AsyncIterator[EncodedEvents]:
+        assert self._subscription is not None
+        async for batch in self._subscription.batches():
+            yield batch
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        acceptable = not self._negotiated or self._encoder is not None
+        if scope.get("type") == "http" and scope.get("method") != "HEAD" and acceptable:
+            refusal = await self._open(scope)
+            if refusal is not None:
+                await close_unstarted(self._events)
+                await _plain(send, *refusal)
+                return
+        await super().__call__(scope, receive, send)
+
+    async def _open(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        after = self._after
+        if after is None:
+            try:
+                after = resume_after(scope)
+            except ValueError as exc:
+                return 400, f"{exc}\n", {}
+        subscription = Subscription(self._backend, self._tails, self._run_id, after, self._compact)
+        try:
+            await subscription.open()
+        except RunNotFound as exc:
+            return 404, f"{exc}\n", {}
+        except StoreUnavailable as exc:
+            return 503, f"{exc}\n", {"retry-after": "1"}
+        self._subscription = subscription
+        self.raw_headers += [
+            (AFTER_HEADER.encode(), str(subscription.cursor).encode()),
+            (SNAPSHOT_HEADER.encode(), str(subscription.snapshot_events).encode()),
+        ]
+        return None
+
+
+def _store_error_event(exc: Exception) -> dict[str, Any] | None:
+    """``on_error`` of a run's response: the store's faults as the client sees them."""
+    if isinstance(exc, StoreUnavailable):
+        # Not the run's end: the body stops without a terminal event, so the
+        # client sees an incomplete run and resumes (agui_wire.client does).
+        return None
+    if isinstance(exc, RunLost):
+        return {"type": "RUN_ERROR", "message": "the run's events were lost", "code": RUN_LOST}
+    if isinstance(exc, HistoryTrimmed):
+        return {
+            "type": "RUN_ERROR",
+            "message": f"events after {exc.after} are no longer stored (oldest: {exc.first})",
+            "code": "HISTORY_TRIMMED",
+        }
+    return default_error_event(exc)
+
+
+async def _plain(send: Send, status: int, text: str, headers: dict[str, str]) -> None:
+    body = text.encode()
+    raw = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        *((k.encode(), v.encode()) for k, v in headers.items()),
+    ]
+    start: Message = {"type": "http.response.start", "status": status, "headers": raw}
+    await send(start)
+    await send({"type": "http.response.body", "body": body, "more_body": False})
