@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test evolution lint typecheck generated bench bench-redis redis-server fuzz sanitize clean frameworks clang packaging
+.PHONY: demo test evolution lint typecheck generated bench bench-redis redis-server chromium fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ redis-server:
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
+
+# tests/cli/test_timeline_page.py loads the HTML timeline in a real headless Chromium
+# (tests/support/chromium.py): the Debian package, installed when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 # .ci/packaging.sh builds once with Clang (the Debian package, installed when missing).
 clang:
@@ -69,7 +77,7 @@ typecheck: $(EXTENSION)
 	$(BIN)/python -m mypy.stubtest agui_wire._fast --allowlist .ci/stubtest-allowlist.txt
 
 # tests/evolution builds an extension of its own: `make evolution` runs it, once.
-test: $(EXTENSION) $(NODE_PEERS) redis-server generated lint typecheck
+test: $(EXTENSION) $(NODE_PEERS) redis-server chromium generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
 	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
 	# and differential/test_sse_codec.py compare both implementations directly and ran above

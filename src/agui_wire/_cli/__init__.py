@@ -1,14 +1,15 @@
 """``agui-wire``: the command line for AG-UI captures and transport cost.
 
 Strategy: argparse with one subcommand per module (``decode``, ``encode``,
-``convert``, ``inspect``, ``validate``, ``cost``); each module has
+``convert``, ``inspect``, ``validate``, ``cost``, ``record``); each module has
 ``register(subparsers, common)``, which opens its parser with
 ``_parser.add_command``, and a ``run(args) -> int``. Shared pieces: ``_inputs``
 (file / stdin / gzip / HAR, format detection), ``_capture`` (frames with
 positions, ``--keep-going``), ``_args`` (options, output), ``_progress`` (the
 stderr bar), ``protodump`` (field-by-field protobuf dump), ``report`` (the HTML
-cost report). Console script ``agui-wire`` and ``python -m agui_wire`` both run
-``main``; with no command it lists the commands, one line each.
+cost report), ``_timings`` (a recording's arrival times), ``timeline`` with
+``_timeline``, ``_timeline_text`` and ``timeline_html`` (``inspect --timeline``).
+Console script ``agui-wire`` and ``python -m agui_wire`` both run ``main``; with no command it lists the commands, one line each.
 
 Contract (also in ``--help`` and docs/cli.md): exit status 0 ok; 1 problems
 found (a frame that does not decode, an invalid event or stream, an event that
@@ -35,7 +36,7 @@ USAGE = "usage: agui-wire COMMAND [options] CAPTURE   (agui-wire COMMAND --help 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from .._codec import backend
-    from . import convert, cost, decode, encode, inspect, validate
+    from . import convert, cost, decode, encode, inspect, record, validate
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     version = f"agui-wire {__version__} ({backend.NAME})"
     parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (decode, encode, convert, inspect, validate, cost):
+    for module in (decode, encode, convert, inspect, validate, cost, record):
         module.register(sub, common)
     parser.set_defaults(commands=sub)
     return parser

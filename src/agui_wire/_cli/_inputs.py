@@ -118,6 +118,12 @@ class HarEntry:
     content_type: str
     body: bytes | None  # None: the export has no body for it
     base64: bool
+    # for inspect --timeline: when the request started (ISO 8601), how long it took in all
+    # and by phase (ms), and when each SSE message arrived (_eventSourceMessages, epoch s)
+    started: str | None = None
+    time: float | None = None
+    timings: dict[str, Any] | None = None
+    message_times: list[float] | None = None
 
     def describe(self) -> str:
         size = "no body captured" if self.body is None else f"{len(self.body):,} bytes"
@@ -226,6 +232,7 @@ def _har_entries(data: bytes, label: str) -> tuple[list[HarEntry], int]:
             else:
                 body = text.encode("utf-8", "surrogatepass")
         status = response.get("status")
+        total = entry.get("time")
         found.append(
             HarEntry(
                 index=i,
@@ -235,9 +242,25 @@ def _har_entries(data: bytes, label: str) -> tuple[list[HarEntry], int]:
                 content_type=(ctype or header_ctype or "").split(";")[0].strip(),
                 body=body,
                 base64=encoded,
+                started=entry.get("startedDateTime")
+                if isinstance(entry.get("startedDateTime"), str)
+                else None,
+                time=float(total) if isinstance(total, (int, float)) and total >= 0 else None,
+                timings=entry.get("timings") if isinstance(entry.get("timings"), dict) else None,
+                message_times=_message_times(entry.get("_eventSourceMessages")),
             )
         )
     return found, len(entries)
+
+
+def _message_times(messages: Any) -> list[float] | None:
+    """The ``time`` (epoch seconds) of each message of a HAR entry's
+    ``_eventSourceMessages`` (added by some HAR writers); None unless all have one."""
+    if not isinstance(messages, list) or not messages:
+        return None
+    times = [m.get("time") if isinstance(m, dict) else None for m in messages]
+    ok = all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in times)
+    return [float(t) for t in times] if ok else None  # type: ignore[arg-type]
 
 
 def describe_entries(entries: list[HarEntry]) -> str:

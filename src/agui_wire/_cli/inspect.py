@@ -23,6 +23,7 @@ from typing import IO, Any, Final
 
 import orjson
 
+from . import timeline
 from ._args import add_capture_argument, add_input_options, new_progress, read_capture
 from ._args import sources as open_args_sources
 from ._capture import CaptureFrame
@@ -78,6 +79,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="binary: annotated field-by-field dump; SSE/JSON Lines: hexdump of the bytes",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per frame instead")
+    timeline.add_timeline_options(p)
     add_input_options(p, keep_going=False)
 
 
@@ -155,9 +157,7 @@ def _row(frame: CaptureFrame) -> str:
     if frame.note is not None:
         return head + f"{'(skipped)':<26}  {frame.note}"
     event = frame.event or {}
-    ids = "  ".join(f"{k}={v}" for k, v in frame_ids(event).items())
-    extra = _preview(event)
-    return head + f"{event.get('type', '?')!s:<26}  " + "  ".join(x for x in (ids, extra) if x)
+    return head + f"{event.get('type', '?')!s:<26}  " + _describe(event)
 
 
 def _record(frame: CaptureFrame, source: Source) -> dict[str, Any]:
@@ -244,7 +244,16 @@ def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[in
     return seen, bad, 0
 
 
+def _describe(event: dict[str, Any]) -> str:
+    ids = "  ".join(f"{k}={v}" for k, v in frame_ids(event).items())
+    return "  ".join(x for x in (ids, _preview(event)) if x)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.timeline or args.html or args.timing:
+        if not args.timeline:
+            raise UsageError("--html and --timing go with --timeline")
+        return timeline.run(args, _describe)
     found = open_args_sources(args, args.capture, allow_many=True)
     failed = False
     out = sys.stdout

@@ -1,0 +1,339 @@
+"""The self-contained HTML timeline (``agui-wire inspect --timeline --html FILE``).
+
+Strategy: as the cost report (``report``), one HTML string with its CSS inline
+(the report's stylesheet plus the timeline's) and no fonts, images or other
+files, so the page can be mailed or attached to an issue and opened offline.
+Unlike the report it is interactive, so it carries one inline script and the
+timeline's data as an inline JSON block (every ``<`` escaped, so no event text
+can close the block). The script draws one lane per kind of event (run
+lifecycle and errors, messages, tool calls, reasoning, state, other): a row of
+marks, one per event, and below it the spans (runs, steps, messages, tool
+calls, reasoning) packed into as few rows as do not overlap; the time axis
+zooms with the wheel or the buttons and pans by dragging; hovering a mark shows
+the event, clicking it pins it. Without per-event times the axis is the event
+order, and the page says so. The figures of the text output (time to first
+token, run durations, tool calls, messages, gaps) are written into the page as
+text by Python, so they read and search without the script.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Final
+
+import orjson
+
+from ._timeline import LANES, Timeline, describe_duration
+from ._timeline_text import render_summary
+from .report import CSS
+
+__all__ = ["render_html"]
+
+LANE_COLORS: Final = {
+    "run": "#4e5d78",
+    "messages": "#2f6fdb",
+    "tool calls": "#e0782d",
+    "reasoning": "#9b59b6",
+    "state": "#2e9d57",
+    "other": "#8a8f98",
+}
+BAD_COLOR: Final = "#d62728"
+TEXT_LIMIT: Final = 200  # characters of an event's ids and preview kept in the page
+
+TIMELINE_CSS: Final = """
+.toolbar { display:flex; gap:8px; align-items:center; margin-bottom:10px; color:var(--muted);
+  font-size:13px; flex-wrap:wrap; }
+.toolbar button { font:inherit; border:1px solid var(--line); background:#fff; border-radius:6px;
+  padding:3px 10px; cursor:pointer; color:var(--ink); }
+.toolbar button:hover { background:#eef1f5; }
+.chart { position:relative; user-select:none; cursor:grab; overflow:hidden; }
+.chart.dragging { cursor:grabbing; }
+.axis { position:relative; height:22px; margin-left:110px; border-bottom:1px solid var(--line);
+  font-size:12px; color:var(--muted); }
+.tick { position:absolute; top:0; height:22px; border-left:1px solid var(--line);
+  padding-left:3px; white-space:nowrap; }
+.lane { display:flex; border-bottom:1px solid var(--line); }
+.lane-name { width:110px; flex:none; padding:6px 8px 6px 0; font-size:13px; font-weight:600;
+  color:var(--c); text-align:right; }
+.track { position:relative; flex:1; min-height:30px; }
+.mark { position:absolute; top:5px; width:3px; height:18px; margin-left:-1px; border-radius:1px;
+  background:var(--c); opacity:.85; cursor:pointer; }
+.mark:hover, .mark.selected { opacity:1; outline:2px solid var(--ink); z-index:2; }
+.mark.bad { background:#d62728; width:5px; }
+.span { position:absolute; height:16px; border-radius:4px;
+  background:color-mix(in srgb, var(--c) 30%, #fff); border-left:2px solid var(--c);
+  font-size:11px; line-height:16px; color:#1d2430; overflow:hidden; white-space:nowrap;
+  padding:0 4px; min-width:2px; box-sizing:border-box; }
+.span.open { background:repeating-linear-gradient(45deg,
+  color-mix(in srgb, var(--c) 30%, #fff) 0 6px, #fff 6px 10px); }
+.tip { position:absolute; z-index:5; pointer-events:none; background:#1d2430; color:#fff;
+  font-size:12px; padding:6px 8px; border-radius:6px; max-width:460px; white-space:pre-wrap; }
+.detail { margin-top:12px; font-size:13px; white-space:pre-wrap; color:#303a48;
+  font-family: ui-monospace, SFMono-Regular, Menlo, monospace; min-height:1.5em; }
+.note { background:#fff7e0; border:1px solid #f0d48a; border-radius:8px; padding:8px 12px;
+  margin:12px 0 0; font-size:14px; }
+pre.summary { font-size:13px; margin:0; white-space:pre-wrap; }
+"""
+
+SCRIPT: Final = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("timeline-data").textContent);
+  var timed = data.timed;
+  var marks = data.marks, spans = data.spans;
+  function pos(t, index) { return timed ? t : index; }
+  var lo = Infinity, hi = -Infinity;
+  marks.forEach(function (m) {
+    var x = pos(m[1], m[0]);
+    if (x !== null) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+  });
+  if (timed) { lo = Math.min(lo, 0); if (data.end !== null) { hi = Math.max(hi, data.end); } }
+  if (!isFinite(lo)) { lo = 0; hi = 1; }
+  if (hi <= lo) { hi = lo + (timed ? 0.001 : 1); }
+  var pad = (hi - lo) * 0.02;
+  var full = [lo - pad, hi + pad], view = full.slice();
+  var chart = document.getElementById("chart");
+  var axis = document.getElementById("axis");
+  var tip = document.getElementById("tip");
+  var detail = document.getElementById("detail");
+  var placed = [];  // [element, start, end or null]
+  function fmt(x) {
+    if (!timed) { return "#" + Math.round(x); }
+    var a = Math.abs(x);
+    if (a === 0) { return "0"; }
+    if (a < 1) { return (x * 1000).toFixed(a < 0.01 ? 2 : 1) + " ms"; }
+    return x.toFixed(3) + " s";
+  }
+  function lanesByName() {
+    var out = {};
+    data.lanes.forEach(function (name) {
+      var lane = document.createElement("div");
+      lane.className = "lane";
+      lane.style.setProperty("--c", data.colors[name]);
+      lane.dataset.lane = name;
+      var label = document.createElement("div");
+      label.className = "lane-name";
+      label.textContent = name;
+      var track = document.createElement("div");
+      track.className = "track";
+      lane.appendChild(label);
+      lane.appendChild(track);
+      chart.appendChild(lane);
+      out[name] = {track: track, rows: []};
+    });
+    return out;
+  }
+  var lanes = lanesByName();
+  spans.forEach(function (s) {
+    var lane = lanes[s.lane];
+    var start = timed ? s.start : s.first, end = timed ? s.end : s.last;
+    if (start === null) { return; }
+    if (end === null) { end = start; }
+    var row = 0;
+    while (row < lane.rows.length && lane.rows[row] > start) { row++; }
+    lane.rows[row] = end + (hi - lo) * 0.004;
+    var el = document.createElement("div");
+    el.className = "span" + (s.closed ? "" : " open");
+    el.style.top = (28 + row * 19) + "px";
+    el.textContent = s.label;
+    el.title = s.label + (s.closed ? "" : " (never ended)");
+    lane.track.appendChild(el);
+    placed.push([el, start, end]);
+  });
+  Object.keys(lanes).forEach(function (name) {
+    lanes[name].track.style.height = (30 + lanes[name].rows.length * 19) + "px";
+  });
+  var previous = null;
+  marks.forEach(function (m, k) {
+    var x = pos(m[1], m[0]);
+    var el = document.createElement("div");
+    el.className = "mark" + (m[2] === "BAD FRAME" ? " bad" : "");
+    el.dataset.index = m[0];
+    el.dataset.type = m[2];
+    var gap = (timed && previous !== null && m[1] !== null) ? m[1] - previous : null;
+    if (m[1] !== null) { previous = m[1]; }
+    el._info = "#" + m[0] + "  " + m[2] + (m[1] !== null ? "\nat " + fmt(m[1]) : "") +
+      (gap !== null ? "  (+" + fmt(gap) + ")" : "") +
+      (m[5] !== null ? "\nbyte " + m[5] : "") + (m[4] ? "\n" + m[4] : "");
+    lanes[m[3]].track.appendChild(el);
+    placed.push([el, x === null ? 0 : x, null]);
+  });
+  function layout() {
+    var w = view[1] - view[0];
+    placed.forEach(function (p) {
+      p[0].style.left = ((p[1] - view[0]) / w * 100) + "%";
+      if (p[2] !== null) {
+        p[0].style.width = (Math.max(p[2] - p[1], 0) / w * 100) + "%";
+      }
+    });
+    axis.textContent = "";
+    var raw = w / 8, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    var step = [1, 2, 5, 10].map(function (f) { return f * mag; })
+      .filter(function (s) { return s >= raw; })[0];
+    for (var t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
+      var tick = document.createElement("div");
+      tick.className = "tick";
+      tick.style.left = ((t - view[0]) / w * 100) + "%";
+      tick.textContent = fmt(Math.abs(t) < step / 1e6 ? 0 : t);
+      axis.appendChild(tick);
+    }
+    document.getElementById("range").textContent = fmt(view[0]) + " \u2013 " + fmt(view[1]);
+  }
+  function zoom(factor, at) {
+    var w = view[1] - view[0];
+    var nw = Math.min(Math.max(w * factor, (full[1] - full[0]) / 1e5), full[1] - full[0]);
+    var a = at - (at - view[0]) * nw / w;
+    a = Math.max(full[0], Math.min(a, full[1] - nw));
+    view = [a, a + nw];
+    layout();
+  }
+  function xOf(clientX) {
+    var r = axis.getBoundingClientRect();
+    return view[0] + (clientX - r.left) / r.width * (view[1] - view[0]);
+  }
+  chart.addEventListener("wheel", function (e) {
+    e.preventDefault();
+    zoom(e.deltaY > 0 ? 1.25 : 0.8, xOf(e.clientX));
+  }, {passive: false});
+  var drag = null;
+  chart.addEventListener("mousedown", function (e) {
+    drag = {x: e.clientX, view: view.slice()};
+    chart.classList.add("dragging");
+  });
+  window.addEventListener("mouseup", function () {
+    drag = null;
+    chart.classList.remove("dragging");
+  });
+  window.addEventListener("mousemove", function (e) {
+    if (!drag) { return; }
+    var r = axis.getBoundingClientRect();
+    var dx = (e.clientX - drag.x) / r.width * (drag.view[1] - drag.view[0]);
+    var w = drag.view[1] - drag.view[0];
+    var a = Math.max(full[0], Math.min(drag.view[0] - dx, full[1] - w));
+    view = [a, a + w];
+    layout();
+  });
+  chart.addEventListener("mouseover", function (e) {
+    if (!e.target._info) { return; }
+    tip.textContent = e.target._info;
+    tip.hidden = false;
+  });
+  chart.addEventListener("mousemove", function (e) {
+    var r = chart.parentNode.getBoundingClientRect();
+    tip.style.left = (e.clientX - r.left + 14) + "px";
+    tip.style.top = (e.clientY - r.top + 14) + "px";
+  });
+  chart.addEventListener("mouseout", function () { tip.hidden = true; });
+  chart.addEventListener("click", function (e) {
+    if (!e.target._info) { return; }
+    var old = chart.querySelector(".mark.selected");
+    if (old) { old.classList.remove("selected"); }
+    e.target.classList.add("selected");
+    detail.textContent = e.target._info;
+  });
+  document.getElementById("fit").addEventListener("click", function () {
+    view = full.slice(); layout();
+  });
+  document.getElementById("zoom-in").addEventListener("click", function () {
+    zoom(0.5, (view[0] + view[1]) / 2);
+  });
+  document.getElementById("zoom-out").addEventListener("click", function () {
+    zoom(2, (view[0] + view[1]) / 2);
+  });
+  layout();
+  document.body.dataset.drawn = String(marks.length);
+})();
+"""
+
+
+def _data(tl: Timeline) -> str:
+    marks = [[m.index, m.t, m.type, m.lane, m.text[:TEXT_LIMIT], m.offset] for m in tl.marks]
+    spans = [
+        {
+            "lane": s.lane,
+            "label": s.label,
+            "start": s.start,
+            "end": s.end,
+            "first": s.first,
+            "last": s.last,
+            "closed": s.closed,
+        }
+        for s in tl.spans
+    ]
+    data: dict[str, Any] = {
+        "timed": tl.timed,
+        "end": tl.end,
+        "lanes": [lane for lane in LANES if any(m.lane == lane for m in tl.marks)],
+        "colors": LANE_COLORS,
+        "marks": marks,
+        "spans": spans,
+    }
+    # "<" as \u003c: no event text can end the script element or open a comment in it
+    return orjson.dumps(data).decode().replace("<", "\\u003c")
+
+
+def _tiles(tl: Timeline) -> str:
+    tiles: list[tuple[str, str, str]] = []
+    token = tl.first_token()
+    if token is not None:
+        tiles.append(("time to first token", describe_duration(token), "first text delta"))
+    runs = [s for s in tl.spans if s.kind == "run"]
+    if runs and runs[0].duration is not None:
+        tiles.append(("run duration", describe_duration(runs[0].duration), runs[0].label))
+    events = sum(m.type != "BAD FRAME" for m in tl.marks)
+    tiles.append(("events", f"{events:,}", f"{tl.bytes:,} bytes"))
+    tools = [s for s in tl.spans if s.kind == "tool call"]
+    tiles.append(("tool calls", f"{len(tools):,}", ", ".join(s.label for s in tools[:3])))
+    gaps = tl.gaps(1)
+    if gaps:
+        g, _, b = gaps[0]
+        tiles.append(("longest gap", describe_duration(g), f"before #{b.index} {b.type}"))
+    return "".join(
+        f'<div class="tile" style="--c:#2f6fdb"><div class="name">{escape(name)}</div>'
+        f'<div class="big">{escape(big)}</div><div class="small">{escape(small)}</div></div>'
+        for name, big, small in tiles[:4]
+    )
+
+
+def render_html(tl: Timeline) -> str:
+    """The timeline page (see the module doc)."""
+    events = sum(m.type != "BAD FRAME" for m in tl.marks)
+    note = (
+        ""
+        if tl.timed
+        else '<p class="note">No time per event in this capture: the axis is the event order. '
+        "Record a run with <code>agui-wire record URL</code> for arrival times.</p>"
+    )
+    legend = "".join(
+        f'<span style="--c:{LANE_COLORS[lane]}">{escape(lane)}</span>' for lane in LANES
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>AG-UI run timeline — agui-wire</title>
+<style>{CSS}{TIMELINE_CSS}</style></head>
+<body><main>
+<h1>AG-UI run timeline</h1>
+<p class="sub">{escape(tl.label)} · {events:,} events · {tl.bytes:,} bytes</p>
+<p class="sub">times: {escape(tl.clock_note or "none per event")}</p>
+{note}
+<div class="tiles">{_tiles(tl)}</div>
+
+<h2>Events on a time axis</h2>
+<div class="card" style="position:relative">
+<div class="toolbar"><button id="fit" type="button">fit</button>
+<button id="zoom-in" type="button">zoom in</button>
+<button id="zoom-out" type="button">zoom out</button>
+<span id="range"></span><span>· wheel: zoom · drag: pan · click a mark: details</span></div>
+<div id="chart" class="chart"><div id="axis" class="axis"></div></div>
+<div id="tip" class="tip" hidden></div>
+<div id="detail" class="detail">Click an event mark to see it here.</div>
+<div class="legend">{legend}<span style="--c:{BAD_COLOR}">bad frame</span></div>
+</div>
+
+<h2>What took how long</h2>
+<div class="card"><pre class="summary">{escape(render_summary(tl))}</pre></div>
+<script type="application/json" id="timeline-data">{_data(tl)}</script>
+<script>{SCRIPT}</script>
+</main></body></html>
+"""
