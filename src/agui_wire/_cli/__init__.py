@@ -9,7 +9,8 @@ positions, ``--keep-going``), ``_args`` (options, output), ``_progress`` (the
 stderr bar), ``protodump`` (field-by-field protobuf dump), ``report`` (the HTML
 cost report), ``_timings`` (a recording's arrival times), ``timeline`` with
 ``_timeline``, ``_timeline_text`` and ``timeline_html`` (``inspect --timeline``).
-Console script ``agui-wire`` and ``python -m agui_wire`` both run ``main``; with no command it lists the commands, one line each.
+Console script ``agui-wire`` and ``python -m agui_wire`` both run ``main``; with
+no command it lists the commands, one line each.
 
 Contract (also in ``--help`` and docs/cli.md): exit status 0 ok; 1 problems
 found (a frame that does not decode, an invalid event or stream, an event that
