@@ -54,8 +54,8 @@ _LAZY: dict[str, str] = {
     "UnknownEventError": ".errors",
     "UnknownEventWarning": ".errors",
     "UnknownPartWarning": ".errors",
-    "PROTO_MEDIA_TYPE": "._negotiation",
-    "SSE_MEDIA_TYPE": "._negotiation",
+    "PROTO_MEDIA_TYPE": "._mediatypes",
+    "SSE_MEDIA_TYPE": "._mediatypes",
     "negotiate": "._negotiation",
     "normalize": "._normalize",
     "EVENT_TYPES": ".schema",
@@ -80,8 +80,8 @@ if TYPE_CHECKING:
     from ._encoder import EventEncoder as EventEncoder
     from ._encoder import encode_proto as encode_proto
     from ._encoder import encode_sse as encode_sse
-    from ._negotiation import PROTO_MEDIA_TYPE as PROTO_MEDIA_TYPE
-    from ._negotiation import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
+    from ._mediatypes import PROTO_MEDIA_TYPE as PROTO_MEDIA_TYPE
+    from ._mediatypes import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
     from ._negotiation import negotiate as negotiate
     from ._normalize import normalize as normalize
     from ._reader import Record as Record

@@ -39,14 +39,13 @@ from ._codec import backend
 from ._codec.framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, as_bytes_view
 from ._codec.proto_reader import DEFAULT_MAX_DEPTH
 from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
-from ._negotiation import PROTO_MEDIA_TYPE
+from ._mediatypes import PROTO_MEDIA_TYPE, media_type
 from ._reader import (
     Source,
     UnknownPolicy,
     Utf8Policy,
     check_options,
     chunks,
-    media_type,
     sniff,
 )
 from .errors import DecodeError, StreamClosed

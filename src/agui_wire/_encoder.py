@@ -19,14 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH, as_event_dict
-from ._negotiation import (
-    CACHE_MAX_KEY,
-    CACHE_SIZE,
-    PROTO_MEDIA_TYPE,
-    SSE_MEDIA_TYPE,
-    choose,
-    negotiate,
-)
+from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, choose, negotiate
 from .errors import NotAcceptable
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]

@@ -54,6 +54,7 @@ from __future__ import annotations
 import re
 from typing import Final, NamedTuple
 
+from ._mediatypes import PROTO_ALIASES, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .errors import NotAcceptable
 
 __all__ = [
@@ -61,16 +62,11 @@ __all__ = [
     "CACHE_SIZE",
     "MAX_ACCEPT_LENGTH",
     "MAX_RANGES",
-    "PROTO_MEDIA_TYPE",
-    "SSE_MEDIA_TYPE",
     "MediaRange",
     "choose",
     "negotiate",
     "parse_accept",
 ]
-
-SSE_MEDIA_TYPE: Final = "text/event-stream"
-PROTO_MEDIA_TYPE: Final = "application/vnd.ag-ui.event+proto"
 
 MAX_ACCEPT_LENGTH: Final = 8192
 MAX_RANGES: Final = 128
@@ -180,11 +176,12 @@ def parse_accept(accept: str) -> list[MediaRange]:
 
 # Our offers: the (type, subtype) pairs each answers to, and the parameters it
 # satisfies (SSE is UTF-8 by definition).
-_SSE_NAMES: Final = (("text", "event-stream"),)
-_PROTO_NAMES: Final = (
-    ("application", "vnd.ag-ui.event+proto"),
-    ("application", "x-ag-ui"),
-)
+def _names(*media_types: str) -> tuple[tuple[str, str], ...]:
+    return tuple((t.partition("/")[0], t.partition("/")[2]) for t in media_types)
+
+
+_SSE_NAMES: Final = _names(SSE_MEDIA_TYPE)
+_PROTO_NAMES: Final = _names(*PROTO_ALIASES)
 _UTF8: Final = frozenset({"utf-8", "utf8"})
 
 

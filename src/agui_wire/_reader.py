@@ -54,7 +54,7 @@ from ._codec.sse_reader import (
     check_max_event_size,
     decode_sse_message,
 )
-from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from .errors import DecodeError, StreamClosed, UnknownEventError
 
 __all__ = [
@@ -66,7 +66,6 @@ __all__ = [
     "check_options",
     "check_policies",
     "chunks",
-    "media_type",
     "payload_decoder",
     "payload_records",
     "raw_unknown_event",
@@ -81,34 +80,12 @@ UnknownPolicy = Literal["skip", "raise", "raw"]
 Utf8Policy = Literal["error", "replace"]
 Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 
-_PROTO_ALIASES: Final = frozenset({PROTO_MEDIA_TYPE, "application/x-ag-ui"})
-_MEDIA_TYPES: Final = {
-    **dict.fromkeys(_PROTO_ALIASES, PROTO_MEDIA_TYPE),
-    SSE_MEDIA_TYPE: SSE_MEDIA_TYPE,
-}
 # an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
 _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 # SSE with keep_going is fed in pieces of at most this many bytes: each resync
 # re-feeds the rest of the piece to a fresh parser (a copy), so a bounded piece
 # keeps many bad events in one big chunk linear, not quadratic.
 _SSE_PIECE: Final = 1 << 14
-
-
-def media_type(content_type: str) -> str:
-    """``PROTO_MEDIA_TYPE`` or ``SSE_MEDIA_TYPE`` for a Content-Type header value
-    (parameters and case ignored); ``ValueError`` for anything else."""
-    known = _MEDIA_TYPES.get(content_type) if type(content_type) is str else None
-    if known is not None:  # the usual spelling: no parsing
-        return known
-    essence = content_type.split(";", 1)[0].strip().lower()
-    if essence in _PROTO_ALIASES:
-        return PROTO_MEDIA_TYPE
-    if essence == SSE_MEDIA_TYPE:
-        return SSE_MEDIA_TYPE
-    raise ValueError(
-        f"not an AG-UI stream content type: {content_type!r} "
-        f"(expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"
-    )
 
 
 def sniff(head: bytes | bytearray | memoryview) -> str | None:

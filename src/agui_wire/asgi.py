@@ -98,7 +98,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from ._codec.proto_writer import DEFAULT_MAX_DEPTH
 from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
-from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._streaming import (
     TERMINAL,
     EncodedEvents,

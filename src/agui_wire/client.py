@@ -64,8 +64,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from ._decoder import EventDecoder
-from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ._reader import media_type
+from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from .errors import (
     AgentHTTPError,
     IncompleteRun,

@@ -50,7 +50,8 @@ from typing import Any, ClassVar, Final
 
 from ._codec import backend
 from ._encoder import as_event_dict
-from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, PROTO_MEDIA_TYPE, negotiate
+from ._mediatypes import PROTO_MEDIA_TYPE
+from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, negotiate
 from .errors import EncodeError, LossyNumberWarning
 
 __all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]

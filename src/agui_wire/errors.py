@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+
 __all__ = [
     "AgentHTTPError",
     "AguiWireError",
@@ -200,7 +202,7 @@ class NotAcceptable(AguiWireError):
         self.accept = accept
         super().__init__(
             f"no acceptable AG-UI transport in Accept: {accept!r}; "
-            "offered text/event-stream and application/vnd.ag-ui.event+proto"
+            f"offered {SSE_MEDIA_TYPE} and {PROTO_MEDIA_TYPE}"
         )
 
 
@@ -274,8 +276,6 @@ class UnexpectedContentType(AguiWireError):
     def __init__(self, url: str, content_type: str | None) -> None:
         self.url = url
         self.content_type = content_type
-        from ._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-
         super().__init__(
             f"POST {url}: the response is not an AG-UI event stream: content-type "
             f"{content_type!r} (expected {SSE_MEDIA_TYPE} or {PROTO_MEDIA_TYPE})"

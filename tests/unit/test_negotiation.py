@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 import agui_wire
+from agui_wire._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from agui_wire._negotiation import (
     MAX_RANGES,
-    PROTO_MEDIA_TYPE,
-    SSE_MEDIA_TYPE,
     negotiate,
     parse_accept,
 )

@@ -33,7 +33,7 @@ import orjson
 
 from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
 from .._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
-from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import Record, RecordReader
 from ..errors import DecodeError, JsonLineError
 from ._inputs import Source

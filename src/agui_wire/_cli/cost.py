@@ -58,7 +58,7 @@ from .._codec import backend
 from .._compression import available, compressor, decompressor
 from .._decoder import EventDecoder
 from .._encoder import encode_proto, encode_sse
-from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._sample import realistic_run
 from ..errors import EncodeError
 from ._args import add_input_options, read_capture

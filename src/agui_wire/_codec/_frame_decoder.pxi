@@ -14,7 +14,7 @@
 # sit at a block start, and owes the parser the bytes and events it skipped
 # until the parser is next used.
 
-from agui_wire import _negotiation as _fd_negotiation
+from agui_wire import _mediatypes as _fd_mediatypes
 from agui_wire.errors import DecodeError as _fd_DecodeError
 # (_reader.py, frame_decoder.py and sse_reader.py are imported at the end of this file)
 
@@ -26,8 +26,8 @@ cdef object _FD_ERROR = "error"
 cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
 cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
 cdef object _FD_EVENT_SIZE = _de_schema.DEFAULT_MAX_EVENT_SIZE
-cdef object _FD_PROTO = _fd_negotiation.PROTO_MEDIA_TYPE
-cdef object _FD_SSE = _fd_negotiation.SSE_MEDIA_TYPE
+cdef object _FD_PROTO = _fd_mediatypes.PROTO_MEDIA_TYPE
+cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
 
 
 cdef class FrameDecoder(FrameReader):

@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import (
     Source,
     UnknownPolicy,

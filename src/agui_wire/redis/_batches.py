@@ -17,7 +17,7 @@ from typing import Any, Final
 from .._codec.framing import frame
 from .._decoder import decode_proto
 from .._encoder import EventEncoder, encode_sse
-from .._negotiation import PROTO_MEDIA_TYPE
+from .._mediatypes import PROTO_MEDIA_TYPE
 from .._streaming import EncodedEvents
 from ..errors import HistoryTrimmed, RunLost
 from ._keys import END, PAYLOAD, parse_id
