@@ -27,8 +27,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .._negotiation import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from .._reader import media_type
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, UsageError, human_bytes, say
 from ._parser import add_command
 from ._timings import SUFFIX, TimingWriter
