@@ -39,10 +39,12 @@ Contract:
   ``send`` raising ``OSError`` (servers on ASGI spec 2.4). The producer is then
   stopped: an async generator gets ``CancelledError`` at the ``await`` it is
   suspended in, or ``aclose()`` at its ``yield``; a sync generator is
-  ``close()``d once its step in progress (if any) returns. The response then
-  returns normally (a gone client is not a server error); background tasks
-  still run. The sender yields to the loop every 16 events, so even a producer
-  that never suspends notices a disconnect.
+  ``close()``d once its step in progress (if any) returns. Once: its cleanup
+  runs exactly once, and what that cleanup awaits is awaited for it (not
+  cancelled again). The response then returns normally and logs nothing above
+  DEBUG (a gone client is not a server error); background tasks still run. The
+  sender yields to the loop every 16 events, so even a producer that never
+  suspends notices a disconnect.
 * Compression: ``compress=True`` (or a sequence of codings) negotiates gzip,
   zstd or Brotli from ``Accept-Encoding`` (``agui_wire._compression``), one
   streaming compressor per response flushed after every send, so each send
@@ -61,8 +63,10 @@ Contract:
   ``event -> str | None`` or an int: ids counting up from it. Clients reconnect
   with ``Last-Event-ID``; ``last_event_id(request)`` reads it for the app,
   which decides where to resume.
-* Producer errors (the iterable raising, or an event that does not encode):
-  with ``on_error="event"`` (default) the exception is logged (logger
+* Producer errors (the iterable raising at any point, before its first event
+  included, or an event that does not encode; also ``CancelledError`` out of
+  the producer when nobody cancelled the response: a task it awaited was
+  cancelled by its owner): with ``on_error="event"`` (default) the exception is logged (logger
   ``agui_wire.asgi``) and the stream ends with a ``RUN_ERROR`` event (code
   ``ENCODE_ERROR`` or ``INTERNAL_ERROR``; the message does not leak exception
   text) followed by a clean end of body, so every client learns the run failed
@@ -373,7 +377,9 @@ class _Stream:
         self.pinging: asyncio.Future[None] | None = None  # a keep-alive is being sent
         self.finished = False  # the final body message went out (or will not)
         self.disconnected = False
+        self.cancelled = False  # we cancelled the sender (a disconnect, or the server cancelled us)
         self.closing = False  # the sender is closing the producer
+        self.last: Any = None  # the last event encoded (no RUN_ERROR after a terminal one)
         self.sender: asyncio.Task[None] | None = None
         id_fn = response._event_id
         if id_fn is not None and not self.binary:
@@ -395,6 +401,7 @@ class _Stream:
             for task in helpers:
                 task.cancel()
             if not sender.done():
+                self.cancelled = True
                 sender.cancel()
                 await asyncio.wait({sender})
             await asyncio.wait(helpers)
@@ -430,6 +437,7 @@ class _Stream:
         self.disconnected = True
         sender = self.sender
         if sender is not None and sender is not asyncio.current_task() and not self.closing:
+            self.cancelled = True
             sender.cancel()  # not while it closes the producer: that would cut its cleanup
 
     # -- the three tasks -------------------------------------------------------------
@@ -443,6 +451,7 @@ class _Stream:
         write = self._write
         thrown: BaseException | None = None
         waiting: Any = _FULL  # what collect waits on: _FULL (not in the producer) or a future
+        delivered = False  # the producer got a cancellation and went on (into its cleanup?)
         try:
             while True:
                 ended = False
@@ -450,15 +459,28 @@ class _Stream:
                 try:
                     if thrown is None:
                         waiting = collect.send(None)
+                        delivered = False
                     else:
                         waiting, thrown = collect.throw(thrown), None
+                        delivered = True
                 except StopAsyncIteration:
                     ended = True
                 except Exception as exc:
                     error = exc
+                except asyncio.CancelledError as exc:
+                    if self.cancelled:
+                        raise  # ours, passed through the producer: its cleanup ran
+                    # The producer's own (a task or future it awaited was cancelled
+                    # by someone else): a failure like any other, not our end.
+                    error = RuntimeError("the event producer raised CancelledError")
+                    error.__cause__ = exc
                 if ended or error is not None:
                     waiting = _FULL  # collect is finished
-                if self.disconnected:  # a producer that swallowed our cancellation
+                if self.disconnected:  # the client is gone: nobody to tell
+                    if error is not None:  # not our cancellation: the producer's bug
+                        logger.error(
+                            "the AG-UI event producer failed while stopped", exc_info=error
+                        )
                     return
                 if error is not None:
                     if self.response._on_error == "raise":
@@ -493,7 +515,7 @@ class _Stream:
                     thrown = exc
         finally:
             self.closing = True
-            await _unwind(collect, waiting)
+            await _unwind(collect, waiting, parts, delivered)
             await source.close()
 
     async def _collect(self, source: Source, parts: list[bytes]) -> None:
@@ -527,7 +549,11 @@ class _Stream:
         """What to write after the producer failed: the ``on_error`` event, or nothing."""
         policy = self.response._on_error
         logger.error("AG-UI event producer failed; ending the stream", exc_info=exc)
-        if event_type(last) in TERMINAL:
+        try:
+            terminal = event_type(last) in TERMINAL
+        except Exception:  # a batch whose type cannot be read: say the run failed anyway
+            terminal = False
+        if terminal:
             return []  # the run is over already: another RUN_ERROR would break the sequence
         try:
             event = default_error_event(exc) if not callable(policy) else policy(exc)
@@ -569,23 +595,45 @@ class _Stream:
             self._gone()
 
 
-async def _unwind(collect: Coroutine[Any, Any, None], waiting: Any) -> None:
-    """Stop ``_collect`` (the sender is ending). Suspended inside the producer's
-    ``await``: what a task cancelled there does, the future cancelled and
-    ``CancelledError`` thrown in, so the producer runs its cleanup; suspended at
-    a full batch: just closed (the producer is at its ``yield``)."""
+async def _unwind(
+    collect: Coroutine[Any, Any, None], waiting: Any, parts: list[bytes], delivered: bool
+) -> None:
+    """Stop ``_collect`` (the sender is ending). Finished already (the producer
+    ended, failed, or let our cancellation through, so its cleanup ran): nothing
+    to do. Suspended at a full batch: closed (the producer is at its ``yield``).
+    Suspended inside the producer's ``await``: what a task cancelled there gets,
+    the future cancelled and ``CancelledError`` thrown in, once (not again when
+    ``delivered``: it has it and awaits in its cleanup); what its cleanup awaits
+    is awaited for it and the results handed back, as a task would. A producer
+    that swallows the cancellation and produces another event is cancelled
+    again (its events go nowhere: ``parts`` is dropped)."""
+    if collect.cr_frame is None:
+        return
     if waiting is _FULL:
         collect.close()
         return
-    if isinstance(waiting, asyncio.Future):
-        waiting.cancel()
+    thrown: BaseException | None = None if delivered and not parts else asyncio.CancelledError()
     try:
         while True:
+            parts.clear()
+            if thrown is None:
+                try:
+                    await _wait(waiting)  # what its cleanup awaits
+                except BaseException as exc:  # handed to the producer, as a task would
+                    thrown = exc
+            if thrown is not None and isinstance(waiting, asyncio.Future):
+                waiting.cancel()
             try:
-                waiting = collect.throw(asyncio.CancelledError())
+                if thrown is None:
+                    waiting = collect.send(None)
+                else:
+                    waiting, thrown = collect.throw(thrown), None
             except (StopIteration, StopAsyncIteration, asyncio.CancelledError):
                 return
-            await _wait(waiting)  # a producer that awaits in its cleanup
+            if waiting is _FULL:
+                return  # at its yield: closed below
+            if parts:  # it went on producing
+                thrown = asyncio.CancelledError()
     except Exception as exc:
         logger.error("the AG-UI event producer failed while cancelled", exc_info=exc)
     finally:

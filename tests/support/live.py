@@ -1,24 +1,33 @@
-"""Real servers for tests: uvicorn in a subprocess on a free loopback port.
+"""Real servers for tests: uvicorn in a subprocess on a free loopback port, or in
+a thread of the test process.
 
 ``start_uvicorn("module:app", cwd=..., env=..., log=...)`` returns the base URL and
 the process once the server answers HTTP (any status: an app need not have a
 health route); ``stop`` ends it (SIGTERM, then SIGKILL). A free port can be taken
 by someone else between the probe and uvicorn's bind, so the start is retried.
+
+``uvicorn_thread(app)`` serves an ASGI app object from a thread (its own event
+loop, a real listening socket bound first, so no port race), for tests that
+look at the app's own state and log records (``caplog`` sees them: uvicorn is
+told not to configure logging); the context manager stops it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-__all__ = ["free_port", "start_uvicorn", "stop", "wait_http"]
+__all__ = ["free_port", "start_uvicorn", "stop", "uvicorn_thread", "wait_http"]
 
 
 def free_port() -> int:
@@ -68,3 +77,29 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def uvicorn_thread(app: Any, **config: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a thread; yields the base URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    options = {"log_config": None, "access_log": False, "lifespan": "off", **config}
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start in its thread")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
