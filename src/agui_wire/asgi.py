@@ -85,6 +85,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import logging
 import types
@@ -607,7 +608,7 @@ async def _unwind(
     is awaited for it and the results handed back, as a task would. A producer
     that swallows the cancellation and produces another event is cancelled
     again (its events go nowhere: ``parts`` is dropped)."""
-    if collect.cr_frame is None:
+    if inspect.getcoroutinestate(collect) == inspect.CORO_CLOSED:
         return
     if waiting is _FULL:
         collect.close()

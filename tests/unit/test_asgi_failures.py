@@ -149,6 +149,7 @@ def test_nothing_escapes_when_the_last_event_cannot_be_typed(caplog) -> None:
     """``on_error`` looks at the last event's type to skip the ``RUN_ERROR`` after a
     terminal one; a pre-encoded batch whose type cannot be read (a store batch that
     does not decode) must not make that check escape the app."""
+
     class Opaque(EncodedEvents):
         def data(self, binary: bool) -> bytes:
             return b'data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n'
