@@ -48,12 +48,10 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 import orjson
 
-from .. import __version__
 from .._codec import backend
 from .._compression import available, compressor, decompressor
 from .._decoder import EventDecoder
@@ -64,6 +62,7 @@ from ..errors import EncodeError
 from ._args import add_input_options, read_capture
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, say
+from ._costmodel import CostReport, TransportCost
 from ._parser import add_command
 from ._progress import Progress, progress_enabled
 
@@ -105,46 +104,6 @@ COALESCE_BYTES: Final = 32 * 1024  # what EventStreamResponse puts in one send, 
 DEFAULT_EVENTS: Final = 2000
 DEFAULT_REPEATS: Final = 7
 PASS_NS: Final = 12_000_000  # a timed pass lasts about this long (whole runs, repeated)
-
-
-@dataclass
-class TransportCost:
-    key: str
-    label: str
-    bytes: int
-    encode_us: float  # median CPU per event, microseconds
-    decode_us: float
-    by_type: dict[str, int]  # bytes per event type
-    encode_runs_us: list[float] = field(default_factory=list)  # every pass, per event
-    decode_runs_us: list[float] = field(default_factory=list)
-
-
-@dataclass
-class CostReport:
-    source: str  # what the events are
-    events: int
-    counts: dict[str, int]  # events per type
-    text_bytes: int  # UTF-8 bytes of every `delta` string: the text itself
-    transports: list[TransportCost]
-    whole_gzip: dict[str, int]  # whole-response gzip bytes (no per-event flush)
-    gzip_level: int
-    repeats: int
-    machine: dict[str, str]
-    implementation: dict[str, str]
-    skipped: int = 0
-    verdict: dict[str, Any] = field(default_factory=dict)
-    #: server's CPU to write the stream to a loopback TCP socket, µs per event:
-    #: {"sse"/"proto": {"per_event": .., "coalesced": ..}}
-    send_us: dict[str, dict[str, float]] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)  # codings not installed
-
-    def transport(self, key: str) -> TransportCost:
-        return next(t for t in self.transports if t.key == key)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["agui_wire"] = __version__
-        return data
 
 
 # -- measuring --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
-from .cost import CostReport, TransportCost
+from ._costmodel import CostReport, TransportCost
 
 __all__ = ["render_html"]
 
