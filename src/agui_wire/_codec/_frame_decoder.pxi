@@ -14,18 +14,30 @@
 # sit at a block start, and owes the parser the bytes and events it skipped
 # until the parser is next used.
 
+# uses _framing.pxi: FrameReader, _FR_HEADER, _FR_MAX_FRAME_SIZE, _fr_be32
+# uses _proto_reader*.pxi: _DE_MAX_DEPTH, _de_decode, _de_ptr, decode_payload
+# uses _sse_reader.pxi: _sse_plain_blocks
+
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport uint32_t
+from libc.string cimport memchr
+
 from agui_wire import _mediatypes as _fd_mediatypes
+from agui_wire import schema as _fd_schema
+from agui_wire._codec import framing as _fd_framing
 from agui_wire.errors import DecodeError as _fd_DecodeError
 # (_reader.py, frame_decoder.py and sse_reader.py are imported at the end of this file)
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
-cdef object _FD_BATCH = _fr_py.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_BATCH = _fd_framing.DEFAULT_MAX_BATCH_EVENTS
 cdef object _FD_SKIP = "skip"
 cdef object _FD_ERROR = "error"
-cdef object _FD_DEPTH = _de_py.DEFAULT_MAX_DEPTH
-cdef object _FD_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
-cdef object _FD_EVENT_SIZE = _de_schema.DEFAULT_MAX_EVENT_SIZE
+cdef object _FD_DEPTH = _fd_schema.DEFAULT_MAX_DEPTH
+cdef object _FD_FRAME_SIZE = _fd_schema.DEFAULT_MAX_FRAME_SIZE
+cdef object _FD_EVENT_SIZE = _fd_schema.DEFAULT_MAX_EVENT_SIZE
 cdef object _FD_PROTO = _fd_mediatypes.PROTO_MEDIA_TYPE
 cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
 
@@ -49,8 +61,8 @@ cdef class FrameDecoder(FrameReader):
     cdef unsigned long long _rest_index
     cdef unsigned long long _rest_offset
 
-    def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-                 max_depth=_de_py.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
+    def __init__(self, max_frame_size=_fd_schema.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
+                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
         self._init_reader(max_frame_size)
         # the options are EventDecoder's, checked there
         self._decodes = True
@@ -173,7 +185,7 @@ cdef class SSEDecoder:
     cdef object _failed
 
     def __init__(self, *, max_event_size=_FD_EVENT_SIZE, invalid_utf8="error",
-                 max_depth=_de_py.DEFAULT_MAX_DEPTH, max_events=None):
+                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None):
         errors = "strict" if invalid_utf8 == "error" else "replace"
         self._reader = _fd_sse.SSEEventReader(
             max_event_size=max_event_size, errors=errors, max_depth=max_depth
@@ -310,7 +322,7 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview:
-        buf = _fr_py.as_bytes_view(data)  # FrameReader's TypeError for a strided view
+        buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
         return _fd_py.decode_proto(
             data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
@@ -347,7 +359,7 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
         while n - pos >= _FR_HEADER:
             size = _fr_be32(p + pos)
             if size > max_size:
-                error = _fr_py._too_large(index, pos, size, max_size)
+                error = _fd_framing._too_large(index, pos, size, max_size)
                 break
             if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
                 break  # cut short: close()'s TruncatedStream, below
@@ -389,9 +401,9 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
         error = framing
     if error is None and pos < n:
         if n - pos < _FR_HEADER:
-            error = _fr_py._truncated(index, pos, n, n - pos, -1)
+            error = _fd_framing._truncated(index, pos, n, n - pos, -1)
         else:
-            error = _fr_py._truncated(index, pos, n, 0, size)
+            error = _fd_framing._truncated(index, pos, n, 0, size)
     if error is not None:
         error.events = events
         raise error

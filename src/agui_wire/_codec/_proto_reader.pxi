@@ -40,7 +40,10 @@
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE
-from libc.math cimport fabs, signbit
+from libc.math cimport fabs, floor, isfinite, signbit
+from libc.stdint cimport uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
 
 import sys as _de_sys
 import warnings as _de_warnings

@@ -33,7 +33,6 @@
 #   C stack); message nesting is bounded by the schema.
 
 cimport cython
-from cpython.ref cimport PyObject
 from libc.math cimport floor, isfinite
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
@@ -100,15 +99,8 @@ cdef enum:
     _EN_INITIAL = 4096
     _EN_MAXOPEN = 32        # message-level containers open at once (the schema nests ~8)
 
-# schema.Kind values
+# field kinds beyond schema.Kind's (_K_STRING ... _K_PATCH_OP, in _common.pxi)
 cdef enum:
-    _K_STRING = 1
-    _K_INT64 = 2
-    _K_BOOL = 3
-    _K_VALUE = 4
-    _K_STRUCT = 5
-    _K_MESSAGE = 6
-    _K_PATCH_OP = 7
     # the carriers of the special shapes (schema module doc), in the field table at
     # their wire numbers: written when _EnSpecial says so
     _K_CONTENT_STR = 16     # `content` when it is a string

@@ -6,8 +6,12 @@
 # in the same order, so the same events and the same stopping byte. The chunk
 # (exact bytes) outlives the views: orjson keeps none.
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.string cimport memchr, memcmp
 
+import orjson as _sse_orjson
+
+cdef object _SSE_BLOCK_TYPE = "type"     # interned: Cython interns identifier-like literals
 cdef object _SSE_LOADS = _sse_orjson.loads
 # data shorter than this is handed to orjson as a bytes copy, longer as a view
 cdef Py_ssize_t _SSE_VIEW_MIN = 2048
@@ -56,7 +60,7 @@ cdef Py_ssize_t _sse_plain_blocks(char* buf, Py_ssize_t n, Py_ssize_t pos, Py_ss
             break
         if type(event) is not dict:
             break
-        etype = capi.PyDict_GetItemWithError(<PyObject*>event, <PyObject*>_SSE_TYPE)
+        etype = capi.PyDict_GetItemWithError(<PyObject*>event, <PyObject*>_SSE_BLOCK_TYPE)
         if etype == NULL or not capi.PyUnicode_CheckExact(etype) or capi.PyUnicode_GET_LENGTH(etype) == 0:
             capi.PyErr_Clear()
             break

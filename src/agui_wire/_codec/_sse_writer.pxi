@@ -12,20 +12,24 @@
 # mappings, more depth) is handed to sse_writer, which normalizes it. So both
 # twins give the same bytes and the same errors, each worded once.
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.math cimport isfinite
 from libc.stdint cimport uint16_t, uint32_t
+from libc.string cimport memcpy, memset
 
 from collections.abc import Mapping as _SSE_MAPPING
 
 import orjson as _sse_orjson
 
 from agui_wire._codec import sse_writer as _sse_py
+from agui_wire._codec.proto_writer import as_event_dict as _sse_as_event_dict
 
 cdef dict _SSE_SHAPES = _sse_py._EVENTS         # type -> (walk, nested)
 cdef object _SSE_DUMPS = _sse_orjson.dumps
 cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
 cdef object _SSE_REFUSAL = _sse_py._refusal
-cdef object _SSE_TYPE = _en_key("type")
+cdef object _SSE_TYPE = "type"           # interned: Cython interns identifier-like literals
 cdef int _SSE_DUMPS_MAX_NESTING = _sse_py._DUMPS_MAX_NESTING
 cdef int _SSE_DEEP = _sse_py._SCAN_DEEP
 cdef Py_ssize_t _sse_fallback_count = 0
@@ -266,7 +270,7 @@ def encode_sse(event, *, id=None):
     """
     global _sse_fallback_count
     if type(event) is not dict:
-        event = _en_py.as_event_dict(event)
+        event = _sse_as_event_dict(event)
     if id is None:
         data = _sse_json(event)
         if data is not None:
