@@ -32,9 +32,10 @@ visible in the source), several separated by ``;``:
     commands run once it answers HTTP, then it is stopped.
 ``<!-- doc-test: redis -->``  a real ``redis-server`` (tests/redis/harness.py) on a free
     loopback port while the block runs; ``redis://localhost:6379`` in the block means it.
-``<!-- doc-test: post PATH -->``  (``python``) the block defines an ASGI ``app``: it
-    is served by uvicorn and a run input is POSTed to PATH asking for SSE, then for
-    protobuf; both answers must be 200 and decode to a run starting RUN_STARTED.
+``<!-- doc-test: post PATH [NAME=VALUE] -->``  (``python``) the block defines an ASGI
+    ``app``: it is served by uvicorn and a run input is POSTed to PATH asking for SSE,
+    then for protobuf (with the header NAME: VALUE, if given); both answers must be
+    200 and decode to a run starting RUN_STARTED.
 ``<!-- doc-test: timing -->``  (``console``) CPU figures vary between machines and
     runs: numbers with two decimals, "N.Nx faster/slower than" / "about as fast as",
     the CPU's name, the busy-machine note and the pure-Python build note are not
@@ -244,7 +245,10 @@ def post_to_app(block: Block, cwd: Path) -> list[str]:
         return post_to(body, block.directives["post"], cwd, f"doc_block_{block.line}")
 
 
-def post_to(body: str, path: str, cwd: Path, module: str) -> list[str]:
+def post_to(body: str, target: str, cwd: Path, module: str) -> list[str]:
+    path, _, header = target.partition(" ")
+    name, _, value = header.partition("=")
+    extra = {name.strip(): value.strip()} if header else {}
     (cwd / f"{module}.py").write_text(body)
     url, process = start_uvicorn(
         f"{module}:app", cwd=cwd, env=base_env(), log=cwd / f"{module}.log"
@@ -255,7 +259,7 @@ def post_to(body: str, path: str, cwd: Path, module: str) -> list[str]:
             r = httpx.post(
                 url + path,
                 json=RUN_INPUT,
-                headers={"accept": accept},
+                headers={"accept": accept, **extra},
                 timeout=30,
             )
             ctype = r.headers.get("content-type", "")

@@ -83,7 +83,7 @@ def test_resume_while_live(redis_server, run_id) -> None:
         readers = []
         while not task.done():
             # as a client that saw them: the end marker, once written, is not an event
-            after = min(await r.xlen(f"agui:{{{run_id}}}"), len(RUN))
+            after = min(await r.xlen(store.stream_key(run_id)), len(RUN))
             readers.append((after, asyncio.ensure_future(collect(store, run_id, after=after))))
             await asyncio.sleep(0.007)
         assert len(readers) > 10
@@ -101,7 +101,7 @@ def test_retried_publish_stores_each_event_once(redis_server, run_id) -> None:
         r = client(redis_server)
         store = RunStore(r)
         assert await store.publish(run_id, RUN) == len(RUN)
-        stored = await r.xrange(f"agui:{{{run_id}}}")
+        stored = await r.xrange(store.stream_key(run_id))
         advanced = []
 
         def again():
@@ -112,7 +112,7 @@ def test_retried_publish_stores_each_event_once(redis_server, run_id) -> None:
         # The run has ended: a retry returns without producing anything.
         assert await store.publish(run_id, again()) == len(RUN)
         assert advanced == []
-        assert await r.xrange(f"agui:{{{run_id}}}") == stored
+        assert await r.xrange(store.stream_key(run_id)) == stored
         assert len(stored) == len(RUN) + 1  # the events and the end marker
         assert [entry_id for entry_id, _ in stored[:3]] == [b"1-0", b"2-0", b"3-0"]
         assert stored[-1] == (f"{len(RUN)}-1".encode(), {b"end": b"finished"})
@@ -142,7 +142,7 @@ def test_retry_after_a_crash_continues_where_redis_stands(redis_server, run_id) 
         await asyncio.sleep(0.1)
         task.remove_done_callback(store._task_done)
         # As if the process had died: no cleanup, the lease expires.
-        await r.delete(f"agui:{{{run_id}}}:lease")
+        await r.delete(store.stream_key(run_id) + ":lease")
         retried = [dict(e, rerun=True) if i < 10 else e for i, e in enumerate(RUN)]
         other = RunStore(r)
         assert await other.publish(run_id, retried) == len(RUN)
@@ -151,7 +151,7 @@ def test_retry_after_a_crash_continues_where_redis_stands(redis_server, run_id) 
         task.cancel()
         with pytest.raises((LeaseLost, asyncio.CancelledError)):
             await task
-        assert len(await r.xrange(f"agui:{{{run_id}}}")) == len(RUN) + 1
+        assert len(await r.xrange(store.stream_key(run_id))) == len(RUN) + 1
         await r.aclose()
 
     run(main())
@@ -193,7 +193,9 @@ def test_a_producer_that_lost_its_lease_stops(redis_server, run_id) -> None:
         task = await store.start(run_id, slow())
         task.remove_done_callback(store._task_done)
         await gate.wait()
-        await r.delete(f"agui:{{{run_id}}}:lease")  # as if it had stalled past the lease
+        while not await r.xlen(store.stream_key(run_id)):  # event 1 stored
+            await asyncio.sleep(0.01)
+        await r.delete(store.stream_key(run_id) + ":lease")  # as if it had stalled past the lease
         got = await collect(store, run_id)  # a quiet check ends the run
         assert got[-1][1]["type"] == "RUN_ERROR"
         assert got[-1][1]["code"] == "LEASE_EXPIRED"
@@ -235,7 +237,7 @@ def test_maxlen_trims_and_resuming_into_the_trim_is_an_error(redis_server, run_i
             + [RUN[-1]]
         )
         await store.publish(run_id, events)
-        assert await r.xlen(f"agui:{{{run_id}}}") < 400
+        assert await r.xlen(store.stream_key(run_id)) < 400
         with pytest.raises(HistoryTrimmed) as info:
             await collect(store, run_id)
         assert info.value.after == 0
@@ -345,7 +347,7 @@ def test_response_writes_stored_bytes_one_send_per_batch(redis_server, run_id) -
         headers = dict(start["headers"])
         assert headers[AFTER_HEADER.encode()] == b"0"
         assert headers[SNAPSHOT_HEADER.encode()] == b"0"
-        payloads = [f[b"p"] for _, f in await r.xrange(f"agui:{{{run_id}}}") if b"p" in f]
+        payloads = [f[b"p"] for _, f in await r.xrange(store.stream_key(run_id)) if b"p" in f]
         assert b"".join(bodies) == b"".join(frame(p) for p in payloads)
         assert b"".join(bodies) == b"".join(encode_proto(e) for e in events)
         # One send per page read from Redis: a small first page, then `batch`.
@@ -450,7 +452,7 @@ def test_a_late_joiner_of_a_long_run_gets_a_snapshot_not_every_token(redis_serve
             yield {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": run_id}
 
         task = await store.start(run_id, producer())
-        while await r.xlen(f"agui:{{{run_id}}}") < len(events):
+        while await r.xlen(store.stream_key(run_id)) < len(events):
             await asyncio.sleep(0.05)
         joiner = store.subscribe(run_id, compact=True)
         prefix = [await joiner.__anext__() for _ in range(3)]

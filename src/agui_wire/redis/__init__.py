@@ -27,16 +27,24 @@ through small Lua scripts, each atomic in Redis, that own the rules:
   events (``XADD MAXLEN ~``): subscribers asking for trimmed events get
   ``HistoryTrimmed``, never a silent gap.
 
-Reading (``_read``, ``_tails``): per process and run, one *tail* task reads
-the stream (``XREAD BLOCK``) and hands each batch, as one shared object, to
-every local subscriber. A batch
+Keys (``_keys``): a run is named by its owner and its id together, hashed into
+its keys, so two owners never share a run and the wrong owner reads "no such
+run"; the keys carry one of ``shards`` Redis Cluster hash tags, so a run's keys
+share a slot and a shard's runs can be read by one ``XREAD``.
+
+Reading (``_read``, ``_tails``, ``_fold``): a process follows all its live runs
+through a few *lanes*, each one ``XREAD BLOCK`` over many runs' streams, and
+hands each batch, as one shared object, to every local subscriber. A batch
 decodes its payloads at most once and builds its SSE bytes (with ``id: n``) and
 its binary frames (the stored bytes, length-prefixed, not re-encoded) at most
 once, whatever the number of subscribers; each response writes a batch in one
-ASGI send (``asgi.EncodedEvents``). A subscriber first replays from Redis
-(``XRANGE`` pages) up to the live position, then follows the tail; a subscriber
-that falls behind by more than ``backlog`` batches is cut loose from the tail
-and catches up from Redis again, so a slow client never holds memory.
+ASGI send (``EncodedEvents``). A subscriber first replays from Redis (pages
+bounded in bytes) up to the live position, then follows the tail; a subscriber
+that falls behind by more than ``backlog`` batches (or two pages of bytes) is
+cut loose and catches up from Redis again, so a slow client never holds memory.
+Compact joiners share one fold per run, read page by page. Every short command
+goes through a few pipelined connections (``_pipeline``), so connections do not
+grow with runs.
 
 Faults (docs/scaling.md has the subscriber's view): Redis calls that fail with a
 connection error are retried with backoff for ``reconnect`` seconds, then raise
@@ -50,11 +58,27 @@ persistence) raise ``RunLost`` to the producer and to subscribers, who get a
 package (``pip install agui-wire[redis]``) and a client made with
 ``decode_responses=False`` (payloads are bytes).
 
-The package's modules, one job each: ``_keys`` (key names, entry ids, the
-scripts), ``_batches`` (stored events as shared batches), ``_backend`` (settings
-and retried Redis calls), ``_write`` (the producer), ``_tails`` (live reads),
-``_read`` (one reader: replay, compact prefix, tail), ``_http`` (responses),
-``_store`` (``RunStore``).
+The package's modules, one job each, each importing only those before it:
+``_keys`` (key names, entry ids, the scripts), ``_batches`` (stored events as
+shared batches), ``_pipeline`` (auto-pipelined commands), ``_backend``
+(settings, retried calls, pages), ``_write`` (the producer), ``_tails`` (lanes,
+lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one reader),
+``_http`` (responses), ``_store`` (``RunStore``).
+
+Where the next fault work goes (issue 23 items 3-7; docs/scaling.md has the
+same note): a run's *generation* is one more field the ACQUIRE script writes
+when it first stores the run (a ``:meta`` key beside ``:lease``, same tag), and
+the ids given to clients become ``<generation>.<n>`` (built in ``_batches``,
+parsed by ``_http.resume_after``; ``Subscription`` compares it in ``open``).
+Lost-reply safety is per script in ``_keys`` (ACQUIRE/FINISH answer "already
+yours" for a token that already holds or ended the run) with the retry loop in
+``Backend.retry``. Stall detection belongs to ``Backend.retry`` and the lanes'
+``XREAD`` (a deadline of ``lease + 2 s`` on each call). Typed errors for OOM,
+eviction and garbage map redis-py's errors in ``Backend.retry`` /
+``_pipeline`` replies and in ``_batches.entries`` (a bad entry: a
+``StoreError`` naming key and id); a refused lane read already blames the one
+run whose key is not a stream (``_tails``). Resume positions past the end are
+decided in ``Subscription.open`` and answered in ``_http``.
 """
 
 from __future__ import annotations

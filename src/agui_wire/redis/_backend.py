@@ -1,25 +1,55 @@
 """The store's settings and its calls to Redis, shared by the read and write sides.
 
-Contract: ``Backend`` checks the settings once (``ValueError`` naming the bad one),
-registers the scripts, and makes every Redis call through ``retry``: a connection
-error is retried with backoff for ``reconnect`` seconds, then is
-``StoreUnavailable`` (the scripts are idempotent, so a retry never stores twice).
+Contract: ``Backend`` checks the settings once (``ValueError`` naming the bad one)
+and makes every short Redis call through its ``Pipeliner`` (a few connections,
+batched), retried: a connection error is retried with backoff for ``reconnect``
+seconds, then is ``StoreUnavailable`` (the scripts are idempotent, so a retry
+never stores twice). Blocking reads are the tails' own (``_tails``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Final
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..errors import StoreUnavailable
+from ..errors import RunLost, StoreUnavailable
 from . import _keys
-from ._batches import PROTO
+from ._batches import PROTO, Batch, entries
+from ._keys import Layout, RunKeys
+from ._pipeline import Pipeliner
 
-_RETRYABLE: Final = (RedisConnectionError, RedisTimeoutError, OSError)
+# What passes: a connection, a cluster without a master for a slot yet (failover),
+# a write to a node that just became a replica.
+RETRYABLE: Final = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    ClusterError,
+    RedisClusterException,
+    TryAgainError,
+    ReadOnlyError,
+)
+#: Connections the short commands of one store use (each a pipeline at a time).
+COMMAND_LANES: Final = 4
+FIRST_PAGE: Final = 32  # events in the first page of a replay
+
+T = TypeVar("T")
+
+
+class _Script:
+    __slots__ = ("body", "sha")
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.sha = hashlib.sha1(body.encode()).hexdigest()
 
 
 class Backend:
@@ -27,7 +57,7 @@ class Backend:
 
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: aioredis.Redis | RedisCluster,
         *,
         prefix: str,
         ttl: float,
@@ -36,8 +66,13 @@ class Backend:
         reconnect: float,
         batch: int,
         backlog: int,
+        page_bytes: int,
+        shards: int,
     ) -> None:
-        kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", {})
+        if isinstance(redis, RedisCluster):
+            kwargs = redis.get_connection_kwargs()
+        else:
+            kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", {})
         if kwargs.get("decode_responses"):
             raise ValueError("RunStore needs a Redis client with decode_responses=False")
         for name, value in (("ttl", ttl), ("lease", lease), ("reconnect", reconnect)):
@@ -47,28 +82,32 @@ class Backend:
             isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 1
         ):
             raise ValueError(f"maxlen must be a positive int or None, not {maxlen!r}")
-        for name, count in (("batch", batch), ("backlog", backlog)):
+        for name, count in (("batch", batch), ("backlog", backlog), ("page_bytes", page_bytes)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be a positive int, not {count!r}")
         self.redis = redis
-        self.prefix = prefix
+        self.cluster = isinstance(redis, RedisCluster)
+        self.layout = Layout(prefix, shards)
         self.ttl = float(ttl)
         self.lease = float(lease)
         self.maxlen = maxlen
         self.reconnect = float(reconnect)
         self.batch = batch
         self.backlog = backlog
+        self.page_bytes = page_bytes
         # Seconds between lease checks of a quiet run (and the ``XREAD BLOCK`` time).
         self.poll = min(1.0, self.lease / 4)
         self.poll_ms = max(1, int(self.poll * 1000))
         self.lease_ms = max(1, int(self.lease * 1000))
         self.ttl_ms = max(1, int(self.ttl * 1000))
         self.running_ttl_ms = self.lease_ms + self.ttl_ms
-        self.acquire = redis.register_script(_keys.ACQUIRE)
-        self.append = redis.register_script(_keys.APPEND)
-        self.finish = redis.register_script(_keys.FINISH)
-        self.renew = redis.register_script(_keys.RENEW)
-        self.expire = redis.register_script(_keys.EXPIRE)
+        self.pipeliner = Pipeliner(redis, COMMAND_LANES)
+        self.acquire = _Script(_keys.ACQUIRE)
+        self.append = _Script(_keys.APPEND)
+        self.finish = _Script(_keys.FINISH)
+        self.renew = _Script(_keys.RENEW)
+        self.expire = _Script(_keys.EXPIRE)
+        self.page = _Script(_keys.PAGE)
         self.expired_payload = PROTO.encode(
             {
                 "type": "RUN_ERROR",
@@ -79,22 +118,19 @@ class Backend:
             }
         )[4:]
 
-    def key(self, run_id: str) -> str:
-        return _keys.stream_key(self.prefix, run_id)
+    def keys(self, owner: str | None, run_id: str) -> RunKeys:
+        """The run's keys; ``ValueError`` for a run id or owner that is not one."""
+        return RunKeys(self.layout, _keys.check_owner(owner), _keys.check_run_id(run_id))
 
-    def keys(self, run_id: str) -> list[str]:
-        """The run's stream and lease keys, as the scripts take them."""
-        return [_keys.stream_key(self.prefix, run_id), _keys.lease_key(self.prefix, run_id)]
-
-    async def retry(self, run_id: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)``, retried on connection errors for ``reconnect`` s."""
+    async def retry(self, run_id: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """``await fn()``, retried on connection errors for ``reconnect`` s."""
         loop = asyncio.get_running_loop()
         deadline: float | None = None
         delay = 0.05
         while True:
             try:
-                return await fn(*args, **kwargs)
-            except _RETRYABLE as exc:
+                return await fn()
+            except RETRYABLE as exc:
                 now = loop.time()
                 if deadline is None:
                     deadline = now + self.reconnect
@@ -105,21 +141,67 @@ class Backend:
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
 
+    async def call(self, run_id: str, *args: Any) -> Any:
+        """One command, pipelined and retried."""
+        return await self.retry(run_id, lambda: self.pipeliner.call(*args))
+
+    async def run_script(
+        self, run_id: str, script: _Script, keys: list[str], args: list[Any]
+    ) -> list[Any]:
+        def send() -> Awaitable[Any]:
+            return self.pipeliner.call(
+                "EVALSHA", script.sha, len(keys), *keys, *args, script=script.body
+            )
+
+        return list(await self.retry(run_id, send))
+
     async def script(
-        self, run_id: str, script: Any, keys: list[str], args: list[Any]
+        self, run_id: str, script: _Script, keys: list[str], args: list[Any]
     ) -> tuple[int, int]:
-        code, last = await self.retry(run_id, script, keys=keys, args=args)
-        return int(code), int(last)
+        reply = await self.run_script(run_id, script, keys, args)
+        return int(reply[0]), int(reply[1])
 
-    async def expire_check(self, run_id: str, known: int, terminal: bool) -> tuple[int, int]:
-        return await self.script(
-            run_id,
-            self.expire,
-            self.keys(run_id),
-            [known, self.ttl_ms, self.expired_payload, "1" if terminal else "0"],
-        )
+    async def exists(self, keys: RunKeys) -> bool:
+        return bool(await self.call(keys.run_id, "EXISTS", keys.stream, keys.lease))
 
-    async def length(self, run_id: str) -> int:
+    async def length(self, keys: RunKeys) -> int:
         """The index of the run's last stored event (0: none)."""
-        found = await self.retry(run_id, self.redis.xrevrange, self.key(run_id), "+", "-", count=1)
+        found = await self.call(keys.run_id, "XREVRANGE", keys.stream, "+", "-", "COUNT", 1)
         return _keys.parse_id(found[0][0])[0] if found else 0
+
+    async def pages(
+        self, keys: RunKeys, cursor: int, stop: int | None = None
+    ) -> AsyncIterator[Batch]:
+        """Stored events after ``cursor`` (up to ``stop``) as batches of at most
+        ``batch`` events and about ``page_bytes``: the first page at most
+        ``FIRST_PAGE`` events, so the first events go out at once."""
+        count = min(FIRST_PAGE, self.batch)
+        while True:
+            found, cut = await self.read_page(
+                keys, f"({cursor}-0" if cursor else "-", "+" if stop is None else f"{stop}-0", count
+            )
+            if not found:
+                if (
+                    cursor
+                    and stop is None
+                    and not await self.call(keys.run_id, "EXISTS", keys.stream)
+                ):
+                    raise RunLost(keys.run_id, "the run's stream is gone (Redis restarted?)")
+                return
+            batch, ended = entries(keys.run_id, cursor, found)
+            cursor = batch.last
+            yield batch
+            if ended or (len(found) < count and not cut):
+                return
+            count = min(count * 4, self.batch)
+
+    async def read_page(
+        self, keys: RunKeys, after: str, upto: str, count: int
+    ) -> tuple[list[Any], bool]:
+        """Stored entries after ``after`` up to ``upto``, at most ``count`` of them and
+        at most ``page_bytes`` of payload (one entry at least), and whether the
+        byte budget cut them short."""
+        found, cut = await self.run_script(
+            keys.run_id, self.page, [keys.stream], [after, upto, count, self.page_bytes]
+        )
+        return list(found), bool(cut)

@@ -30,12 +30,13 @@ class Batch(EncodedEvents):
     shared by every subscriber of a replica: decoded, framed and SSE-encoded at
     most once each."""
 
-    __slots__ = ("_events", "_proto", "_sse", "end", "first", "payloads")
+    __slots__ = ("_events", "_proto", "_sse", "end", "first", "nbytes", "payloads")
 
     def __init__(self, first: int, payloads: list[bytes], end: str | None) -> None:
         self.first = first
         self.payloads = payloads
         self.end = end  # the end marker follows the last event
+        self.nbytes = sum(map(len, payloads))
         self._events: list[dict[str, Any]] | None = None
         self._proto: bytes | None = None
         self._sse: bytes | None = None
@@ -88,17 +89,23 @@ class Prefix(EncodedEvents):
     """The compact prefix: events standing for the run's events 1..``last``. In SSE
     only the last carries an id (``last``): a reconnect inside it starts over."""
 
-    __slots__ = ("events", "last")
+    __slots__ = ("_data", "events", "last")
 
     def __init__(self, events: list[dict[str, Any]], last: int) -> None:
         self.events = events
         self.last = last
+        self._data: dict[bool, bytes] = {}  # shared by the joiners of one fold
 
     def data(self, binary: bool) -> bytes:
-        if binary:
-            return PROTO.encode_many(self.events)
-        head = b"".join(encode_sse(e) for e in self.events[:-1])
-        return head + encode_sse(self.events[-1], id=str(self.last))
+        data = self._data.get(binary)
+        if data is None:
+            if binary:
+                data = PROTO.encode_many(self.events)
+            else:
+                head = b"".join(encode_sse(e) for e in self.events[:-1])
+                data = head + encode_sse(self.events[-1], id=str(self.last))
+            self._data[binary] = data
+        return data
 
     @property
     def last_type(self) -> str | None:
@@ -107,11 +114,14 @@ class Prefix(EncodedEvents):
 
 
 def entries(run_id: str, cursor: int, stream: Any) -> tuple[Batch, bool]:
-    """Stream entries after ``cursor`` as one batch; checks they follow on."""
+    """Stream entries after ``cursor`` as one batch; checks they follow on. An
+    entry's fields are a mapping (redis-py's XRANGE/XREAD) or a flat list (a
+    script's reply)."""
     payloads: list[bytes] = []
     end: str | None = None
     expected = cursor + 1
-    for raw_id, fields in stream:
+    for raw_id, raw_fields in stream:
+        fields = raw_fields if isinstance(raw_fields, Mapping) else _pairs(raw_fields)
         n, seq = parse_id(raw_id)
         if seq:
             end = bytes(fields.get(END, b"")).decode("utf-8", "replace")
@@ -125,11 +135,14 @@ def entries(run_id: str, cursor: int, stream: Any) -> tuple[Batch, bool]:
     return Batch(cursor + 1, payloads, end), end is not None
 
 
-def stream_entries(reply: Any) -> list[Any]:
-    """The entries of a one-stream ``XREAD`` reply (RESP2 or RESP3)."""
+def _pairs(flat: list[Any]) -> dict[bytes, Any]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def streams_of(reply: Any) -> list[tuple[bytes, list[Any]]]:
+    """``(key, entries)`` of each stream in an ``XREAD`` reply (RESP2 or RESP3)."""
     if not reply:
         return []
     if isinstance(reply, Mapping):  # RESP3
-        streams = list(reply.values())
-        return list(streams[0][0]) if streams and streams[0] else []
-    return list(reply[0][1])
+        return [(k, list(v[0]) if v else []) for k, v in reply.items()]
+    return [(k, list(v)) for k, v in reply]

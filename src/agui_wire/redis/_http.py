@@ -26,10 +26,8 @@ from .._streaming import (
 )
 from ..asgi import EventStreamResponse
 from ..errors import HistoryTrimmed, RunLost, RunNotFound, StoreUnavailable
-from ._backend import Backend
-from ._keys import RUN_LOST
-from ._read import Subscription
-from ._tails import Tails
+from ._keys import RUN_LOST, RunKeys
+from ._read import Reading, Subscription
 
 #: Response headers of ``RunStore.response``: the body continues the run after
 #: event ``AFTER_HEADER``, once its first ``SNAPSHOT_HEADER`` events (a compact
@@ -67,17 +65,15 @@ class RunResponse(EventStreamResponse):
 
     def __init__(
         self,
-        backend: Backend,
-        tails: Tails,
-        run_id: str,
+        reading: Reading,
+        keys: RunKeys | ValueError,
         request: HasHeaders | None,
         after: int | None,
         compact: bool,
         options: dict[str, Any],
     ) -> None:
-        self._backend = backend
-        self._tails = tails
-        self._run_id = run_id
+        self._reading = reading
+        self._keys = keys  # or why the run id is not one: a 400
         self._after = after
         self._compact = compact
         self._subscription: Subscription | None = None
@@ -100,13 +96,15 @@ class RunResponse(EventStreamResponse):
         await super().__call__(scope, receive, send)
 
     async def _open(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
+        if isinstance(self._keys, ValueError):
+            return 400, f"{self._keys}\n", {}
         after = self._after
         if after is None:
             try:
                 after = resume_after(scope)
             except ValueError as exc:
                 return 400, f"{exc}\n", {}
-        subscription = Subscription(self._backend, self._tails, self._run_id, after, self._compact)
+        subscription = Subscription(self._reading, self._keys, after, self._compact)
         try:
             await subscription.open()
         except RunNotFound as exc:

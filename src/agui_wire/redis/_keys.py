@@ -1,14 +1,29 @@
 """The run store's names in Redis: keys, entry ids, the codes it writes, and the Lua
 scripts that own the write rules (each atomic in Redis).
 
-Contract: a run's stream and lease keys share one Redis Cluster hash tag, so every
-script touches one slot. Entry ``n-0`` is the run's n-th event (1-based), field
-``p`` its protobuf payload; ``N-1`` (after the last event ``N-0``), field ``end``,
-is the run's end. Imports nothing of the package: everything else builds on it.
+Keys. A run is named by its owner and its id together: ``RunKeys.of(layout, owner,
+run_id)`` hashes both (BLAKE2b, 128 bits) into the key, so any strings are safe
+and two owners never share a run, whatever ids they choose; ``owner=None`` is a
+namespace of its own (the shared one of single-tenant apps). The hash also picks
+the run's *shard*: one of ``shards`` Redis Cluster hash tags, each chosen so that
+the shards' slots are spread evenly over the 16,384 (a cluster whose masters
+hold equal slot ranges gets an equal share). All keys of a run carry its shard's
+tag, so every script touches one slot, and the runs of one shard can be read by
+one ``XREAD`` (a cluster refuses keys of different slots in one command):
+
+    {prefix}{<shard tag>}<hash>          the run's stream
+    {prefix}{<shard tag>}<hash>:lease    its producer's lease
+
+Entries. ``n-0`` is the run's n-th event (1-based), field ``p`` its protobuf
+payload; ``N-1`` (after the last event ``N-0``), field ``end``, is the run's end.
+
+Imports nothing of the package: everything else builds on it.
 """
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 from typing import Final
 
 #: ``RUN_ERROR`` codes the store writes.
@@ -19,13 +34,98 @@ TERMINAL: Final = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 PAYLOAD: Final = b"p"
 END: Final = b"end"
 
+#: The longest run id, in UTF-8 bytes.
+MAX_RUN_ID_BYTES: Final = 256
+SLOTS: Final = 16384  # Redis Cluster hash slots
 
-def stream_key(prefix: str, run_id: str) -> str:
-    return f"{prefix}{{{run_id}}}"
+
+def check_run_id(run_id: object) -> str:
+    """``run_id`` if it is a run id (a ``str`` of 1 to ``MAX_RUN_ID_BYTES`` UTF-8
+    bytes), else ``ValueError`` naming the rule it breaks."""
+    rule = f"a run id is a string of 1 to {MAX_RUN_ID_BYTES} UTF-8 bytes"
+    if not isinstance(run_id, str):
+        raise ValueError(f"{rule}, not {type(run_id).__name__} {_shown(run_id)}")
+    try:
+        size = len(run_id.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{rule}: {_shown(run_id)} has a lone surrogate at {exc.start}") from None
+    if not 0 < size <= MAX_RUN_ID_BYTES:
+        raise ValueError(f"{rule}, not {size} bytes: {_shown(run_id)}")
+    return run_id
 
 
-def lease_key(prefix: str, run_id: str) -> str:
-    return f"{prefix}{{{run_id}}}:lease"
+def check_owner(owner: object) -> str | None:
+    if owner is not None and not isinstance(owner, str):
+        raise ValueError(f"owner must be a string or None, not {type(owner).__name__}")
+    return owner
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def key_slot(key: str | bytes) -> int:
+    """The Redis Cluster hash slot of ``key`` (CRC16/XMODEM of its hash tag)."""
+    raw = key.encode() if isinstance(key, str) else key
+    start = raw.find(b"{")
+    if start != -1:
+        end = raw.find(b"}", start + 1)
+        if end > start + 1:
+            raw = raw[start + 1 : end]
+    return binascii.crc_hqx(raw, 0) % SLOTS
+
+
+def shard_tags(shards: int) -> tuple[str, ...]:
+    """For each shard i, the first tag ``s<i>.<n>`` whose slot falls in the i-th of
+    ``shards`` equal parts of the slot range (the same on every replica)."""
+    tags = []
+    for i in range(shards):
+        low, high = i * SLOTS // shards, (i + 1) * SLOTS // shards
+        n = 0
+        while not low <= key_slot(f"{{s{i}.{n}}}") < high:
+            n += 1
+        tags.append(f"s{i}.{n}")
+    return tuple(tags)
+
+
+class Layout:
+    """How one store names its keys: ``prefix`` and the shards' tags."""
+
+    __slots__ = ("prefix", "tags")
+
+    def __init__(self, prefix: str, shards: int) -> None:
+        if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
+            raise ValueError(f"prefix must be a string without braces, not {prefix!r}")
+        if isinstance(shards, bool) or not isinstance(shards, int) or not 0 < shards <= SLOTS:
+            raise ValueError(f"shards must be an int from 1 to {SLOTS}, not {shards!r}")
+        self.prefix = prefix
+        self.tags = shard_tags(shards)
+
+
+class RunKeys:
+    """One run's keys (see the module doc); ``shard`` indexes ``Layout.tags``."""
+
+    __slots__ = ("lease", "run_id", "shard", "stream")
+
+    def __init__(self, layout: Layout, owner: str | None, run_id: str) -> None:
+        h = hashlib.blake2b(digest_size=16, person=b"agui-wire-run")
+        if owner is None:
+            h.update(b"\x00")
+        else:
+            raw = owner.encode("utf-8", "surrogatepass")
+            h.update(b"\x01" + len(raw).to_bytes(8, "big") + raw)
+        h.update(run_id.encode("utf-8"))
+        digest = h.digest()
+        self.run_id = run_id
+        self.shard = int.from_bytes(digest[:4], "big") % len(layout.tags)
+        self.stream = f"{layout.prefix}{{{layout.tags[self.shard]}}}{digest.hex()}"
+        self.lease = f"{self.stream}:lease"
+
+    @property
+    def both(self) -> list[str]:
+        """The stream and lease keys, as the scripts take them."""
+        return [self.stream, self.lease]
 
 
 def parse_id(raw: bytes) -> tuple[int, int]:
@@ -125,11 +225,13 @@ return {0, -1}
 )
 
 # KEYS: stream, lease. ARGV: known (events the caller has read), ttl_ms,
-# RUN_ERROR payload, '1' when event ``known`` is terminal.
+# RUN_ERROR payload, '1' when event ``known`` is terminal. A live lease: {0, -1,
+# its PTTL} (the reader checks again when it would lapse).
 EXPIRE: Final = (
     _TOP
     + """
-if redis.call('EXISTS', KEYS[2]) == 1 then return {0, -1} end
+local pttl = redis.call('PTTL', KEYS[2])
+if pttl ~= -2 then return {0, -1, pttl} end
 local known = tonumber(ARGV[1])
 local last, seq = top(KEYS[1])
 if last == nil then
@@ -149,3 +251,32 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {2, last}
 """
 )
+
+# A page of stored entries bounded in bytes: the entries after ARGV[1] (an
+# exclusive ``(n-s`` or ``-``) up to ARGV[2] (``n-0`` or ``+``), at most ARGV[3] of
+# them, stopping before the entry that would take the payload bytes past ARGV[4]
+# (the first entry always comes: an event bigger than a page is a page). Reads in
+# steps sized by the biggest entry seen, so Redis holds about a page at a time.
+# KEYS: stream. Returns {entries, cut}: the entries as XRANGE gives them, and 1
+# when the budget cut the page short (more may follow), else 0.
+PAGE: Final = """
+local from, upto = ARGV[1], ARGV[2]
+local count, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
+local out, bytes, biggest, step = {}, 0, 1, 1
+while #out < count do
+  local got = redis.call('XRANGE', KEYS[1], from, upto, 'COUNT', step)
+  for _, entry in ipairs(got) do
+    local size, fields = 0, entry[2]
+    for i = 2, #fields, 2 do size = size + #fields[i] end
+    if #out > 0 and bytes + size > budget then return {out, 1} end
+    out[#out + 1] = entry
+    bytes = bytes + size
+    if size > biggest then biggest = size end
+    from = '(' .. entry[1]
+    if #out >= count then return {out, 0} end
+  end
+  if #got < step then return {out, 0} end
+  step = math.max(1, math.min(count - #out, math.floor((budget - bytes) / biggest)))
+end
+return {out, 0}
+"""

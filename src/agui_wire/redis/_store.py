@@ -19,8 +19,8 @@ from ..asgi import EventStreamResponse
 from ._backend import Backend
 from ._batches import Batch, Prefix
 from ._http import RunResponse
-from ._read import Subscription
-from ._tails import Tails
+from ._keys import RunKeys, check_owner
+from ._read import Reading, Subscription
 from ._write import claim
 
 logger = logging.getLogger("agui_wire.redis")
@@ -29,16 +29,26 @@ logger = logging.getLogger("agui_wire.redis")
 class RunStore:
     """AG-UI runs on Redis Streams (see the package doc).
 
-    ``redis`` is a ``redis.asyncio.Redis`` made with ``decode_responses=False``.
-    ``prefix`` starts every key (``{prefix}{run_id}`` in braces, a Redis Cluster
-    hash tag, so a run's keys share a slot). ``ttl``: seconds a run is kept
-    after its end (and after the last heartbeat of a producer that vanished).
-    ``lease``: seconds without a heartbeat after which a run's producer counts as
-    dead. ``maxlen``: keep about this many events per run (``None``: all).
-    ``reconnect``: seconds of Redis connection errors tolerated per call before
-    ``StoreUnavailable``. ``batch``: events per Redis read and per append.
-    ``backlog``: batches a subscriber may fall behind the tail before it reads
-    from Redis instead.
+    ``redis`` is a ``redis.asyncio.Redis`` or ``redis.asyncio.RedisCluster`` made
+    with ``decode_responses=False``. ``prefix`` starts every key (no braces).
+    ``ttl``: seconds a run is kept after its end (and after the last heartbeat of
+    a producer that vanished). ``lease``: seconds without a heartbeat after which
+    a run's producer counts as dead. ``maxlen``: keep about this many events per
+    run (``None``: all). ``reconnect``: seconds of Redis connection errors
+    tolerated per call before ``StoreUnavailable``. ``batch``: events per Redis
+    read and per append. ``backlog``: batches a subscriber may fall behind the
+    tail before it reads from Redis instead. ``page_bytes``: payload bytes per
+    replay page, per append and per reader's backlog (twice that); an event
+    bigger is a page of its own. ``shards``: the Redis Cluster hash tags runs are
+    spread over (at least the number of masters; part of every key, so every
+    replica must use the same, as with ``prefix``).
+
+    Every call names a run by ``run_id`` and ``owner`` together: a string your
+    app derives from its authentication (user, tenant, session), hashed into the
+    keys, so two owners never share a run and a reader with the wrong owner gets
+    exactly what an unknown run gets. ``owner=None`` is one shared namespace (for
+    single-tenant apps). A run id is a string of 1 to 256 UTF-8 bytes
+    (``ValueError`` otherwise; HTTP 400 from ``response``).
     """
 
     def __init__(
@@ -52,6 +62,8 @@ class RunStore:
         reconnect: float = 10.0,
         batch: int = 512,
         backlog: int = 64,
+        page_bytes: int = 1024 * 1024,
+        shards: int = 16,
     ) -> None:
         self._backend = backend = Backend(
             redis,
@@ -62,6 +74,8 @@ class RunStore:
             reconnect=reconnect,
             batch=batch,
             backlog=backlog,
+            page_bytes=page_bytes,
+            shards=shards,
         )
         self.redis = redis
         self.prefix = prefix
@@ -71,39 +85,63 @@ class RunStore:
         self.reconnect = backend.reconnect
         self.batch = batch
         self.backlog = backlog
-        #: Seconds between lease checks of a quiet run (and the ``XREAD BLOCK`` time).
+        self.page_bytes = page_bytes
+        self.shards = shards
+        #: Seconds between lease checks of quiet runs (and the ``XREAD BLOCK`` time).
         self.poll = backend.poll
-        self._tails = Tails(backend)
+        self._reading = Reading(backend)
         self._tasks: set[asyncio.Task[int]] = set()
+
+    def stream_key(self, run_id: str, *, owner: str | None = None) -> str:
+        """The Redis key of the run's stream (for operators: ``redis-cli XRANGE``)."""
+        return self._backend.keys(owner, run_id).stream
 
     # -- producing -------------------------------------------------------------------
 
-    async def publish(self, run_id: str, events: Iterable[Any] | AsyncIterable[Any]) -> int:
+    async def publish(
+        self,
+        run_id: str,
+        events: Iterable[Any] | AsyncIterable[Any],
+        *,
+        owner: str | None = None,
+    ) -> int:
         """Store the run's events as they come; returns the number of events in the
         run once it has ended. Raises ``RunInProgress`` if a live producer holds the
         run; a run that has ended already is not produced again (``events`` is closed
         unstarted). If ``events`` raises, the run ends with a ``RUN_ERROR`` and the
         exception propagates."""
-        producer = await claim(self._backend, run_id, events)
+        keys = self._keys(owner, run_id, events)
+        producer = await claim(self._backend, keys, events)
         if producer is None:
-            return await self._backend.length(run_id)
+            return await self._backend.length(keys)
         return await producer.run()
 
     async def start(
-        self, run_id: str, events: Iterable[Any] | AsyncIterable[Any]
+        self,
+        run_id: str,
+        events: Iterable[Any] | AsyncIterable[Any],
+        *,
+        owner: str | None = None,
     ) -> asyncio.Task[int] | None:
         """``publish`` in a background task, detached from the caller (a request
         that ends, or a client that leaves, does not stop it). Returns once the run
         is claimed, so a ``subscribe``/``response`` right after finds it; returns
         ``None`` (and closes ``events``) if the run has ended already. Raises
         ``RunInProgress`` like ``publish``. A failure of the task is logged."""
-        producer = await claim(self._backend, run_id, events)
+        producer = await claim(self._backend, self._keys(owner, run_id, events), events)
         if producer is None:
             return None
         task = asyncio.ensure_future(producer.run())
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task
+
+    def _keys(self, owner: str | None, run_id: str, events: object) -> RunKeys:
+        try:
+            return self._backend.keys(owner, run_id)
+        except ValueError:
+            _close_now(events)
+            raise
 
     def _task_done(self, task: asyncio.Task[int]) -> None:
         self._tasks.discard(task)
@@ -116,14 +154,19 @@ class RunStore:
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
-        self._tails.cancel()
+        self._reading.cancel()
         if tasks:
             await asyncio.wait(tasks)
 
     # -- reading ---------------------------------------------------------------------
 
     async def subscribe(
-        self, run_id: str, after: int | None = None, *, compact: bool = False
+        self,
+        run_id: str,
+        after: int | None = None,
+        *,
+        compact: bool = False,
+        owner: str | None = None,
     ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """``(event_id, event)`` for the run's events after ``after`` (all when
         ``None``), stored ones first, then live ones, until the run ends. With
@@ -132,7 +175,8 @@ class RunStore:
         stand for. Raises ``RunNotFound``, ``HistoryTrimmed``, ``RunLost``,
         ``StoreUnavailable``."""
         _check_after(after)
-        subscription = Subscription(self._backend, self._tails, run_id, after, compact)
+        keys = self._backend.keys(owner, run_id)
+        subscription = Subscription(self._reading, keys, after, compact)
         async for batch in subscription.batches():
             if isinstance(batch, Prefix):
                 for event in batch.events:
@@ -149,6 +193,7 @@ class RunStore:
         *,
         after: int | None = None,
         compact: bool = False,
+        owner: str | None = None,
         **options: Any,
     ) -> EventStreamResponse:
         """An ``EventStreamResponse`` streaming the run: transport negotiated from
@@ -156,11 +201,27 @@ class RunStore:
         request's ``Last-Event-ID`` or ``?after=n`` (read when the response runs).
         ``options`` go to ``EventStreamResponse`` (``keepalive``, ``strict``,
         ``headers``...). An unknown run is answered 404, a trimmed position 410,
-        Redis unreachable 503 (with ``Retry-After``); see docs/scaling.md."""
+        Redis unreachable 503 (with ``Retry-After``); see docs/scaling.md. A run id
+        that is not one is answered 400 (``owner`` not a string: ``ValueError``)."""
         _check_after(after)
-        return RunResponse(self._backend, self._tails, run_id, request, after, compact, options)
+        keys: RunKeys | ValueError
+        try:
+            keys = self._backend.keys(check_owner(owner), run_id)
+        except ValueError as exc:
+            if not isinstance(owner, (str, type(None))):
+                raise
+            keys = exc
+        return RunResponse(self._reading, keys, request, after, compact, options)
 
 
 def _check_after(after: int | None) -> None:
     if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
         raise ValueError(f"after must be an event index >= 0 or None, not {after!r}")
+
+
+def _close_now(events: object) -> None:
+    """Close a sync generator that will not run (an async one is closed by the
+    garbage collector's finaliser; it was never started)."""
+    close = getattr(events, "close", None)
+    if close is not None and not hasattr(events, "aclose"):
+        close()

@@ -1,136 +1,353 @@
-"""The live side of reading: per process and run, one tail reads the stream and
-hands each batch, as one shared object, to every local reader's inbox.
+"""The live side of reading: one process follows every run it has readers of through
+a few blocking connections, and hands each batch, as one shared object, to every
+local reader's inbox.
 
-Contract: ``Tails.attach(run_id, position, inbox)`` makes the inbox receive every
-batch after ``position`` (or after the tail's own position, if it runs already:
-the reader fills a gap from Redis itself) until the run's end, or the error that
-stopped the tail. A tail checks the run's lease when the run is quiet, so a
-producer that died ends the run with ``RUN_ERROR`` for everyone.
+Strategy: runs are grouped into *lanes*; a lane is one task and, while it waits,
+one connection, parked in a single ``XREAD BLOCK`` over all its runs' streams (at
+each run's last position) and a *bell* stream of its own. A run joining a lane
+rings the bell (an ``XADD`` through the command pipeline), so the lane returns and
+re-arms with the new key at once; a run leaving is dropped at the next re-arm.
+In a Redis Cluster an ``XREAD`` may only name keys of one slot, so a lane holds
+the runs of one shard (``_keys``: a shard is one hash tag); on one Redis any runs
+share a lane. A lane takes at most ``LANE_KEYS`` runs while there are fewer than
+``MAX_LANES`` lanes, so 10,000 live runs cost ten blocking connections (and the
+command lanes of ``_pipeline``), never one per run.
+
+Lease checks: a run is checked (the EXPIRE script) only when it has been quiet
+for as long as its producer's lease could last: ``lease`` after its last event,
+then whenever the lease's remaining time says it would lapse. One sweeper task
+per process does this every ``poll`` seconds, through the command pipeline; so a
+producer that died ends its run with ``RUN_ERROR`` (``LEASE_EXPIRED``) for every
+reader within ``lease + poll`` of its last heartbeat, and a run that is flowing
+costs no check at all.
+
+Contract: ``Tails.attach(keys, position, inbox)`` makes the inbox receive every
+batch after the run's tail position (the reader fills any gap from its own
+position from Redis) until the run's end, or the error that stopped the run's
+tail; ``detach`` when the reader leaves. An error of one run (its stream
+trimmed, lost or not a stream) fails that run's readers only; Redis unreachable
+for ``reconnect`` seconds fails every run of the lane with ``StoreUnavailable``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
+import secrets
 from collections import deque
+from typing import Any, Final
 
-from ..errors import RunLost, StoreError
-from ._backend import Backend
-from ._batches import Batch, entries, stream_entries
-from ._keys import TERMINAL
+from redis.exceptions import ResponseError
+
+from .._codec.framing import frame
+from .._decoder import decode_proto
+from ..errors import RunLost, StoreError, StoreUnavailable
+from ._backend import RETRYABLE, Backend
+from ._batches import Batch, entries, streams_of
+from ._keys import TERMINAL, RunKeys
 
 logger = logging.getLogger("agui_wire.redis")
 
+#: Runs per lane (per ``XREAD``) before another lane is opened, and the most lanes.
+LANE_KEYS: Final = 1024
+MAX_LANES: Final = 16
+_FIRST_COUNT: Final = 16  # entries per stream in a lane's first read (then sized by bytes)
+
 
 class Inbox:
-    """What a tail hands one subscriber: shared batches, or the error that ended it."""
+    """What the tail hands one reader: shared batches, or the error that ended it.
+    A reader more than ``limit`` batches or ``byte_limit`` bytes behind is cut
+    loose (``lagging``): it reads from Redis until it has caught up."""
 
-    __slots__ = ("batches", "error", "lagging", "limit", "wake")
+    __slots__ = ("batches", "byte_limit", "error", "lagging", "limit", "nbytes", "wake")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, byte_limit: int) -> None:
         self.batches: deque[Batch] = deque()
+        self.nbytes = 0
         self.error: BaseException | None = None
         self.lagging = False  # dropped batches: catch up from Redis
         self.limit = limit
+        self.byte_limit = byte_limit
         self.wake = asyncio.Event()
 
     def push(self, batch: Batch) -> None:
-        if len(self.batches) >= self.limit:
+        if self.batches and (
+            len(self.batches) >= self.limit or self.nbytes + batch.nbytes > self.byte_limit
+        ):
             self.batches.clear()
+            self.nbytes = 0
             self.lagging = True
         self.batches.append(batch)
+        self.nbytes += batch.nbytes
         self.wake.set()
+
+    def pop(self) -> Batch:
+        batch = self.batches.popleft()
+        self.nbytes -= batch.nbytes
+        return batch
 
     def fail(self, error: BaseException) -> None:
         self.error = error
         self.wake.set()
 
 
+class TailRun:
+    """A run this process follows: its position and its local readers."""
+
+    __slots__ = ("due", "inboxes", "keys", "lane", "last_payload", "position")
+
+    def __init__(self, keys: RunKeys, position: int) -> None:
+        self.keys = keys
+        self.position = position  # the last event read
+        self.last_payload: bytes | None = None  # of event ``position``, if read here
+        self.inboxes: set[Inbox] = set()
+        self.lane: _Lane | None = None
+        self.due = 0.0  # when the lease is next checked (loop time)
+
+    def terminal(self) -> bool:
+        """Is event ``position`` a terminal one (decoded only when asked)?"""
+        if self.last_payload is None:
+            return False
+        event = decode_proto(frame(self.last_payload), unknown_events="raw")[0]
+        return event.get("type") in TERMINAL
+
+
 class Tails:
-    """This process's tails, by run."""
+    """This process's lanes and the runs they follow (see the module doc)."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self.runs: dict[str, _Tail] = {}
+        self.runs: dict[str, TailRun] = {}  # by stream key
+        self.lanes: dict[int | None, list[_Lane]] = {}  # by shard (cluster) / None
+        self.sweeper: asyncio.Task[None] | None = None
+        self.checks: set[asyncio.Task[None]] = set()
 
-    def attach(self, run_id: str, position: int, inbox: Inbox) -> _Tail:
-        tail = self.runs.get(run_id)
-        if tail is None:
-            tail = self.runs[run_id] = _Tail(self, run_id, position)
-        tail.attach(inbox)
-        return tail
+    def attach(self, keys: RunKeys, position: int, inbox: Inbox) -> TailRun:
+        run = self.runs.get(keys.stream)
+        if run is None:
+            run = self.runs[keys.stream] = TailRun(keys, position)
+            run.due = asyncio.get_running_loop().time() + self.backend.poll
+            self._place(run)
+        run.inboxes.add(inbox)
+        if self.sweeper is None:
+            self.sweeper = asyncio.ensure_future(self._sweep())
+        return run
+
+    def detach(self, run: TailRun, inbox: Inbox) -> None:
+        run.inboxes.discard(inbox)
+        if not run.inboxes:
+            self.drop(run)
+
+    def drop(self, run: TailRun) -> None:
+        if self.runs.get(run.keys.stream) is run:
+            del self.runs[run.keys.stream]
+        lane = run.lane
+        if lane is not None and lane.runs.get(run.keys.stream) is run:
+            del lane.runs[run.keys.stream]
+
+    def fail(self, run: TailRun, error: BaseException) -> None:
+        for inbox in run.inboxes:
+            inbox.fail(error)
+        self.drop(run)
+
+    def _place(self, run: TailRun) -> None:
+        group = run.keys.shard if self.backend.cluster else None
+        lanes = self.lanes.setdefault(group, [])
+        lane = min(lanes, key=lambda lane: len(lane.runs), default=None)
+        total = sum(map(len, self.lanes.values()))
+        if lane is None or (len(lane.runs) >= LANE_KEYS and total < MAX_LANES):
+            lane = _Lane(self, group)
+            lanes.append(lane)
+        lane.add(run)
 
     def cancel(self) -> None:
-        for tail in list(self.runs.values()):
-            if tail.task is not None:
-                tail.task.cancel()
+        tasks = [lane.task for lanes in self.lanes.values() for lane in lanes]
+        for task in [self.sweeper, *tasks, *self.checks]:
+            if task is not None:
+                task.cancel()
 
+    # -- lease checks ------------------------------------------------------------------
 
-class _Tail:
-    """One reader per run per process: ``XREAD BLOCK`` from the last position,
-    each batch handed to every local inbox; checks the lease when the run is quiet."""
-
-    def __init__(self, tails: Tails, run_id: str, position: int) -> None:
-        self.tails = tails
-        self.run_id = run_id
-        self.position = position  # the last event read
-        self.last_terminal = False
-        self.inboxes: set[Inbox] = set()
-        self.task: asyncio.Task[None] | None = None
-
-    def attach(self, inbox: Inbox) -> None:
-        self.inboxes.add(inbox)
-        if self.task is None:
-            self.task = asyncio.ensure_future(self._run())
-
-    def detach(self, inbox: Inbox) -> None:
-        self.inboxes.discard(inbox)
-        if not self.inboxes:
-            self._close()
-
-    def _close(self) -> None:
-        if self.tails.runs.get(self.run_id) is self:
-            del self.tails.runs[self.run_id]
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-
-    async def _run(self) -> None:
-        backend = self.tails.backend
-        key = backend.key(self.run_id)
+    async def _sweep(self) -> None:
+        backend = self.backend
+        loop = asyncio.get_running_loop()
         try:
-            while self.inboxes:
-                reply = await backend.retry(
-                    self.run_id,
-                    backend.redis.xread,
-                    {key: f"{self.position}-0"},
-                    count=backend.batch,
-                    block=backend.poll_ms,
-                )
-                found = stream_entries(reply)
-                if not found:
-                    await self._quiet()
+            while self.runs:
+                await asyncio.sleep(backend.poll)
+                now = loop.time()
+                for run in [run for run in self.runs.values() if run.due <= now]:
+                    run.due = math.inf  # being checked
+                    task = asyncio.ensure_future(self._check(run))
+                    self.checks.add(task)
+                    task.add_done_callback(self.checks.discard)
+        finally:
+            self.sweeper = None
+
+    async def _check(self, run: TailRun) -> None:
+        backend = self.backend
+        keys = run.keys
+        args = [run.position, backend.ttl_ms, backend.expired_payload, "0"]
+        try:
+            args[3] = "1" if run.terminal() else "0"
+            reply = await backend.run_script(keys.run_id, backend.expire, keys.both, args)
+        except StoreError as exc:
+            self.fail(run, exc)
+            return
+        except Exception as exc:
+            logger.error("lease check of run %r failed", keys.run_id, exc_info=exc)
+            self.fail(run, exc)
+            return
+        now = asyncio.get_running_loop().time()
+        code = int(reply[0])
+        if code == 3:
+            self.fail(run, RunLost(keys.run_id, "the stream lost events it had stored"))
+        elif code == 0:  # the lease lives: look again when it would lapse
+            lapse = int(reply[2]) / 1000 if len(reply) > 2 else backend.poll
+            run.due = now + min(max(lapse, backend.poll), backend.lease)
+        else:  # ended, or ended by this check, or events to read: the lane reads them
+            run.due = now + backend.poll
+
+
+class _Lane:
+    """One blocking ``XREAD`` over many runs' streams (see the module doc)."""
+
+    def __init__(self, tails: Tails, group: int | None) -> None:
+        self.tails = tails
+        self.group = group
+        self.runs: dict[str, TailRun] = {}
+        layout = tails.backend.layout
+        tag = layout.tags[group if group is not None else 0]
+        self.bell = f"{layout.prefix}{{{tag}}}bell:{secrets.token_hex(8)}"
+        self.bell_id = "0-0"
+        self.rung = False  # since the last read returned
+        self.count = min(_FIRST_COUNT, tails.backend.batch)
+        self.task: asyncio.Task[None] | None = None
+        self.ringing: set[asyncio.Task[None]] = set()
+
+    def add(self, run: TailRun) -> None:
+        self.runs[run.keys.stream] = run
+        run.lane = self
+        if self.task is None:
+            self.task = asyncio.ensure_future(self._loop())
+        elif not self.rung:
+            self.rung = True
+            ring = asyncio.ensure_future(self._ring())
+            self.ringing.add(ring)
+            ring.add_done_callback(self.ringing.discard)
+
+    async def _ring(self) -> None:
+        call = self.tails.backend.pipeliner.call
+        bell = self.bell
+        with contextlib.suppress(Exception):  # the lane re-arms after ``poll`` anyway
+            await asyncio.gather(
+                call("XADD", bell, "MAXLEN", "1", "*", "r", "1"),
+                call("PEXPIRE", bell, 60_000),
+            )
+
+    async def _loop(self) -> None:
+        backend = self.tails.backend
+        loop = asyncio.get_running_loop()
+        failing_since: float | None = None
+        delay = 0.05
+        try:
+            while self.runs:
+                streams = {key: f"{run.position}-0" for key, run in self.runs.items()}
+                streams[self.bell] = self.bell_id
+                self.rung = False
+                try:
+                    reply = await backend.redis.xread(
+                        streams,  # type: ignore[arg-type]
+                        count=self.count,
+                        block=backend.poll_ms,
+                    )
+                except RETRYABLE as exc:
+                    now = loop.time()
+                    failing_since = now if failing_since is None else failing_since
+                    if now - failing_since >= backend.reconnect:
+                        error = StoreUnavailable(
+                            "*", f"Redis unreachable for {backend.reconnect:g} s: {exc}"
+                        )
+                        for run in list(self.runs.values()):
+                            self.tails.fail(run, _for_run(error, run))
+                        break
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    for run in self.runs.values():  # back: did Redis keep the runs?
+                        run.due = min(run.due, now)
                     continue
-                batch, ended = entries(self.run_id, self.position, found)
-                if batch.payloads:
-                    self.position = batch.last
-                    self.last_terminal = batch.last_type in TERMINAL
-                for inbox in self.inboxes:
-                    inbox.push(batch)
-                if ended:
-                    break
-        except asyncio.CancelledError:
+                except ResponseError as exc:
+                    await self._blame(exc)
+                    continue
+                failing_since, delay = None, 0.05
+                self._dispatch(reply, loop.time())
+        except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
+            for run in list(self.runs.values()):
+                self.tails.fail(run, StoreUnavailable(run.keys.run_id, "the store was closed"))
             raise
         except BaseException as exc:
-            if not isinstance(exc, StoreError):
-                logger.error("tail of run %r failed", self.run_id, exc_info=exc)
-            for inbox in self.inboxes:
-                inbox.fail(exc)
-        finally:
-            self._close()
+            logger.error("a tail of the run store failed", exc_info=exc)
+            for run in list(self.runs.values()):
+                self.tails.fail(run, exc)
+        finally:  # no runs left (no await since the loop's test): the lane is gone
+            lanes = self.tails.lanes.get(self.group, [])
+            if self in lanes:
+                lanes.remove(self)
+            self.task = None
 
-    async def _quiet(self) -> None:
-        """Nothing new for ``poll`` seconds: is the producer still alive?"""
+    def _dispatch(self, reply: Any, now: float) -> None:
+        tails = self.tails
+        backend = tails.backend
+        biggest = 0
+        for raw_key, found in streams_of(reply):
+            key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
+            if key == self.bell:
+                if found:
+                    last = found[-1][0]
+                    self.bell_id = last.decode() if isinstance(last, bytes) else str(last)
+                continue
+            run = self.runs.get(key)
+            if run is None or not found:
+                continue  # left meanwhile
+            try:
+                batch, ended = entries(run.keys.run_id, run.position, found)
+            except StoreError as exc:
+                tails.fail(run, exc)
+                continue
+            if batch.payloads:
+                run.position = batch.last
+                run.last_payload = batch.payloads[-1]
+                biggest = max(biggest, max(map(len, batch.payloads)))
+            run.due = now + backend.lease
+            for inbox in run.inboxes:
+                inbox.push(batch)
+            if ended:
+                tails.drop(run)
+        if biggest:  # about a page of the biggest event seen per stream, next time
+            self.count = max(1, min(backend.batch, backend.page_bytes // biggest))
+        else:
+            self.count = min(backend.batch, self.count * 2)
+
+    async def _blame(self, exc: ResponseError) -> None:
+        """The ``XREAD`` was refused: fail the runs whose key is not a stream (or
+        every run, when none is to blame)."""
         backend = self.tails.backend
-        code, _last = await backend.expire_check(self.run_id, self.position, self.last_terminal)
-        if code == 3:
-            raise RunLost(self.run_id, "the stream lost events it had stored (Redis restarted?)")
+        runs = list(self.runs.values())
+        types = await asyncio.gather(
+            *(backend.call(run.keys.run_id, "TYPE", run.keys.stream) for run in runs),
+            return_exceptions=True,
+        )
+        blamed = False
+        for run, kind in zip(runs, types, strict=True):
+            kind = kind.decode() if isinstance(kind, bytes) else kind
+            if isinstance(kind, BaseException) or kind not in ("stream", "none"):
+                blamed = True
+                self.tails.fail(run, StoreError(run.keys.run_id, f"its key is a {kind}: {exc}"))
+        if not blamed:
+            for run in runs:
+                self.tails.fail(run, StoreError(run.keys.run_id, f"Redis refused a read: {exc}"))
+
+
+def _for_run(error: StoreUnavailable, run: TailRun) -> StoreUnavailable:
+    return StoreUnavailable(run.keys.run_id, error.reason)

@@ -23,22 +23,20 @@ from .._streaming import Source, close_unstarted, default_error_event, event_typ
 from ..errors import LeaseLost, RunInProgress, RunLost, StoreError
 from ._backend import Backend
 from ._batches import PROTO
-from ._keys import TERMINAL
+from ._keys import TERMINAL, RunKeys
 
 logger = logging.getLogger("agui_wire.redis")
 
 
 async def claim(
-    backend: Backend, run_id: str, events: Iterable[Any] | AsyncIterable[Any]
+    backend: Backend, keys: RunKeys, events: Iterable[Any] | AsyncIterable[Any]
 ) -> Producer | None:
     """The run's lease for a new producer of ``events`` (see the module doc)."""
     token = secrets.token_hex(12)
+    run_id = keys.run_id
     try:
         code, last = await backend.script(
-            run_id,
-            backend.acquire,
-            backend.keys(run_id),
-            [token, backend.lease_ms, backend.running_ttl_ms],
+            run_id, backend.acquire, keys.both, [token, backend.lease_ms, backend.running_ttl_ms]
         )
     except BaseException:
         await close_unstarted(events)
@@ -49,7 +47,7 @@ async def claim(
     if code == 2:
         await close_unstarted(events)
         raise RunInProgress(run_id, "another producer holds the run's lease")
-    return Producer(backend, run_id, token, last, events)
+    return Producer(backend, keys, token, last, events)
 
 
 class Producer:
@@ -58,18 +56,18 @@ class Producer:
     def __init__(
         self,
         backend: Backend,
-        run_id: str,
+        keys: RunKeys,
         token: str,
         stored: int,
         events: Iterable[Any] | AsyncIterable[Any],
     ) -> None:
         self.backend = backend
-        self.run_id = run_id
+        self.run_id = keys.run_id
         self.token = token
         self.stored = stored  # events Redis acknowledged
         self.events = events
         self.lost: StoreError | None = None
-        self.keys = backend.keys(run_id)
+        self.keys = keys.both
 
     def _check(self, code: int, last: int) -> int:
         if code == 0:
@@ -200,12 +198,14 @@ class _Writer:
     """The producer's appends: one in flight at a time; what is produced meanwhile
     goes in the next one, started as soon as the previous returns (a burst costs
     one round trip per batch, a paced run one per event, and nothing waits for a
-    later event). ``add`` waits only when ``batch`` events are queued."""
+    later event). An append carries at most ``batch`` events and ``page_bytes``
+    (one event at least); ``add`` waits while that much is queued."""
 
     def __init__(self, producer: Producer, first: int) -> None:
         self.producer = producer
         self.first = first  # the index of pending[0]
         self.pending: list[bytes] = []
+        self.pending_bytes = 0
         self.task: asyncio.Task[None] | None = None
         self.error: BaseException | None = None
 
@@ -213,15 +213,27 @@ class _Writer:
         if self.error is not None:
             raise self.error
         self.pending.append(payload)
+        self.pending_bytes += len(payload)
         if self.task is None:
             self._start()
-        elif len(self.pending) >= self.producer.backend.batch:
+        backend = self.producer.backend
+        while self.task is not None and (
+            len(self.pending) >= backend.batch or self.pending_bytes >= backend.page_bytes
+        ):
             await asyncio.wait({self.task})
             if self.error is not None:
                 raise self.error
 
     def _start(self) -> None:
-        payloads, self.pending = self.pending, []
+        backend = self.producer.backend
+        size = count = 0
+        for payload in self.pending:  # one page: ``batch`` events, ``page_bytes``
+            if count and (count >= backend.batch or size + len(payload) > backend.page_bytes):
+                break
+            size += len(payload)
+            count += 1
+        payloads, self.pending = self.pending[:count], self.pending[count:]
+        self.pending_bytes -= size
         first = self.first
         self.first += len(payloads)
         self.task = asyncio.ensure_future(self.producer.append(first, payloads))

@@ -1,0 +1,90 @@
+"""Many live runs on one replica (issue 22 item 1), against a real redis-server: with
+the client exactly as docs/scaling.md builds it (``redis.from_url``, redis-py's
+default pool of 100), 1,000 concurrent runs with one local reader each all finish,
+every reader gets every event with contiguous ids, and the replica never holds more
+than 32 connections to Redis (``CLIENT LIST``, sampled while the runs are live).
+Not a timed test: it checks counts, never durations (benchmarks/redis_scale.py
+measures those at 100 / 1,000 / 10,000 runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from agui_wire.redis import RunStore
+from tests.redis.conftest import run
+
+RUNS = 1000
+DELTAS = 8
+
+
+def events(run_id: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": run_id},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+    ]
+    out += [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"{i}"} for i in range(DELTAS)
+    ]
+    out += [
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": run_id},
+    ]
+    return out
+
+
+async def paced(items: list[dict[str, Any]], delay: float) -> Any:
+    for item in items:
+        await asyncio.sleep(delay)
+        yield item
+
+
+async def connections(admin: aioredis.Redis) -> int:
+    """Clients of the Redis other than ``admin`` itself."""
+    clients = await admin.client_list()
+    return len(clients) - 1
+
+
+def test_a_thousand_live_runs_through_few_connections(fresh_redis) -> None:
+    server = fresh_redis()
+
+    async def main() -> None:
+        admin = aioredis.from_url(server.url)
+        await admin.config_set("maxclients", 200)
+        client = aioredis.from_url(server.url)  # as docs/scaling.md makes it
+        store = RunStore(client, lease=5)
+        peak = 0
+        live = True
+
+        async def watch() -> None:
+            nonlocal peak
+            while live:
+                peak = max(peak, await connections(admin))
+                await asyncio.sleep(0.05)
+
+        async def one(n: int) -> tuple[list[int], list[dict[str, Any]], int]:
+            run_id = f"scale-{n}"
+            task = await store.start(run_id, paced(events(run_id), 0.05))
+            got = [item async for item in store.subscribe(run_id)]
+            assert task is not None
+            return [i for i, _ in got], [e for _, e in got], await task
+
+        watcher = asyncio.ensure_future(watch())
+        results = await asyncio.gather(*(one(n) for n in range(RUNS)))
+        live = False
+        await watcher
+        for n, (ids, got, produced) in enumerate(results):
+            expected = events(f"scale-{n}")
+            assert produced == len(expected)
+            assert ids == list(range(1, len(expected) + 1))
+            assert got == expected
+        assert 0 < peak <= 32, peak
+        print(f"\n{RUNS} live runs: at most {peak} connections to Redis")
+        await store.aclose()
+        await client.aclose()
+        await admin.aclose()
+
+    run(main())
