@@ -40,6 +40,10 @@ visible in the source), several separated by ``;``:
     runs: numbers with two decimals, "N.Nx faster/slower than" / "about as fast as",
     the CPU's name, the busy-machine note and the pure-Python build note are not
     compared; everything else is.
+``<!-- doc-test: framework VENV -->``  (``python``) a complete server module (``app``)
+    that needs a framework, which lives in its own venv (``.venv-fw/VENV``, ``make
+    frameworks``): not run here; tests/frameworks/test_doc_servers.py serves it there and
+    sends it a binary and an SSE request.
 ``<!-- doc-test: ran-by FILE -->``  (``sh``) not run here because FILE (a CI script)
     runs exactly these commands: each must appear in FILE.
 ``<!-- doc-test: skip REASON -->``  (last) not run, for the REASON given (required). Keep
@@ -71,7 +75,7 @@ from tests.support.live import free_port, start_uvicorn, stop, wait_http
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 RUN_LANGUAGES = ("python", "sh", "console", "json", "text")
-DIRECTIVES = ("server", "serves-first", "redis", "post", "timing", "ran-by", "skip")
+DIRECTIVES = ("server", "serves-first", "redis", "post", "timing", "framework", "ran-by", "skip")
 PORT = "8000"  # the port documents write; rewritten to a free one
 REDIS_URL = "redis://localhost:6379"  # the Redis documents write; rewritten to a real one
 TIMEOUT = 120
@@ -441,7 +445,7 @@ class Workspace:
         index = self.blocks.index(block)
         while self.done < index:  # a block selected alone still gets the files made before it
             earlier = self.blocks[self.done]
-            if "skip" not in earlier.directives:
+            if "skip" not in earlier.directives and "framework" not in earlier.directives:
                 check(earlier, self.path)
             self.done += 1
         self.done = index + 1
@@ -465,6 +469,13 @@ def test_block_runs_as_documented(block: Block, workspaces: dict[Path, Workspace
         missing = lines_missing_from_the_app(block)
         assert not missing, f"{block.where}: not what the app it names serves: {missing}"
         pytest.skip(f"{block.where} not run: {reason}")
+    if "framework" in block.directives:
+        venv = block.directives["framework"]
+        assert (ROOT / "tests" / "frameworks" / "requirements" / f"{venv}.txt").exists(), venv
+        pytest.skip(
+            f"{block.where} runs in .venv-fw/{venv}: tests/frameworks/test_doc_servers.py "
+            "serves it there (make frameworks)"
+        )
     problems = workspaces[block.doc].run(block)
     assert not problems, f"{block.where} ({block.language}):\n" + "\n\n".join(problems)
 
