@@ -1,10 +1,11 @@
 """``agui-wire record`` against a real paced agent (uvicorn on a free port), then
 ``inspect --timeline`` on what it recorded: the times measured are the server's
-pauses (tests/cli/paced_agent.py), on both transports."""
+pauses (tests/cli/paced_agent.py), on both transports. The end-to-end tests run
+the console script; the error paths run ``main`` in process (no interpreter
+start-up per check), against the same real server."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 import agui_wire
 from tests.cli import paced_agent
-from tests.support.cli_support import command, run_cli
+from tests.support.cli_support import run_cli, run_in_process
 from tests.support.live import free_port, start_uvicorn, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,7 @@ def test_record_then_timeline(agent: str, tmp_path: Path, accept: str) -> None:
     assert header["response_at"] <= times[0] <= tail["end"]
     assert len(chunks) >= 10  # paced: the events did not arrive in one read
 
-    r = run_cli("inspect", capture, "--timeline", "--json")
+    r = run_in_process("inspect", capture, "--timeline", "--json")
     assert r.returncode == 0, r.stderr.decode()
     tl = orjson.loads(r.stdout)
     assert tl["clock"] == "chunks"
@@ -99,7 +100,7 @@ def test_record_then_timeline(agent: str, tmp_path: Path, accept: str) -> None:
     gap_after = {(g["after"], g["before"]) for g in tl["gaps"]}
     assert (9, 10) in gap_after  # TOOL_CALL_END -> TOOL_CALL_RESULT
 
-    text = run_cli("inspect", capture, "--timeline").stdout.decode()
+    text = run_in_process("inspect", capture, "--timeline").stdout.decode()
     assert "times: arrival of each of" in text
     assert "(time to first token)" in text
     assert "get_weather (call-1): at " in text
@@ -120,7 +121,7 @@ def test_record_with_an_input_file_and_headers(agent: str, tmp_path: Path) -> No
         "forwardedProps": {},
     }
     (tmp_path / "input.json").write_bytes(orjson.dumps(run_input))
-    r = run_cli(
+    r = run_in_process(
         "record", f"{agent}/agent", "--input", "input.json", "-H", "X-Trace: 1", "-o", "out.sse",
         cwd=tmp_path,
     )  # fmt: skip
@@ -129,7 +130,7 @@ def test_record_with_an_input_file_and_headers(agent: str, tmp_path: Path) -> No
     assert events[0]["runId"] == "r-file"
     assert events[3]["delta"] == "from a file"
     # the default name when -o is not given, by the transport that answered
-    r = run_cli("record", f"{agent}/agent", "--accept", "proto", cwd=tmp_path)
+    r = run_in_process("record", f"{agent}/agent", "--accept", "proto", cwd=tmp_path)
     assert r.returncode == 0, r.stderr.decode()
     made = sorted(p.name for p in tmp_path.glob("record-*"))
     assert len(made) == 2
@@ -153,7 +154,7 @@ def test_record_usage_errors(
 ) -> None:
     (tmp_path / "bad.json").write_text("{nope")
     (tmp_path / "list.json").write_text("[]")
-    r = run_cli("record", f"{agent}/agent", *args, cwd=tmp_path)
+    r = run_in_process("record", f"{agent}/agent", *args, cwd=tmp_path)
     assert r.returncode == code, r.stderr.decode()
     assert message in r.stderr.decode()
     assert not list(tmp_path.glob("record-*"))
@@ -161,48 +162,45 @@ def test_record_usage_errors(
 
 def test_record_refusals_and_broken_streams(agent: str, tmp_path: Path) -> None:
     # a server error: nothing written, the status and the body's start said
-    r = run_cli("record", f"{agent}/fail", "-o", "f.sse", cwd=tmp_path)
+    r = run_in_process("record", f"{agent}/fail", "-o", "f.sse", cwd=tmp_path)
     assert r.returncode == 1
     assert "HTTP 500; nothing recorded" in r.stderr.decode()
     assert "the agent is down" in r.stderr.decode()
     assert not (tmp_path / "f.sse").exists()
     # nobody listening
-    r = run_cli("record", f"http://127.0.0.1:{free_port()}/agent", "-o", "n.sse", cwd=tmp_path)
+    r = run_in_process(
+        "record", f"http://127.0.0.1:{free_port()}/agent", "-o", "n.sse", cwd=tmp_path
+    )
     assert r.returncode == 1
     assert "ConnectError" in r.stderr.decode()
     # not a URL
-    r = run_cli("record", "agent.example", "-o", "n.sse", cwd=tmp_path)
+    r = run_in_process("record", "agent.example", "-o", "n.sse", cwd=tmp_path)
     assert r.returncode == 2
     assert "not a URL" in r.stderr.decode()
     # not an AG-UI content type: recorded, with a warning
-    r = run_cli("record", f"{agent}/page", "-o", "p.sse", cwd=tmp_path)
+    r = run_in_process("record", f"{agent}/page", "-o", "p.sse", cwd=tmp_path)
     assert r.returncode == 0
     assert "text/html" in r.stderr.decode()
     assert (tmp_path / "p.sse").read_bytes().startswith(b"<html>")
     # the connection breaks mid-body: what arrived is kept, the sidecar says how it ended
-    r = run_cli("record", f"{agent}/cut", "-o", "c.sse", cwd=tmp_path)
+    r = run_in_process("record", f"{agent}/cut", "-o", "c.sse", cwd=tmp_path)
     assert r.returncode == 1
     assert "the stream broke after" in r.stderr.decode()
     tail = sidecar(tmp_path / "c.sse")[-1]
     assert tail["bytes"] == (tmp_path / "c.sse").stat().st_size > 0
     assert tail["error"]
-    r = run_cli("inspect", "c.sse", "--timeline", cwd=tmp_path)
+    r = run_in_process("inspect", "c.sse", "--timeline", cwd=tmp_path)
     text = r.stdout.decode()
     assert "assistant message m: at " in text
     assert "never ended" in text
     assert "(broke: " in text
 
 
-def test_record_without_httpx_names_the_extra(tmp_path: Path) -> None:
-    script = (
-        "import sys; sys.modules['httpx'] = None\n"
-        "from agui_wire._cli import main\n"
-        "sys.exit(main(['record', 'http://127.0.0.1:9/agent', '-o', 'x.sse']))\n"
-    )
-    r = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, check=False
-    )
+def test_record_without_httpx_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)  # import httpx -> ImportError
+    r = run_in_process("record", "http://127.0.0.1:9/agent", "-o", "x.sse", cwd=tmp_path)
     assert r.returncode == 2
     assert "pip install 'agui-wire[client]'" in r.stderr.decode()
     assert not list(tmp_path.iterdir())
-    assert command()  # the console script is what the other tests run

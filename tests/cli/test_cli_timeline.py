@@ -1,12 +1,12 @@
 """``agui-wire inspect --timeline`` on every time source a capture can have (a
 recording's sidecar, a HAR's message times or whole-response timings, the events'
-own timestamps, none), and on sidecars that are wrong."""
+own timestamps, none), and on sidecars that are wrong. ``main`` runs in process
+here (tests/cli/test_cli_record.py runs the console script end to end)."""
 
 from __future__ import annotations
 
 import itertools
 import random
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 
 from agui_wire import encode_proto, encode_sse
 from agui_wire._cli._timings import TimingWriter, read_timings, rechunk
-from tests.support.cli_support import PROTO, SSE, chrome_har, har_entry
+from tests.support.cli_support import PROTO, SSE, chrome_har, har_entry, run_in_process
 
 EVENTS: list[dict[str, Any]] = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
@@ -44,15 +44,15 @@ def write_recording(path: Path, body: bytes, times: list[tuple[int, float]]) -> 
         w.end(times[-1][1] + 0.001 if times else 0.001)
 
 
-def timeline(cli: Any, *args: Any, code: int = 0) -> dict[str, Any]:
-    r = cli("inspect", *args, "--timeline", "--json")
+def timeline(*args: Any, code: int = 0) -> dict[str, Any]:
+    r = run_in_process("inspect", *args, "--timeline", "--json")
     assert r.returncode == code, r.stderr.decode()
     return dict(orjson.loads(r.stdout))
 
 
 @pytest.mark.parametrize("fmt", ["sse", "proto"])
 def test_each_event_gets_the_arrival_of_the_chunk_that_completed_it(
-    cli: Any, tmp_path: Path, fmt: str
+    tmp_path: Path, fmt: str
 ) -> None:
     encode = encode_sse if fmt == "sse" else encode_proto
     frames = [encode(e) for e in EVENTS]
@@ -66,7 +66,7 @@ def test_each_event_gets_the_arrival_of_the_chunk_that_completed_it(
     times = [(b - a, 0.1 * (k + 1)) for k, (a, b) in enumerate(itertools.pairwise(cuts))]
     capture = tmp_path / f"run.{fmt}"
     write_recording(capture, body, times)
-    tl = timeline(cli, capture)
+    tl = timeline(capture)
     assert tl["clock"] == "chunks"
     assert [m["t"] for m in tl["marks"]] == pytest.approx(
         [0.1 * (k + 2) for k in range(len(EVENTS))]
@@ -83,7 +83,7 @@ def test_each_event_gets_the_arrival_of_the_chunk_that_completed_it(
     import gzip
 
     gz.write_bytes(gzip.compress(body))
-    r = cli("inspect", gz, "--timeline", "--json", "--timing", f"{capture}.timing.jsonl")
+    r = run_in_process("inspect", gz, "--timeline", "--json", "--timing", f"{capture}.timing.jsonl")
     assert [m["t"] for m in orjson.loads(r.stdout)["marks"]] == [m["t"] for m in tl["marks"]]
 
 
@@ -117,18 +117,18 @@ def test_rechunk_restores_the_recorded_chunks(tmp_path: Path) -> None:
             at += len(piece)
 
 
-def test_har_times(cli: Any, tmp_path: Path) -> None:
+def test_har_times(tmp_path: Path) -> None:
     body = b"".join(encode_sse(e) for e in EVENTS)
     entry = har_entry("https://app.example.com/agent", body, SSE, binary=False)
     har = tmp_path / "whole.har"
     har.write_bytes(chrome_har(entry))
-    tl = timeline(cli, har)
+    tl = timeline(har)
     # whole-response timings only: said, and no time is made up for the events
     assert tl["clock"] == "none"
     assert all(m["t"] is None for m in tl["marks"])
     assert tl["response_at"] == pytest.approx(0.3012)
     assert tl["end"] == pytest.approx(0.8125)
-    r = cli("inspect", har, "--timeline")
+    r = run_in_process("inspect", har, "--timeline")
     text = r.stdout.decode()
     assert (
         "whole-response timings only (first byte at 301.2 ms, the whole response took 812.5 ms)"
@@ -144,7 +144,7 @@ def test_har_times(cli: Any, tmp_path: Path) -> None:
         for i in range(len(EVENTS))
     ]
     har.write_bytes(chrome_har(entry))
-    tl = timeline(cli, har)
+    tl = timeline(har)
     assert tl["clock"] == "messages"
     assert [m["t"] for m in tl["marks"]] == pytest.approx(
         [0.5 + i / 10 for i in range(len(EVENTS))]
@@ -152,18 +152,18 @@ def test_har_times(cli: Any, tmp_path: Path) -> None:
     # a binary body in a HAR, base64 as Chrome stores it: events in order, no times
     body = b"".join(encode_proto(e) for e in EVENTS)
     har.write_bytes(chrome_har(har_entry("https://x/agent", body, PROTO, binary=True)))
-    tl = timeline(cli, har)
+    tl = timeline(har)
     assert [m["type"] for m in tl["marks"]] == [e["type"] for e in EVENTS]
 
 
-def test_event_timestamps_and_no_times(cli: Any, tmp_path: Path) -> None:
+def test_event_timestamps_and_no_times(tmp_path: Path) -> None:
     stamped = [dict(e) for e in EVENTS]
     for i, e in enumerate(stamped):
         if i != 3:
             e["timestamp"] = 1_700_000_000_000 + 250 * i
     capture = tmp_path / "stamped.sse"
     capture.write_bytes(b"".join(encode_sse(e) for e in stamped))
-    tl = timeline(cli, capture)
+    tl = timeline(capture)
     assert tl["clock"] == "timestamps"
     assert "1 event(s) without one placed at the time before" in tl["clock_note"]
     times = [m["t"] for m in tl["marks"]]
@@ -175,29 +175,29 @@ def test_event_timestamps_and_no_times(cli: Any, tmp_path: Path) -> None:
     assert spans[("tool call", "c1")]["end"] == 0.5
     plain = tmp_path / "plain.bin"
     plain.write_bytes(b"".join(encode_proto(e) for e in EVENTS))
-    tl = timeline(cli, plain)
+    tl = timeline(plain)
     assert tl["clock"] == "none"
     assert tl["first_token"] is None
-    text = cli("inspect", plain, "--timeline").stdout.decode()
+    text = run_in_process("inspect", plain, "--timeline").stdout.decode()
     assert "time (s)" not in text
     assert "events 0..8" in text
 
 
-def test_bad_frames_are_on_the_timeline(cli: Any, tmp_path: Path) -> None:
+def test_bad_frames_are_on_the_timeline(tmp_path: Path) -> None:
     frames = [encode_proto(e) for e in EVENTS[:3]]
     frames[1] = frames[1][:4] + b"\x07" + frames[1][5:]  # field number 0: a bad payload
     capture = tmp_path / "bad.bin"
     capture.write_bytes(b"".join(frames))
-    tl = timeline(cli, capture, code=1)
+    tl = timeline(capture, code=1)
     assert [m["type"] for m in tl["marks"]] == ["RUN_STARTED", "BAD FRAME", "TOOL_CALL_CHUNK"]
     assert "field number 0" in tl["marks"][1]["error"]
 
 
-def test_wrong_sidecars_and_options(cli: Any, tmp_path: Path) -> None:
+def test_wrong_sidecars_and_options(tmp_path: Path) -> None:
     body = b"".join(encode_sse(e) for e in EVENTS)
     capture = tmp_path / "run.sse"
     write_recording(capture, body, [(len(body) - 10, 0.1)])  # times fewer bytes than it holds
-    r = cli("inspect", capture, "--timeline")
+    r = run_in_process("inspect", capture, "--timeline")
     assert r.returncode == 1
     assert (
         f"it times {len(body) - 10:,} bytes, the capture holds {len(body):,}" in r.stderr.decode()
@@ -216,7 +216,7 @@ def test_wrong_sidecars_and_options(cli: Any, tmp_path: Path) -> None:
         ),
     ]:
         sidecar.write_bytes(text)
-        r = cli("inspect", capture, "--timeline")
+        r = run_in_process("inspect", capture, "--timeline")
         assert r.returncode == 1, text
         assert message in r.stderr.decode(), (text, r.stderr)
     sidecar.unlink()
@@ -229,22 +229,11 @@ def test_wrong_sidecars_and_options(cli: Any, tmp_path: Path) -> None:
         ([har, "--timeline", "--timing", "x"], "a HAR has its own"),
         ([har, "--timeline", "--html", "x.html"], "pick one with --entry N"),
     ]:
-        r = cli("inspect", *args)
+        r = run_in_process("inspect", *args)
         assert r.returncode == 2, (args, r.stderr)
         assert message in r.stderr.decode(), (args, r.stderr)
-    r = cli("inspect", har, "--timeline", "--entry", "2", "--html", tmp_path / "one.html")
+    r = run_in_process(
+        "inspect", har, "--timeline", "--entry", "2", "--html", tmp_path / "one.html"
+    )
     assert r.returncode == 0, r.stderr.decode()
     assert (tmp_path / "one.html").read_text().startswith("<!doctype html>")
-
-
-def test_ten_thousand_events(cli: Any, tmp_path: Path) -> None:
-    from agui_wire._sample import realistic_run
-
-    events = realistic_run(10_000, 5)
-    capture = tmp_path / "big.bin"
-    capture.write_bytes(b"".join(encode_proto(e) for e in events))
-    r = cli("inspect", capture, "--timeline", "--html", tmp_path / "big.html")
-    assert r.returncode == 0, r.stderr.decode()
-    rows = re.findall(r"^ *(\d+) +\d+\.\d{3} ", r.stdout.decode(), re.MULTILINE)
-    assert [int(i) for i in rows] == list(range(10_000))
-    assert (tmp_path / "big.html").stat().st_size < 300 * 10_000  # bounded per event

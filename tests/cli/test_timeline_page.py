@@ -20,6 +20,7 @@ import pytest
 from agui_wire import encode_proto, encode_sse
 from agui_wire._sample import realistic_run
 from tests.support.chromium import Chromium
+from tests.support.cli_support import run_in_process
 
 # the event index of every mark, in index order (the DOM groups them by lane)
 MARKS = (
@@ -34,8 +35,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
         yield chromium
 
 
-def page_of(cli: Any, capture: Path, html: Path, *extra: Any) -> None:
-    r = cli("inspect", capture, "--timeline", "--html", html, *extra)
+def page_of(capture: Path, html: Path, *extra: Any) -> str:
+    """Write the page of ``capture``; the text output."""
+    r = run_in_process("inspect", capture, "--timeline", "--html", html, *extra)
     assert r.returncode == 0, r.stderr.decode()
     text = html.read_text(encoding="utf-8")
     # self-contained: no file, font or script from anywhere else
@@ -43,10 +45,11 @@ def page_of(cli: Any, capture: Path, html: Path, *extra: Any) -> None:
     assert "url(" not in text
     assert "@import" not in text
     assert not re.search(r"https?://", text)
+    return str(r.stdout.decode())
 
 
 def test_a_recorded_run_draws_every_event(
-    browser: Chromium, cli: Any, tmp_path: Path, run_events: list[dict[str, Any]]
+    browser: Chromium, tmp_path: Path, run_events: list[dict[str, Any]]
 ) -> None:
     from tests.cli.test_cli_timeline import write_recording
 
@@ -58,7 +61,7 @@ def test_a_recorded_run_draws_every_event(
         capture, body, [(min(step, len(body) - a), 0.05 * (a // step + 1)) for a in starts]
     )
     html = tmp_path / "timeline.html"
-    page_of(cli, capture, html)
+    page_of(capture, html)
     browser.open_page(html)
     assert browser.errors() == []
     assert browser.evaluate(MARKS) == list(range(len(run_events)))
@@ -94,7 +97,7 @@ def test_a_recorded_run_draws_every_event(
     assert browser.errors() == []
 
 
-def test_hostile_text_and_no_times(browser: Chromium, cli: Any, tmp_path: Path) -> None:
+def test_hostile_text_and_no_times(browser: Chromium, tmp_path: Path) -> None:
     # event text that would end the data block or inject markup, in a capture with no times
     events = [
         {"type": "RUN_STARTED", "threadId": "</script><script>throw 1</script>", "runId": "r"},
@@ -111,7 +114,7 @@ def test_hostile_text_and_no_times(browser: Chromium, cli: Any, tmp_path: Path) 
     capture = tmp_path / "hostile.bin"
     capture.write_bytes(b"".join(encode_proto(e) for e in events))
     html = tmp_path / "hostile.html"
-    r = cli("inspect", capture, "--timeline", "--html", html)
+    r = run_in_process("inspect", capture, "--timeline", "--html", html)
     assert r.returncode == 0, r.stderr.decode()
     browser.open_page(html)
     assert browser.errors() == []
@@ -121,12 +124,15 @@ def test_hostile_text_and_no_times(browser: Chromium, cli: Any, tmp_path: Path) 
     assert "the axis is the event order" in note
 
 
-def test_ten_thousand_events_draw(browser: Chromium, cli: Any, tmp_path: Path) -> None:
+def test_ten_thousand_events(browser: Chromium, tmp_path: Path) -> None:
     events = realistic_run(10_000, 9)
     capture = tmp_path / "big.bin"
     capture.write_bytes(b"".join(encode_proto(e) for e in events))
     html = tmp_path / "big.html"
-    page_of(cli, capture, html)
+    text = page_of(capture, html)
+    rows = re.findall(r"^ *(\d+) +\d+\.\d{3} ", text, re.MULTILINE)  # the text: a row each
+    assert [int(i) for i in rows] == list(range(10_000))
+    assert html.stat().st_size < 300 * 10_000  # bounded per event
     browser.open_page(html)
     assert browser.errors() == []
     assert browser.evaluate("document.querySelectorAll('.mark').length") == 10_000
