@@ -90,6 +90,13 @@ def test_a_recorded_run_draws_every_event(
     browser.evaluate("document.querySelector('.mark[data-index=\"3\"]').click()")
     detail = browser.evaluate("document.getElementById('detail').textContent")
     assert detail.startswith(f"#3  {run_events[3]['type']}")
+    # a tool call's bar: how long it took, its arguments streaming drawn along it
+    browser.evaluate("document.querySelector('.lane[data-lane=\"tool calls\"] .span').click()")
+    detail = browser.evaluate("document.getElementById('detail').textContent")
+    assert "took " in detail
+    assert "arguments streamed" in detail
+    assert "after the call" in detail
+    assert browser.evaluate("document.querySelectorAll('.span-part').length") >= 1
     browser.evaluate("document.getElementById('fit').click()")
     shot = browser.screenshot(tmp_path / "timeline.png")
     assert shot.stat().st_size > 10_000

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import IO
 
-from ._timeline import REASONING_DELTAS, TEXT_DELTAS, Timeline, describe_duration
+from ._timeline import REASONING_DELTAS, TEXT_DELTAS, Span, Timeline, describe_duration
 
-__all__ = ["render_summary", "render_text"]
+__all__ = ["describe_span", "render_summary", "render_text"]
 
 # -- text --------------------------------------------------------------------------------
 
@@ -53,31 +53,34 @@ def _summary(tl: Timeline) -> list[tuple[str, str]]:
     return rows
 
 
+def describe_span(tl: Timeline, s: Span) -> str:
+    """One span: its label, when and how long (or its events, without times), and
+    for a tool call how long its arguments streamed and its result took; for text,
+    the deltas, characters and rates."""
+    where = f"events {s.first}..{s.last}"
+    if tl.timed:
+        where = f"at {_at(s.start)}, " + (f"took {_at(s.duration)}" if s.closed else "never ended")
+    line = f"{s.label}: {where}"
+    if s.kind == "tool call":
+        parts = []
+        if s.args_end is not None and s.start is not None:
+            parts.append(f"arguments streamed {describe_duration(s.args_end - s.start)}")
+        if s.result_at is not None and s.args_end is not None:
+            parts.append(f"result {describe_duration(s.result_at - s.args_end)} after the call")
+        elif s.args_end_mark is not None and s.result_mark is None:
+            parts.append("no result in this stream (a frontend tool?)")
+        if parts:
+            line += "; " + ", ".join(parts)
+    elif s.deltas:
+        line += f"; {s.deltas:,} delta{'' if s.deltas == 1 else 's'}, {s.chars:,} chars"
+        rate = s.rate()
+        if rate is not None:
+            line += f" ({rate[0]:,.0f} chars/s, {rate[1]:,.1f} deltas/s)"
+    return line
+
+
 def _span_lines(tl: Timeline, kind: str) -> list[str]:
-    out = []
-    for s in (s for s in tl.spans if s.kind == kind):
-        where = f"events {s.first}..{s.last}"
-        if tl.timed:
-            where = f"at {_at(s.start)}, " + (
-                f"took {_at(s.duration)}" if s.closed else "never ended"
-            )
-        line = f"  {s.label}: {where}"
-        if kind == "tool call":
-            parts = []
-            if s.args_end is not None and s.start is not None:
-                parts.append(f"arguments streamed {describe_duration(s.args_end - s.start)}")
-            if s.result_at is not None and s.args_end is not None:
-                parts.append(f"result {describe_duration(s.result_at - s.args_end)} after the call")
-            elif s.args_end is not None:
-                parts.append("no result in this stream (a frontend tool?)")
-            line += "; " + ", ".join(parts) if parts else ""
-        elif s.deltas:
-            line += f"; {s.deltas:,} delta{'' if s.deltas == 1 else 's'}, {s.chars:,} chars"
-            rate = s.rate()
-            if rate is not None:
-                line += f" ({rate[0]:,.0f} chars/s, {rate[1]:,.1f} deltas/s)"
-        out.append(line)
-    return out
+    return ["  " + describe_span(tl, s) for s in tl.spans if s.kind == kind]
 
 
 def render_summary(tl: Timeline) -> str:

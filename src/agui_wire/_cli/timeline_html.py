@@ -8,12 +8,15 @@ timeline's data as an inline JSON block (every ``<`` escaped, so no event text
 can close the block). The script draws one lane per kind of event (run
 lifecycle and errors, messages, tool calls, reasoning, state, other): a row of
 marks, one per event, and below it the spans (runs, steps, messages, tool
-calls, reasoning) packed into as few rows as do not overlap; the time axis
-zooms with the wheel or the buttons and pans by dragging; hovering a mark shows
-the event, clicking it pins it. Without per-event times the axis is the event
-order, and the page says so. The figures of the text output (time to first
-token, run durations, tool calls, messages, gaps) are written into the page as
-text by Python, so they read and search without the script.
+calls, reasoning) packed into as few rows as do not overlap, a tool call's
+argument streaming as a strip along its bar. The time axis zooms with the wheel
+or the buttons and pans by dragging; hovering a mark shows its event, hovering a
+bar its duration (for a tool call: how long its arguments streamed and its
+result took), and clicking pins either below the chart. Without per-event times
+the axis is the event order, and the page says so. The figures of the text
+output (time to first token, run durations, tool calls, messages, gaps) are
+written into the page as text by Python, so they read and search without the
+script.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from ._timeline import LANES, Timeline, describe_duration
-from ._timeline_text import render_summary
+from ._timeline_text import describe_span, render_summary
 from .report import CSS
 
 __all__ = ["render_html"]
@@ -59,11 +62,14 @@ TIMELINE_CSS: Final = """
 .mark { position:absolute; top:5px; width:3px; height:18px; margin-left:-1px; border-radius:1px;
   background:var(--c); opacity:.85; cursor:pointer; }
 .mark:hover, .mark.selected { opacity:1; outline:2px solid var(--ink); z-index:2; }
+.span:hover, .span.selected { outline:1px solid var(--ink); }
 .mark.bad { background:#d62728; width:5px; }
 .span { position:absolute; height:16px; border-radius:4px;
   background:color-mix(in srgb, var(--c) 30%, #fff); border-left:2px solid var(--c);
   font-size:11px; line-height:16px; color:#1d2430; overflow:hidden; white-space:nowrap;
   padding:0 4px; min-width:2px; box-sizing:border-box; }
+.span-part { position:absolute; height:4px; margin-top:12px; background:var(--c);
+  border-radius:0 0 0 4px; pointer-events:none; }
 .span.open { background:repeating-linear-gradient(45deg,
   color-mix(in srgb, var(--c) 30%, #fff) 0 6px, #fff 6px 10px); }
 .tip { position:absolute; z-index:5; pointer-events:none; background:#1d2430; color:#fff;
@@ -136,9 +142,17 @@ SCRIPT: Final = r"""
     el.className = "span" + (s.closed ? "" : " open");
     el.style.top = (28 + row * 19) + "px";
     el.textContent = s.label;
-    el.title = s.label + (s.closed ? "" : " (never ended)");
+    el._info = s.detail;
     lane.track.appendChild(el);
     placed.push([el, start, end]);
+    if (timed && s.argsEnd !== null && s.argsEnd > start) {
+      // a tool call's first part: its arguments streaming (the rest: waiting for the result)
+      var part = document.createElement("div");
+      part.className = "span-part";
+      part.style.top = el.style.top;
+      lane.track.appendChild(part);
+      placed.push([part, start, s.argsEnd]);
+    }
   });
   Object.keys(lanes).forEach(function (name) {
     lanes[name].track.style.height = (30 + lanes[name].rows.length * 19) + "px";
@@ -226,7 +240,7 @@ SCRIPT: Final = r"""
   chart.addEventListener("mouseout", function () { tip.hidden = true; });
   chart.addEventListener("click", function (e) {
     if (!e.target._info) { return; }
-    var old = chart.querySelector(".mark.selected");
+    var old = chart.querySelector(".selected");
     if (old) { old.classList.remove("selected"); }
     e.target.classList.add("selected");
     detail.textContent = e.target._info;
@@ -257,6 +271,8 @@ def _data(tl: Timeline) -> str:
             "first": s.first,
             "last": s.last,
             "closed": s.closed,
+            "detail": describe_span(tl, s)[:TEXT_LIMIT],
+            "argsEnd": s.args_end,
         }
         for s in tl.spans
     ]
