@@ -5,7 +5,8 @@ the pause before each event, in seconds), negotiated by ``EventStreamResponse``
 (SSE or protobuf), echoing the request's threadId/runId and the user's message,
 so a test can check both the request that was sent and the times measured.
 ``/fail`` answers 500; ``/page`` answers HTML; ``/cut`` sends two SSE events and
-then breaks the connection mid-body.
+then breaks the connection mid-body; ``/slow`` streams a text delta every 50 ms
+for a minute (to interrupt).
 """
 
 from __future__ import annotations
@@ -105,11 +106,23 @@ async def cut(request: Request) -> Response:
     return StreamingResponse(body(), media_type="text/event-stream")
 
 
+async def slow(request: Request) -> Response:
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+        yield {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+        for n in range(1200):
+            await asyncio.sleep(0.05)
+            yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"{n} "}
+
+    return EventStreamResponse(events(), request, keepalive=None)
+
+
 app = Starlette(
     routes=[
         Route("/agent", agent, methods=["POST"]),
         Route("/fail", fail, methods=["POST"]),
         Route("/page", page, methods=["POST"]),
         Route("/cut", cut, methods=["POST"]),
+        Route("/slow", slow, methods=["POST"]),
     ]
 )

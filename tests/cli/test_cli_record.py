@@ -6,7 +6,10 @@ start-up per check), against the same real server."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,7 @@ import pytest
 
 import agui_wire
 from tests.cli import paced_agent
-from tests.support.cli_support import run_cli, run_in_process
+from tests.support.cli_support import command, run_cli, run_in_process
 from tests.support.live import free_port, start_uvicorn, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,3 +207,36 @@ def test_record_without_httpx_names_the_extra(
     assert r.returncode == 2
     assert "pip install 'agui-wire[client]'" in r.stderr.decode()
     assert not list(tmp_path.iterdir())
+
+
+def test_an_interrupted_recording_keeps_what_came(agent: str, tmp_path: Path) -> None:
+    capture = tmp_path / "slow.sse"
+    process = subprocess.Popen(
+        [*command(), "record", f"{agent}/slow", "-o", capture],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(sidecar_lines(capture)) < 6:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)  # Ctrl-C
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err.decode()
+    lines = sidecar(capture)
+    assert lines[-1]["error"] == "interrupted"
+    assert lines[-1]["bytes"] == capture.stat().st_size
+    events = agui_wire.decode(capture.read_bytes(), agui_wire.SSE_MEDIA_TYPE)
+    assert len(events) >= 5  # every complete event that came is there
+    tl = orjson.loads(run_in_process("inspect", capture, "--timeline", "--json").stdout)
+    assert tl["end_error"] == "interrupted"
+    assert len(tl["marks"]) == len(events)
+
+
+def sidecar_lines(capture: Path) -> list[bytes]:
+    path = Path(f"{capture}.timing.jsonl")
+    return path.read_bytes().splitlines() if path.exists() else []

@@ -203,6 +203,12 @@ def test_wrong_sidecars_and_options(tmp_path: Path) -> None:
         f"it times {len(body) - 10:,} bytes, the capture holds {len(body):,}" in r.stderr.decode()
     )
     sidecar = Path(f"{capture}.timing.jsonl")
+    # killed mid-recording: the capture got a chunk the timing file did not, nor its end line
+    lines = sidecar.read_bytes().splitlines(keepends=True)
+    sidecar.write_bytes(b"".join(lines[:-1]))
+    r = run_in_process("inspect", capture, "--timeline")
+    assert r.returncode == 1
+    assert "it has no end line: the recording was killed" in r.stderr.decode()
     for text, message in [
         (b'{"offset": 0}\n', 'the first line must hold "agui_wire_timing": 1'),
         (b"", "an empty timing file"),

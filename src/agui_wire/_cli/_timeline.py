@@ -312,9 +312,15 @@ def build(
         stamps.append((mark, float(stamp) if ok else None))  # type: ignore[arg-type]
     timeline.bytes = stream.end_offset
     if timings is not None and stream.end_offset != timings.size:
+        why = (
+            "it has no end line: the recording was killed before it could write the last "
+            "chunk's time"
+            if timings.end is None and stream.end_offset > timings.size
+            else "another recording's timings, or an edited capture?"
+        )
         raise CliError(
             f"{timings.path} does not match {source.label}: it times {timings.size:,} bytes, "
-            f"the capture holds {stream.end_offset:,} (another recording's timings?)"
+            f"the capture holds {stream.end_offset:,} ({why})"
         )
     if clock == "none" and any(s is not None for _, s in stamps):
         _use_timestamps(timeline, stamps)
