@@ -3,8 +3,9 @@
 Contract: the subscription is opened before the headers go out, so an unknown
 run is a 404, a bad resume position a 400, Redis unreachable a 503 (with
 ``Retry-After``), and the headers say where the body starts (``agui-after``,
-``agui-snapshot-events``); faults after the headers become the ``RUN_ERROR``
-events docs/scaling.md lists (or a body without a terminal event, to resume).
+``agui-snapshot-events``); other faults, met opening or after the headers,
+become the ``RUN_ERROR`` events docs/scaling.md lists (or a body without a
+terminal event, to resume), through ``EventStreamResponse``'s ``on_error``.
 """
 
 from __future__ import annotations
@@ -77,10 +78,13 @@ class RunResponse(EventStreamResponse):
         self._after = after
         self._compact = compact
         self._subscription: Subscription | None = None
+        self._failure: Exception | None = None  # met opening: said in the body
         options.setdefault("on_error", _store_error_event)
         super().__init__(self._stream(), request, **options)
 
     async def _stream(self) -> AsyncIterator[EncodedEvents]:
+        if self._failure is not None:
+            raise self._failure  # the response's on_error turns it into the RUN_ERROR
         assert self._subscription is not None
         async for batch in self._subscription.batches():
             yield batch
@@ -111,6 +115,8 @@ class RunResponse(EventStreamResponse):
             return 404, f"{exc}\n", {}
         except StoreUnavailable as exc:
             return 503, f"{exc}\n", {"retry-after": "1"}
+        except Exception as exc:  # RunLost, HistoryTrimmed, a stored event that does not decode
+            self._failure = exc  # a 200 whose body is the RUN_ERROR, as for the same fault later
         self._subscription = subscription
         self.raw_headers += [
             (AFTER_HEADER.encode(), str(subscription.cursor).encode()),

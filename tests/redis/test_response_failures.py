@@ -1,0 +1,235 @@
+"""``RunStore.response`` under a real uvicorn (in a thread) and a real redis-server:
+faults in the first batch, or met while opening, reach the client as the
+``RUN_ERROR`` docs/scaling.md lists (never an empty 200, nothing escaping the
+app), on both transports, compressed or not; a client closing its socket
+mid-body detaches its reader once and logs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
+from agui_wire.errors import DecodeError
+from agui_wire.redis import AFTER_HEADER, RunStore
+from agui_wire.redis import _tails as tails_module
+from tests.e2e.test_serving_failures import loud, wait_for
+from tests.redis.conftest import run
+from tests.support.live import uvicorn_thread
+
+DELTA = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
+STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+TRIMMED_RUN = [STARTED, *[DELTA] * 2000, FINISHED]
+
+
+class Replica:
+    """The app's store, made on the server's loop (a Redis client is per loop)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.store: RunStore | None = None
+
+    def get(self) -> RunStore:
+        if self.store is None:
+            self.store = RunStore(aioredis.from_url(self.url), maxlen=100, batch=50)
+        return self.store
+
+
+REPLICA: Replica | None = None
+STOP: set[str] = set()  # live runs to finish
+
+
+async def events(request: Request) -> Response:
+    assert REPLICA is not None
+    compress = request.query_params.get("compress") == "1"
+    return REPLICA.get().response(request.path_params["run_id"], request, compress=compress)
+
+
+async def live(request: Request) -> Response:
+    """Starts an endless paced run in the background (202)."""
+    assert REPLICA is not None
+    run_id = request.path_params["run_id"]
+
+    async def endless() -> AsyncIterator[Any]:
+        yield STARTED
+        while run_id not in STOP:
+            await asyncio.sleep(0.005)
+            yield DELTA
+        yield FINISHED
+
+    await REPLICA.get().start(run_id, endless())
+    return JSONResponse({"runId": run_id}, status_code=202)
+
+
+app = Starlette(
+    routes=[
+        Route("/runs/{run_id}", events, methods=["GET"]),
+        Route("/runs/{run_id}/start", live, methods=["POST"]),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def server(redis_server: Any) -> Iterator[str]:
+    global REPLICA
+    REPLICA = Replica(redis_server.url)
+    try:
+        with uvicorn_thread(app) as url:
+            yield url
+    finally:
+        REPLICA = None
+
+
+def redis_call(redis_server: Any, *commands: tuple[Any, ...]) -> None:
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        for command in commands:
+            await r.execute_command(*command)
+        await r.aclose()
+
+    run(main())
+
+
+def publish(redis_server: Any, run_id: str, events: list[dict[str, Any]]) -> None:
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        await RunStore(r, maxlen=100, batch=50).publish(run_id, events)
+        await r.aclose()
+
+    run(main())
+
+
+TRIMMED = {"code": "HISTORY_TRIMMED"}
+LOST = {"code": "RUN_LOST", "message": "the run's events were lost", "type": "RUN_ERROR"}
+INTERNAL = {
+    "type": "RUN_ERROR",
+    "message": "the agent failed while producing events",
+    "code": "INTERNAL_ERROR",
+}
+
+
+def get(server: str, run_id: str, accept: str, compress: bool, **params: Any) -> httpx.Response:
+    return httpx.get(
+        f"{server}/runs/{run_id}",
+        params={"compress": int(compress), **params},
+        headers={"accept": accept, "accept-encoding": "gzip"},
+        timeout=10,
+    )
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+@pytest.mark.parametrize(
+    "fault", ["trimmed", "trimmed, resumed", "lost, resumed past the end", "lost stream"]
+)
+def test_a_fault_before_the_first_event_is_the_documented_run_error(
+    server: str, redis_server: Any, run_id: str, fault: str, accept: str, compress: bool, caplog
+) -> None:
+    params: dict[str, Any] = {}
+    if fault.startswith("trimmed"):
+        publish(redis_server, run_id, TRIMMED_RUN)  # maxlen=100: the start is gone
+        if fault == "trimmed, resumed":
+            params["after"] = 5
+        expected = TRIMMED
+    else:
+        publish(redis_server, run_id, [STARTED, DELTA, FINISHED])
+        if fault == "lost stream":  # Redis lost the run's events; a reader resumes after 2
+            redis_call(
+                redis_server,
+                ("DEL", f"agui:{{{run_id}}}"),
+                ("SET", f"agui:{{{run_id}}}:lease", "x"),
+            )
+            params["after"] = 2
+        else:
+            params["after"] = 50
+        expected = LOST
+    with caplog.at_level(logging.DEBUG):
+        response = get(server, run_id, accept, compress, **params)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == accept
+    assert response.headers.get("content-encoding") == ("gzip" if compress else None)
+    assert response.headers[AFTER_HEADER] == str(params.get("after", 0))
+    got = decode(response.content, accept)
+    assert len(got) == 1
+    assert got[0]["type"] == "RUN_ERROR"
+    assert expected.items() <= got[0].items()
+    assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
+def test_a_stored_event_that_does_not_decode(
+    server: str, redis_server: Any, run_id: str, compress: bool, caplog
+) -> None:
+    """SSE decodes the stored payloads: the first batch failing is an
+    ``INTERNAL_ERROR`` event. Binary frames are the stored bytes, never
+    re-encoded: the client's decoder names the bad frame."""
+    key = f"agui:{{{run_id}}}"
+    redis_call(
+        redis_server,
+        ("XADD", key, "1-0", "p", b"\xff\xff\xff"),
+        ("XADD", key, "1-1", "end", "finished"),
+    )
+    with caplog.at_level(logging.DEBUG):
+        response = get(server, run_id, SSE_MEDIA_TYPE, compress)
+    assert response.status_code == 200
+    assert decode(response.content, SSE_MEDIA_TYPE) == [INTERNAL]
+    assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
+    response = get(server, run_id, PROTO_MEDIA_TYPE, compress)
+    assert response.status_code == 200
+    assert response.content == b"\x00\x00\x00\x03\xff\xff\xff"
+    with pytest.raises(DecodeError):
+        decode(response.content, PROTO_MEDIA_TYPE)
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["FIN", "RST"])
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
+    server: str, run_id: str, accept: str, reset: bool, caplog, monkeypatch
+) -> None:
+    detached: list[str] = []
+    original = tails_module._Tail.detach
+
+    def detach(self: Any, inbox: Any) -> None:
+        detached.append(self.run_id)
+        original(self, inbox)
+
+    monkeypatch.setattr(tails_module._Tail, "detach", detach)
+    assert httpx.post(f"{server}/runs/{run_id}/start", timeout=10).status_code == 202
+    host, port = server.removeprefix("http://").split(":")
+    with caplog.at_level(logging.DEBUG):
+        sock = socket.create_connection((host, int(port)), timeout=5)
+        sock.sendall(
+            f"GET /runs/{run_id} HTTP/1.1\r\nhost: {host}\r\naccept: {accept}\r\n\r\n".encode()
+        )
+        got = b""
+        while len(got.partition(b"\r\n\r\n")[2]) < 2000:  # live events, past the replay
+            chunk = sock.recv(65536)
+            assert chunk, got
+            got += chunk
+        if reset:
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+        sock.close()
+        wait_for(lambda: run_id in detached)
+        time.sleep(0.1)
+    STOP.add(run_id)
+    assert detached == [run_id]  # the reader's finally ran once
+    assert REPLICA is not None
+    assert REPLICA.store is not None
+    assert run_id not in REPLICA.store._tails.runs  # its tail stopped with its last reader
+    assert loud(caplog.records) == []
