@@ -104,6 +104,10 @@ def redis_call(redis_server: Any, *commands: tuple[Any, ...]) -> None:
     run(main())
 
 
+def stream_key(run_id: str) -> str:
+    return RunStore(aioredis.Redis()).stream_key(run_id)  # (no connection is made)
+
+
 def publish(redis_server: Any, run_id: str, events: list[dict[str, Any]]) -> None:
     async def main() -> None:
         r = aioredis.from_url(redis_server.url)
@@ -150,8 +154,8 @@ def test_a_fault_before_the_first_event_is_the_documented_run_error(
         if fault == "lost stream":  # Redis lost the run's events; a reader resumes after 2
             redis_call(
                 redis_server,
-                ("DEL", f"agui:{{{run_id}}}"),
-                ("SET", f"agui:{{{run_id}}}:lease", "x"),
+                ("DEL", stream_key(run_id)),
+                ("SET", stream_key(run_id) + ":lease", "x"),
             )
             params["after"] = 2
         else:
@@ -177,7 +181,7 @@ def test_a_stored_event_that_does_not_decode(
     """SSE decodes the stored payloads: the first batch failing is an
     ``INTERNAL_ERROR`` event. Binary frames are the stored bytes, never
     re-encoded: the client's decoder names the bad frame."""
-    key = f"agui:{{{run_id}}}"
+    key = stream_key(run_id)
     redis_call(
         redis_server,
         ("XADD", key, "1-0", "p", b"\xff\xff\xff"),
@@ -201,13 +205,13 @@ def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
     server: str, run_id: str, accept: str, reset: bool, caplog, monkeypatch
 ) -> None:
     detached: list[str] = []
-    original = tails_module._Tail.detach
+    original = tails_module.Tails.detach
 
-    def detach(self: Any, inbox: Any) -> None:
-        detached.append(self.run_id)
-        original(self, inbox)
+    def detach(self: Any, tail: Any, inbox: Any) -> None:
+        detached.append(tail.keys.stream)
+        original(self, tail, inbox)
 
-    monkeypatch.setattr(tails_module._Tail, "detach", detach)
+    monkeypatch.setattr(tails_module.Tails, "detach", detach)
     assert httpx.post(f"{server}/runs/{run_id}/start", timeout=10).status_code == 202
     host, port = server.removeprefix("http://").split(":")
     with caplog.at_level(logging.DEBUG):
@@ -225,11 +229,11 @@ def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
                 socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
             )
         sock.close()
-        wait_for(lambda: run_id in detached)
+        wait_for(lambda: stream_key(run_id) in detached)
         time.sleep(0.1)
     STOP.add(run_id)
-    assert detached == [run_id]  # the reader's finally ran once
+    assert detached == [stream_key(run_id)]  # the reader's finally ran once
     assert REPLICA is not None
     assert REPLICA.store is not None
-    assert run_id not in REPLICA.store._tails.runs  # its tail stopped with its last reader
+    assert stream_key(run_id) not in REPLICA.store._reading.tails.runs  # followed no more
     assert loud(caplog.records) == []

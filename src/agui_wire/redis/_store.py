@@ -200,8 +200,9 @@ class RunStore:
         ``request`` (else the scope), resumed after ``after``, else after the
         request's ``Last-Event-ID`` or ``?after=n`` (read when the response runs).
         ``options`` go to ``EventStreamResponse`` (``keepalive``, ``strict``,
-        ``headers``...). An unknown run is answered 404, a trimmed position 410,
-        Redis unreachable 503 (with ``Retry-After``); see docs/scaling.md. A run id
+        ``headers``...). An unknown run is answered 404, Redis unreachable 503 (with
+        ``Retry-After``); a trimmed or lost position, a 200 whose body is the
+        ``RUN_ERROR`` (``HISTORY_TRIMMED``, ``RUN_LOST``); see docs/scaling.md. A run id
         that is not one is answered 400 (``owner`` not a string: ``ValueError``)."""
         _check_after(after)
         keys: RunKeys | ValueError
