@@ -20,6 +20,7 @@ __all__ = [
     "CompressionUnavailable",
     "DecodeError",
     "EncodeError",
+    "EventTooLarge",
     "ExtensionWarning",
     "FrameTooLarge",
     "HistoryTrimmed",
@@ -79,6 +80,30 @@ class EncodeError(AguiWireError, ValueError):
             f"{type(self).__name__}({self.reason!r}, event_type={self.event_type!r}, "
             f"path={self.path!r})"
         )
+
+
+class EventTooLarge(EncodeError):
+    """An event a run store refuses to store: encoded, it is bigger than what its
+    readers accept (``schema.DEFAULT_MAX_FRAME_SIZE`` as a binary frame's payload,
+    ``schema.DEFAULT_MAX_EVENT_SIZE`` as an SSE event). ``index`` is its 1-based
+    place in the run (the id it would have had), ``size`` its encoded bytes and
+    ``limit`` the limit it is above. Nothing of it is stored; the run ends with
+    ``RUN_ERROR`` after the events before it."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        event_type: str | None = None,
+        path: str = "",
+        index: int = 0,
+        size: int = 0,
+        limit: int = 0,
+    ) -> None:
+        super().__init__(reason, event_type=event_type, path=path)
+        self.index = index
+        self.size = size
+        self.limit = limit
 
 
 class DecodeError(AguiWireError, ValueError):

@@ -54,6 +54,11 @@ logger = logging.getLogger("agui_wire.redis")
 LANE_KEYS: Final = 1024
 MAX_LANES: Final = 16
 _FIRST_COUNT: Final = 16  # entries per stream in a lane's first read (then sized by bytes)
+# A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
+# before it re-arms (1,024 runs: 5 ms), so that a read serves many events: the
+# ``XREAD`` names every run, so its cost grows with the lane, not with the events.
+_COALESCE_FROM: Final = 128
+_COALESCE: Final = 5e-6
 
 
 class Inbox:
@@ -96,11 +101,13 @@ class Inbox:
 class TailRun:
     """A run this process follows: its position and its local readers."""
 
-    __slots__ = ("due", "inboxes", "keys", "lane", "last_payload", "position")
+    __slots__ = ("due", "inboxes", "key", "keys", "lane", "last_payload", "position", "since")
 
     def __init__(self, keys: RunKeys, position: int) -> None:
         self.keys = keys
+        self.key = keys.stream.encode()  # as the lane's XREAD names it
         self.position = position  # the last event read
+        self.since = b"%d-0" % position  # the lane reads after this entry
         self.last_payload: bytes | None = None  # of event ``position``, if read here
         self.inboxes: set[Inbox] = set()
         self.lane: _Lane | None = None
@@ -144,8 +151,8 @@ class Tails:
         if self.runs.get(run.keys.stream) is run:
             del self.runs[run.keys.stream]
         lane = run.lane
-        if lane is not None and lane.runs.get(run.keys.stream) is run:
-            del lane.runs[run.keys.stream]
+        if lane is not None and lane.runs.get(run.key) is run:
+            del lane.runs[run.key]
 
     def fail(self, run: TailRun, error: BaseException) -> None:
         for inbox in run.inboxes:
@@ -216,18 +223,18 @@ class _Lane:
     def __init__(self, tails: Tails, group: int | None) -> None:
         self.tails = tails
         self.group = group
-        self.runs: dict[str, TailRun] = {}
+        self.runs: dict[bytes, TailRun] = {}  # by stream key
         layout = tails.backend.layout
         tag = layout.tags[group if group is not None else 0]
-        self.bell = f"{layout.prefix}{{{tag}}}bell:{secrets.token_hex(8)}"
-        self.bell_id = "0-0"
+        self.bell = f"{layout.prefix}{{{tag}}}bell:{secrets.token_hex(8)}".encode()
+        self.bell_id = b"0-0"
         self.rung = False  # since the last read returned
         self.count = min(_FIRST_COUNT, tails.backend.batch)
         self.task: asyncio.Task[None] | None = None
         self.ringing: set[asyncio.Task[None]] = set()
 
     def add(self, run: TailRun) -> None:
-        self.runs[run.keys.stream] = run
+        self.runs[run.key] = run
         run.lane = self
         if self.task is None:
             self.task = asyncio.ensure_future(self._loop())
@@ -253,14 +260,20 @@ class _Lane:
         delay = 0.05
         try:
             while self.runs:
-                streams = {key: f"{run.position}-0" for key, run in self.runs.items()}
-                streams[self.bell] = self.bell_id
+                runs = self.runs.values()
                 self.rung = False
                 try:
-                    reply = await backend.redis.xread(
-                        streams,  # type: ignore[arg-type]
-                        count=self.count,
-                        block=backend.poll_ms,
+                    reply = await backend.redis.execute_command(
+                        "XREAD",
+                        "COUNT",
+                        self.count,
+                        "BLOCK",
+                        backend.poll_ms,
+                        "STREAMS",
+                        *self.runs,
+                        self.bell,
+                        *[run.since for run in runs],
+                        self.bell_id,
                     )
                 except RETRYABLE as exc:
                     now = loop.time()
@@ -282,6 +295,8 @@ class _Lane:
                     continue
                 failing_since, delay = None, 0.05
                 self._dispatch(reply, loop.time())
+                if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
+                    await asyncio.sleep(len(self.runs) * _COALESCE)  # a few more arrive
         except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
             for run in list(self.runs.values()):
                 self.tails.fail(run, StoreUnavailable(run.keys.run_id, "the store was closed"))
@@ -300,12 +315,10 @@ class _Lane:
         tails = self.tails
         backend = tails.backend
         biggest = 0
-        for raw_key, found in streams_of(reply):
-            key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
+        for key, found in streams_of(reply):
             if key == self.bell:
                 if found:
-                    last = found[-1][0]
-                    self.bell_id = last.decode() if isinstance(last, bytes) else str(last)
+                    self.bell_id = found[-1][0]
                 continue
             run = self.runs.get(key)
             if run is None or not found:
@@ -317,6 +330,7 @@ class _Lane:
                 continue
             if batch.payloads:
                 run.position = batch.last
+                run.since = b"%d-0" % batch.last
                 run.last_payload = batch.payloads[-1]
                 biggest = max(biggest, max(map(len, batch.payloads)))
             run.due = now + backend.lease

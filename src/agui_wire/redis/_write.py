@@ -17,15 +17,42 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterable, Iterable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
+from .._encoder import encode_sse
 from .._streaming import Source, close_unstarted, default_error_event, event_type
-from ..errors import LeaseLost, RunInProgress, RunLost, StoreError
+from ..errors import EventTooLarge, LeaseLost, RunInProgress, RunLost, StoreError
+from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._backend import Backend
 from ._batches import PROTO
 from ._keys import TERMINAL, RunKeys
 
 logger = logging.getLogger("agui_wire.redis")
+
+# An SSE event is at most this many times its protobuf payload (field names,
+# escapes): a payload below the limit / this ratio needs no SSE encode to check.
+_SSE_RATIO: Final = 16
+_ID_LINE: Final = 32  # room for the ``id: n`` line a reader's SSE block carries
+
+
+def admit(event: Any, index: int) -> bytes:
+    """The payload of the run's event ``index``, or ``EventTooLarge`` when a reader
+    could not take it (as a binary frame, or as an SSE event)."""
+    payload = PROTO.encode(event)[4:]
+    size, limit = len(payload), DEFAULT_MAX_FRAME_SIZE
+    if size <= limit and size * _SSE_RATIO + _ID_LINE > DEFAULT_MAX_EVENT_SIZE:
+        size, limit = len(encode_sse(event)) + _ID_LINE, DEFAULT_MAX_EVENT_SIZE
+    if size > limit:
+        kind = event_type(event)
+        raise EventTooLarge(
+            f"event {index} is {size:,} bytes encoded, above the {limit:,} its readers "
+            "accept; nothing of it was stored",
+            event_type=kind if isinstance(kind, str) else None,
+            index=index,
+            size=size,
+            limit=limit,
+        )
+    return payload
 
 
 async def claim(
@@ -147,9 +174,9 @@ class Producer:
                     except StopAsyncIteration:
                         break
                     count += 1
-                    last = event
                     if count > skip:
-                        await writer.add(PROTO.encode(event)[4:])
+                        await writer.add(admit(event, count))
+                    last = event
                 await writer.drain()
                 await self._finish("finished")
                 return count
