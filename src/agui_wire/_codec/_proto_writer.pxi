@@ -770,14 +770,35 @@ cdef int _en_fields(
     return 0
 
 
+cdef inline int _en_union(
+    _EnState* e, PyObject** slots, uint64_t present, Py_ssize_t unmatched, int type_slot,
+    _EnTable* types, _EnSpec* arms
+) noexcept:
+    """A JSON union on `type` (a content part, a source): the fields of the arm its
+    `type` names (`types`: type -> index in `arms`), inside that arm's oneof field."""
+    cdef int r
+    cdef _EnSpec* sp
+    cdef Py_ssize_t mark
+    if not (present >> type_slot) & 1 or not capi.PyUnicode_CheckExact(slots[type_slot]):
+        return _EN_BAIL
+    r = _en_lookup(types, slots[type_slot])
+    if r < 0:
+        return _EN_BAIL
+    sp = &arms[r]
+    if _en_extra(e, present, unmatched, sp.known):
+        return _EN_BAIL
+    mark = _en_written(e)
+    if _en_fields(e, sp, slots, present, 0, &_en_plain) < 0:
+        return _EN_BAIL
+    return _en_close(e, mark, sp.arm_tag)
+
+
 cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
     """Repeated InputContent: each part in the oneof arm its `type` names."""
     cdef PyObject* slots[_EN_MAXSLOT]
     cdef uint64_t present
     cdef Py_ssize_t unmatched, n, j, mark
     cdef PyObject* part
-    cdef int arm
-    cdef _EnSpec* sp
     n = capi.PyList_GET_SIZE(seq) if capi.PyList_CheckExact(seq) else capi.PyTuple_GET_SIZE(seq)
     if _en_enter(e, seq) < 0:
         return _EN_BAIL
@@ -787,18 +808,9 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
             return _EN_BAIL
         if _en_collect(part, _en_part_index, slots, &present, &unmatched) < 0:
             return _EN_BAIL
-        if not (present >> _PART_TYPE) & 1 or not capi.PyUnicode_CheckExact(slots[_PART_TYPE]):
-            return _EN_BAIL
-        arm = _en_lookup(_en_part_types, slots[_PART_TYPE])
-        if arm < 0:
-            return _EN_BAIL
-        sp = &_en_parts[arm]
-        if _en_extra(e, present, unmatched, sp.known):
-            return _EN_BAIL
         mark = _en_written(e)
-        if _en_fields(e, sp, slots, present, 0, &_en_plain) < 0:
-            return _EN_BAIL
-        if _en_close(e, mark, sp.arm_tag) < 0 or _en_close(e, mark, tag) < 0:
+        if _en_union(e, slots, present, unmatched, _PART_TYPE, _en_part_types, _en_parts) < 0 \
+                or _en_close(e, mark, tag) < 0:
             return _EN_BAIL
         e.nopen -= 1
     e.nopen -= 1
@@ -818,11 +830,10 @@ cdef int _en_message(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
 cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexcept:
     cdef PyObject* slots[_EN_MAXSLOT]
     cdef uint64_t present, required = 0
-    cdef Py_ssize_t unmatched, mark
+    cdef Py_ssize_t unmatched
     cdef PyObject* v
     cdef int r
     cdef _EnRole* role
-    cdef _EnSpec* variant
     cdef int allowed = 7
     cdef bint content_required = False
     cdef _EnSpecial x
@@ -833,18 +844,7 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, 0, &_en_plain)
     if sp.special == _SP_SOURCE:
-        if not (present >> _SRC_TYPE) & 1 or not capi.PyUnicode_CheckExact(slots[_SRC_TYPE]):
-            return _EN_BAIL
-        r = _en_lookup(_en_source_types, slots[_SRC_TYPE])
-        if r < 0:
-            return _EN_BAIL
-        variant = &_en_specs[r]
-        if _en_extra(e, present, unmatched, variant.known):
-            return _EN_BAIL
-        mark = _en_written(e)
-        if _en_fields(e, variant, slots, present, 0, &_en_plain) < 0:
-            return _EN_BAIL
-        return _en_close(e, mark, variant.arm_tag)
+        return _en_union(e, slots, present, unmatched, _SRC_TYPE, _en_source_types, _en_specs)
     if sp.special == _SP_PATCH:
         if (present >> _OP_SLOT) & 1 and capi.PyUnicode_Check(slots[_OP_SLOT]):
             if not capi.PyUnicode_CheckExact(slots[_OP_SLOT]):
