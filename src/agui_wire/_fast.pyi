@@ -38,7 +38,7 @@ class FrameReader:
     def close(self) -> None: ...
 
 # ---------------------------------------------------------------------------
-# _codec/_proto_writer.pxi (twin: agui_wire._codec.proto_writer)
+# _codec/_proto_writer_*.pxi (twin: agui_wire._codec.proto_writer)
 # ---------------------------------------------------------------------------
 
 def encode_payload(

@@ -10,7 +10,11 @@ Each part is the C twin ``_codec/_X.pxi`` of a pure-Python module
 
 include "_codec/_common.pxi"
 include "_codec/_framing.pxi"
-include "_codec/_proto_writer.pxi"
+include "_codec/_proto_writer_wire.pxi"
+include "_codec/_proto_writer_messages.pxi"
+include "_codec/_proto_writer_entry.pxi"
+include "_codec/_proto_writer_refusals.pxi"
+include "_codec/_proto_writer_tables.pxi"
 include "_codec/_proto_reader.pxi"
 include "_codec/_sse_writer.pxi"
 include "_codec/_sse_reader.pxi"

@@ -12,11 +12,12 @@ explicit stack, so nesting depth is bounded by ``max_depth``, not by Python's
 recursion limit.
 
 Contract: this is the reference behaviour of the Cython encoder in
-``_proto_writer.pxi`` — same bytes, same ``EncodeError`` (type, path, reason) for the
-same input; the test suite runs both. Validation is what the wire needs: the
-event type, required fields, JSON types, integers a double or a JS number holds
-exactly, no NaN/Infinity, valid Unicode. Protocol rules beyond that (role names,
-JSON pointer syntax, sequencing) belong to ``agui_wire.validate``.
+``_proto_writer_*.pxi`` (five parts, in this module's order) — same bytes, same
+``EncodeError`` (type, path, reason) for the same input; the test suite runs both.
+Validation is what the wire needs: the event type, required fields, JSON types,
+integers a double or a JS number holds exactly, no NaN/Infinity, valid Unicode.
+Protocol rules beyond that (role names, JSON pointer syntax, sequencing) belong to
+``agui_wire.validate``.
 
 Values are read by what they hold, never through their methods, as the Cython
 twin and the SSE writer read them: a subclass of str, int or float (an enum such
