@@ -36,9 +36,7 @@ from collections.abc import AsyncIterable, Callable, Iterator
 from typing import Any
 
 from ._codec import backend
-from ._codec.framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, as_bytes_view
-from ._codec.proto_reader import DEFAULT_MAX_DEPTH
-from ._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
+from ._codec.framing import as_bytes_view
 from ._mediatypes import PROTO_MEDIA_TYPE, media_type
 from ._reader import (
     Source,
@@ -49,9 +47,9 @@ from ._reader import (
     sniff,
 )
 from .errors import DecodeError, StreamClosed
+from .schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 
 __all__ = [
-    "DEFAULT_MAX_BATCH_EVENTS",
     "EventDecoder",
     "aiter_decode",
     "decode",

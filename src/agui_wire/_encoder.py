@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
-from ._codec.proto_writer import DEFAULT_MAX_DEPTH, as_event_dict
+from ._codec.proto_writer import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, choose, negotiate
 from .errors import NotAcceptable
+from .schema import DEFAULT_MAX_DEPTH
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 

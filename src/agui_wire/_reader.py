@@ -45,10 +45,9 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import IO, Any, Final, Literal
 
 from ._codec import backend
-from ._codec.framing import DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, as_bytes_view, check_max_frame_size
-from ._codec.proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
+from ._codec.framing import as_bytes_view, check_max_frame_size
+from ._codec.proto_reader import check_max_depth
 from ._codec.sse_reader import (
-    DEFAULT_MAX_EVENT_SIZE,
     SSEMessage,
     SSEParser,
     check_max_event_size,
@@ -56,6 +55,12 @@ from ._codec.sse_reader import (
 )
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from .errors import DecodeError, StreamClosed, UnknownEventError
+from .schema import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_EVENT_SIZE,
+    DEFAULT_MAX_FRAME_SIZE,
+    FRAME_HEADER_SIZE,
+)
 
 __all__ = [
     "READ_SIZE",
@@ -217,7 +222,7 @@ def payload_records(
                 yield Record(
                     index,
                     offset,
-                    HEADER_SIZE + size,
+                    FRAME_HEADER_SIZE + size,
                     decode_payload(payload),
                     None,
                     None,
@@ -227,14 +232,14 @@ def payload_records(
             except DecodeError as exc:
                 yield _bad_payload(exc, payload, index, offset, unknown_events)
         index += 1
-        offset += HEADER_SIZE + size
+        offset += FRAME_HEADER_SIZE + size
 
 
 def _bad_payload(
     exc: DecodeError, payload: Any, index: int, offset: int, unknown_events: UnknownPolicy
 ) -> Record:
-    record = Record(index, offset, HEADER_SIZE + len(payload), payload=payload)
-    located = exc.located(index=index, frame_offset=offset, base=offset + HEADER_SIZE)
+    record = Record(index, offset, FRAME_HEADER_SIZE + len(payload), payload=payload)
+    located = exc.located(index=index, frame_offset=offset, base=offset + FRAME_HEADER_SIZE)
     if not isinstance(located, UnknownEventError) or unknown_events == "raise":
         record.error = located
     elif unknown_events == "raw":

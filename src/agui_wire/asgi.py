@@ -100,7 +100,6 @@ from collections.abc import (
 )
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ._codec.proto_writer import DEFAULT_MAX_DEPTH
 from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
@@ -120,6 +119,7 @@ from ._streaming import (
     scope_header,
 )
 from .errors import NotAcceptable
+from .schema import DEFAULT_MAX_DEPTH
 
 if TYPE_CHECKING:
     from starlette.responses import Response as _Base

@@ -40,6 +40,7 @@ __all__ = [
     "BASE_EVENT_NUMBER",
     "BASE_FIELDS",
     "BASE_TYPE_NUMBER",
+    "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_EVENT_SIZE",
     "DEFAULT_MAX_FRAME_SIZE",
@@ -410,6 +411,9 @@ MAX_FRAME_PAYLOAD: Final = 2**32 - 1  # what the prefix can say
 # What @ag-ui/client 1.0.0 accepts: 4 + N <= 10 MiB; an SSE event the same size.
 DEFAULT_MAX_FRAME_SIZE: Final = 10 * 1024 * 1024 - FRAME_HEADER_SIZE
 DEFAULT_MAX_EVENT_SIZE: Final = 10 * 1024 * 1024
+# max_events of the whole-buffer decoders (decode, decode_proto), which hold every
+# event in memory at once; a stream decoder has none.
+DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
 # orjson's nesting limit (JSON objects + arrays), which the SSE codecs share.
 JSON_MAX_NESTING: Final = 1024
 

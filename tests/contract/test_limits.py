@@ -40,11 +40,16 @@ from agui_wire import (
     encode_proto,
 )
 from agui_wire._codec import backend
-from agui_wire._codec.framing import DEFAULT_MAX_FRAME_SIZE, MAX_FRAME_SIZE
-from agui_wire._codec.proto_reader import DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT
-from agui_wire._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE, ORJSON_MAX_DEPTH
-from agui_wire._decoder import DEFAULT_MAX_BATCH_EVENTS as BATCH
+from agui_wire._codec.sse_reader import ORJSON_MAX_DEPTH
 from agui_wire.errors import SSELimitExceeded
+from agui_wire.schema import DEFAULT_MAX_BATCH_EVENTS as BATCH
+from agui_wire.schema import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_EVENT_SIZE,
+    DEFAULT_MAX_FRAME_SIZE,
+    MAX_DEPTH_LIMIT,
+)
+from agui_wire.schema import MAX_FRAME_PAYLOAD as MAX_FRAME_SIZE
 from tests.fuzz.fuzzlib import fast_module, framer_modules, payload_decoders
 from tests.support.wire import (
     base,

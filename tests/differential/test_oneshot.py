@@ -81,7 +81,7 @@ def outcome(call: Any) -> tuple[Any, ...]:
 def streamed(make: Any, data: Any, options: dict[str, Any]) -> Any:
     """``data`` fed to a reader made by ``make(**options)`` and closed, as the
     whole-buffer decoders report it (the error carries the events before it)."""
-    options = {"max_events": agui_wire._decoder.DEFAULT_MAX_BATCH_EVENTS, **options}
+    options = {"max_events": agui_wire.schema.DEFAULT_MAX_BATCH_EVENTS, **options}
     return lambda: frame_decoder.decode_all(make(**options), data)
 
 
@@ -200,7 +200,7 @@ def test_decode_sse_is_the_stream_fed_and_closed(blocks: list[bytes], options: A
             data,
         )
     )
-    options = {"max_events": agui_wire._decoder.DEFAULT_MAX_BATCH_EVENTS, **options}
+    options = {"max_events": agui_wire.schema.DEFAULT_MAX_BATCH_EVENTS, **options}
     for fn in sse_one_shots():
         assert outcome(lambda f=fn: f(data, **options)) == want, fn
     # sniffed (an SSE capture starts with text), and given as chunks

@@ -28,7 +28,7 @@ else:
 
 with _instrumented:
     from agui_wire import DecodeError, FrameTooLarge, TruncatedStream
-    from agui_wire._codec.framing import DEFAULT_MAX_FRAME_SIZE
+    from agui_wire.schema import DEFAULT_MAX_FRAME_SIZE
     from tests.fuzz.fuzzlib import chunkings, framer_modules, pick
 
 SEEDS = "streams"

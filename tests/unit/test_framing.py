@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agui_wire import schema
 from agui_wire._codec import framing
 from agui_wire.errors import EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
 
@@ -116,10 +117,10 @@ def test_frame_refuses_more_than_4_gib(impl):
 
 
 def test_same_constants():
-    assert framing.DEFAULT_MAX_FRAME_SIZE == 10 * 1024 * 1024 - 4 == 10_485_756
-    assert framing.MAX_FRAME_SIZE == 0xFFFFFFFF
+    assert schema.DEFAULT_MAX_FRAME_SIZE == 10 * 1024 * 1024 - 4 == 10_485_756
+    assert schema.MAX_FRAME_PAYLOAD == 0xFFFFFFFF
     if _fast is not None and hasattr(_fast, "FrameReader"):
-        assert _fast.FrameReader().max_frame_size == framing.DEFAULT_MAX_FRAME_SIZE
+        assert _fast.FrameReader().max_frame_size == schema.DEFAULT_MAX_FRAME_SIZE
 
 
 # -- reading: chunking -----------------------------------------------------------

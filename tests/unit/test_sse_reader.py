@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agui_wire._codec.sse_reader import (
-    DEFAULT_MAX_EVENT_SIZE,
     SSEEventReader,
     SSEMessage,
     SSEParser,
@@ -15,6 +14,7 @@ from agui_wire._codec.sse_reader import (
 )
 from agui_wire._codec.sse_writer import encode_sse
 from agui_wire.errors import DecodeError, LimitExceeded, SSEError, StreamClosed
+from agui_wire.schema import DEFAULT_MAX_EVENT_SIZE
 
 
 def parse(data: bytes, **kw) -> list[SSEMessage]:

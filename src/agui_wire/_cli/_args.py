@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any, cast
 
-from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
+from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._capture import CaptureStream
 from ._common import InputError, UsageError, say
 from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Source, describe_entries, open_sources

@@ -31,11 +31,10 @@ from typing import Any, Final
 
 import orjson
 
-from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
-from .._codec.sse_reader import DEFAULT_MAX_EVENT_SIZE
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import Record, RecordReader
 from ..errors import DecodeError, JsonLineError
+from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._inputs import Source
 
 __all__ = ["CaptureFrame", "CaptureStream"]

@@ -20,9 +20,9 @@ from typing import IO, Any
 
 import orjson
 
-from .._codec.framing import DEFAULT_MAX_FRAME_SIZE
 from .._encoder import encode_proto, encode_sse
 from ..errors import EncodeError
+from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._args import (
     add_capture_argument,
     add_output_options,

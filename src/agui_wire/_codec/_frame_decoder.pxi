@@ -32,7 +32,7 @@ from agui_wire.errors import DecodeError as _fd_DecodeError
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
-cdef object _FD_BATCH = _fd_framing.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_BATCH = _fd_schema.DEFAULT_MAX_BATCH_EVENTS
 cdef object _FD_SKIP = "skip"
 cdef object _FD_ERROR = "error"
 cdef object _FD_DEPTH = _fd_schema.DEFAULT_MAX_DEPTH

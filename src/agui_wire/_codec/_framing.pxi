@@ -15,6 +15,7 @@ from libc.stdint cimport uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
+from agui_wire import schema as _fr_schema
 from agui_wire._codec import framing as _fr_py
 from agui_wire.errors import EncodeError as _fr_EncodeError
 from agui_wire.errors import StreamClosed as _fr_StreamClosed
@@ -25,8 +26,8 @@ cdef enum:
     _FR_KEEP = 65536
 
 cdef Py_ssize_t _FR_ZERO_COPY_MIN = _fr_py.ZERO_COPY_MIN
-cdef unsigned long long _FR_MAX_FRAME_SIZE = _fr_py.MAX_FRAME_SIZE
-cdef object _FR_DEFAULT_MAX_FRAME_SIZE = _fr_py.DEFAULT_MAX_FRAME_SIZE
+cdef unsigned long long _FR_MAX_FRAME_SIZE = _fr_schema.MAX_FRAME_PAYLOAD
+cdef object _FR_DEFAULT_MAX_FRAME_SIZE = _fr_schema.DEFAULT_MAX_FRAME_SIZE
 
 
 cdef inline uint32_t _fr_be32(const unsigned char* p) noexcept nogil:
@@ -106,7 +107,7 @@ cdef class FrameReader:
         self._need = -1
         self._header_len = 0
 
-    def __init__(self, max_frame_size=_fr_py.DEFAULT_MAX_FRAME_SIZE):
+    def __init__(self, max_frame_size=_fr_schema.DEFAULT_MAX_FRAME_SIZE):
         self._init_reader(max_frame_size)
 
     cdef int _init_reader(self, object max_frame_size) except -1:

@@ -54,10 +54,16 @@ from .._reader import (
     sniff,
 )
 from ..errors import DecodeError, LimitExceeded, SSELimitExceeded, UnknownEventWarning
+from ..schema import (
+    DEFAULT_MAX_BATCH_EVENTS,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_EVENT_SIZE,
+    DEFAULT_MAX_FRAME_SIZE,
+    FRAME_HEADER_SIZE,
+)
 from . import proto_reader
-from .framing import DEFAULT_MAX_BATCH_EVENTS, DEFAULT_MAX_FRAME_SIZE, HEADER_SIZE, FrameReader
-from .proto_reader import DEFAULT_MAX_DEPTH
-from .sse_reader import DEFAULT_MAX_EVENT_SIZE, SSEEventReader
+from .framing import FrameReader
+from .sse_reader import SSEEventReader
 
 if TYPE_CHECKING:
     from .._decoder import EventDecoder
@@ -167,7 +173,7 @@ class FrameDecoder(FrameReader):
                 events.append(decode(payload))
         except DecodeError as exc:
             done = len(events)
-            offset += sum(HEADER_SIZE + len(p) for p in payloads[:done])
+            offset += sum(FRAME_HEADER_SIZE + len(p) for p in payloads[:done])
             rest = payloads[done:]
             error = decode_rest(events, rest, exc, index + done, offset, decode, self._unknown, 3)
         return self._deliver(events, error)

@@ -47,23 +47,11 @@ from ..errors import DecodeError, EncodeError, FrameTooLarge, StreamClosed, Trun
 from ..schema import DEFAULT_MAX_FRAME_SIZE, FRAME_HEADER_SIZE, MAX_FRAME_PAYLOAD
 
 __all__ = [
-    "DEFAULT_MAX_BATCH_EVENTS",
-    "DEFAULT_MAX_FRAME_SIZE",
-    "HEADER_SIZE",
-    "MAX_FRAME_SIZE",
     "ZERO_COPY_MIN",
     "FrameReader",
     "frame",
 ]
 
-HEADER_SIZE: Final = FRAME_HEADER_SIZE
-# The largest length a 4-byte prefix can declare.
-MAX_FRAME_SIZE: Final = MAX_FRAME_PAYLOAD
-# (DEFAULT_MAX_FRAME_SIZE, what the reference client accepts, is schema's.)
-# max_events of the whole-buffer decoders (decode, decode_proto), which hold every
-# event in memory at once (here, not in _decoder: the C twins' defaults read it
-# while agui_wire._fast loads, when only modules like this one are complete).
-DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
 # Payloads at least this long that sit inside an immutable bytes chunk are handed
 # back as memoryviews instead of copies.
 ZERO_COPY_MIN: Final = 2048
@@ -82,15 +70,15 @@ def frame(payload: bytes | bytearray | memoryview) -> bytes:
     else:
         payload = memoryview(payload)
         n = payload.nbytes
-        if n <= MAX_FRAME_SIZE and not payload.c_contiguous:
+        if n <= MAX_FRAME_PAYLOAD and not payload.c_contiguous:
             payload = payload.tobytes()
-    if n > MAX_FRAME_SIZE:
+    if n > MAX_FRAME_PAYLOAD:
         raise EncodeError(_too_long_to_frame(n))
     return _U32.pack(n) + payload
 
 
 def _too_long_to_frame(n: int) -> str:
-    return f"payload of {n} bytes does not fit a 4-byte length prefix (at most {MAX_FRAME_SIZE})"
+    return f"payload of {n} bytes does not fit a 4-byte length prefix (at most {MAX_FRAME_PAYLOAD})"
 
 
 # Error texts, shared with the Cython twin so both say exactly the same thing.
@@ -110,9 +98,9 @@ def _truncated(
 ) -> TruncatedStream:
     left = end - frame_offset
     if declared < 0:
-        detail = f"length prefix incomplete: {header} of {HEADER_SIZE} bytes"
+        detail = f"length prefix incomplete: {header} of {FRAME_HEADER_SIZE} bytes"
     else:
-        detail = f"frame declares {declared} bytes, {left - HEADER_SIZE} received"
+        detail = f"frame declares {declared} bytes, {left - FRAME_HEADER_SIZE} received"
     return TruncatedStream(
         f"stream ended mid-frame: {left} trailing bytes could not be read as a "
         f"complete frame ({detail})",
@@ -124,9 +112,9 @@ def _truncated(
 
 def check_max_frame_size(max_frame_size: int) -> int:
     """``max_frame_size`` if it is valid, else ``ValueError`` (bool is not an int here)."""
-    if type(max_frame_size) is not int or not 0 <= max_frame_size <= MAX_FRAME_SIZE:
+    if type(max_frame_size) is not int or not 0 <= max_frame_size <= MAX_FRAME_PAYLOAD:
         raise ValueError(
-            f"max_frame_size must be an int in [0, {MAX_FRAME_SIZE}], not {max_frame_size!r}"
+            f"max_frame_size must be an int in [0, {MAX_FRAME_PAYLOAD}], not {max_frame_size!r}"
         )
     return max_frame_size
 
@@ -197,7 +185,7 @@ class FrameReader:
     @property
     def buffered(self) -> int:
         """Bytes of an incomplete frame held back (0 between frames)."""
-        return len(self._header) + len(self._body) + (HEADER_SIZE if self._need >= 0 else 0)
+        return len(self._header) + len(self._body) + (FRAME_HEADER_SIZE if self._need >= 0 else 0)
 
     @property
     def pending_error(self) -> DecodeError | None:
@@ -227,24 +215,24 @@ class FrameReader:
         limit = self._max
         frames = self._frames
         offset = self._offset
-        while n - pos >= HEADER_SIZE:
+        while n - pos >= FRAME_HEADER_SIZE:
             size = _unpack_from(mv, pos)[0]
             if size > limit:
                 self._frames = frames
                 self._offset = offset
                 self._error = _too_large(frames, offset, size, limit)
                 return self._settle(out)
-            end = pos + HEADER_SIZE + size
+            end = pos + FRAME_HEADER_SIZE + size
             if end > n:
                 self._need = size
-                self._body = bytearray(mv[pos + HEADER_SIZE :])
+                self._body = bytearray(mv[pos + FRAME_HEADER_SIZE :])
                 break
             if data is None:
-                out.append(mv[pos + HEADER_SIZE : end].tobytes())
+                out.append(mv[pos + FRAME_HEADER_SIZE : end].tobytes())
             elif size >= ZERO_COPY_MIN:
-                out.append(mv[pos + HEADER_SIZE : end])
+                out.append(mv[pos + FRAME_HEADER_SIZE : end])
             else:
-                out.append(data[pos + HEADER_SIZE : end])
+                out.append(data[pos + FRAME_HEADER_SIZE : end])
             frames += 1
             offset += end - pos
             pos = end
@@ -261,10 +249,10 @@ class FrameReader:
         # ``mv`` consumed) or its prefix was refused.
         pos = 0
         if self._need < 0:
-            take = min(HEADER_SIZE - len(self._header), n)
+            take = min(FRAME_HEADER_SIZE - len(self._header), n)
             header = self._header + mv[:take].tobytes()
             pos = take
-            if len(header) < HEADER_SIZE:
+            if len(header) < FRAME_HEADER_SIZE:
                 self._header = header
                 return -1
             size = _unpack_from(header)[0]
@@ -281,7 +269,7 @@ class FrameReader:
             return -1
         out.append(bytes(self._body))
         self._frames += 1
-        self._offset += HEADER_SIZE + self._need
+        self._offset += FRAME_HEADER_SIZE + self._need
         self._need = -1
         self._body = bytearray()
         return pos

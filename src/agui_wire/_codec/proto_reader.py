@@ -73,7 +73,7 @@ from ..schema import (
     number_from_double,
 )
 
-__all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_LIMIT", "check_max_depth", "decode_payload"]
+__all__ = ["check_max_depth", "decode_payload"]
 
 
 def _payload_number(payload: tuple[str, int] | None) -> int:

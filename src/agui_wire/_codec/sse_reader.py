@@ -77,12 +77,11 @@ import orjson
 
 from .._jsonnames import json_type
 from ..errors import DecodeError, SSEError, SSELimitExceeded, StreamClosed
-from ..schema import DEFAULT_MAX_EVENT_SIZE, JSON_MAX_NESTING
+from ..schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, JSON_MAX_NESTING
 from .framing import as_bytes_view
-from .proto_reader import DEFAULT_MAX_DEPTH, check_max_depth
+from .proto_reader import check_max_depth
 
 __all__ = [
-    "DEFAULT_MAX_EVENT_SIZE",
     "SSEEventReader",
     "SSEMessage",
     "SSEParser",
