@@ -82,7 +82,6 @@ from ..schema import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_DEPTH",
     "FrameEncoder",
     "encode_frame",
     "encode_frames",
