@@ -1,6 +1,6 @@
 """Writing events: ``EventEncoder`` for servers, and the one-shot encoders.
 
-Strategy: negotiate once (``negotiation.negotiate`` on the request's ``Accept``),
+Strategy: negotiate once (``_negotiation.negotiate`` on the request's ``Accept``),
 then every ``encode`` call goes straight to the transport's encoder: the Cython
 frame encoder for protobuf, orjson behind the Cython SSE writer for SSE (the
 pure-Python twins without the extension). What a server writes to the socket
@@ -37,11 +37,14 @@ encode_sse: Final = backend.encode_sse
 class EventEncoder:
     """Encodes events in the transport the client asked for.
 
-    ``accept`` is the request's ``Accept`` header. Protobuf is chosen only when the
-    client prefers it (RFC 9110 negotiation; ``*/*`` and no header give SSE). With
-    ``strict=True`` an ``Accept`` that allows neither transport raises
-    ``NotAcceptable`` (answer 406); otherwise SSE is the fallback. The protobuf
-    options are those of ``encode_proto``; SSE ignores them.
+    ``accept`` is the request's ``Accept`` header. Protobuf is chosen when the
+    header admits ``application/vnd.ag-ui.event+proto`` with q > 0, whatever
+    SSE's q (the AG-UI 1.0 binding), except through ``*/*`` alone while SSE is
+    acceptable (no header and ``*/*`` give SSE: generic HTTP clients send it);
+    ``wildcard_proto=True`` drops that exception (``_negotiation`` has the
+    rule). With ``strict=True`` an ``Accept`` that allows neither transport
+    raises ``NotAcceptable`` (answer 406); otherwise SSE is the fallback. The
+    protobuf options are those of ``encode_proto``; SSE ignores them.
 
     Construction is as cheap as the SDK's (some frameworks build an encoder per
     event): negotiation is cached per ``Accept`` string (``negotiation``), and an
@@ -66,6 +69,7 @@ class EventEncoder:
             accept: str | None = None,
             *,
             strict: bool = False,
+            wildcard_proto: bool = False,
             lossy_numbers: bool = False,
             extra_keys: str = "drop",
             max_depth: int = DEFAULT_MAX_DEPTH,
@@ -88,15 +92,22 @@ class EventEncoder:
         accept: str | None,
         *,
         strict: bool = False,
+        wildcard_proto: bool = False,
         lossy_numbers: bool = False,
         extra_keys: str = "drop",
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> EventEncoder:
+        wildcard_proto = bool(wildcard_proto)
         if cls is not EventEncoder:  # a subclass may keep state: its own instance
-            content_type = negotiate(accept, strict=strict)
+            content_type = negotiate(accept, strict=strict, wildcard_proto=wildcard_proto)
             return cls._build(content_type, lossy_numbers, extra_keys, max_depth)
-        plain = lossy_numbers is False and extra_keys == "drop" and max_depth == DEFAULT_MAX_DEPTH
-        chosen = choose(accept)
+        plain = (
+            not wildcard_proto
+            and lossy_numbers is False
+            and extra_keys == "drop"
+            and max_depth == DEFAULT_MAX_DEPTH
+        )
+        chosen = choose(accept, wildcard_proto=wildcard_proto)
         if chosen is None and strict:
             raise NotAcceptable(accept)
         content_type = chosen or SSE_MEDIA_TYPE

@@ -1,8 +1,30 @@
-"""Content negotiation between the two AG-UI transports (RFC 9110 section 12.5.1).
+"""Content negotiation between the two AG-UI transports: the AG-UI 1.0 HTTP +
+Protobuf binding's rule, with RFC 9110 (section 12.5.1) for reading ``Accept``.
 
 Strategy: parse the ``Accept`` header once, in one linear pass, into media ranges
 ``(type, subtype, parameters, q)``; give each of our two offers the weight of the
-most specific range that matches it; pick the better offer. Pure function, no I/O.
+most specific range that matches it; decide by the binding's rule below. Pure
+function, no I/O.
+
+The binding (docs.ag-ui.com, spec draft, "HTTP + Protobuf", Negotiation): a client
+opts in by *admitting* ``application/vnd.ag-ui.event+proto``, "a wildcard range
+(``*/*``, ``application/*``) admits the media type too", and "relative quality
+values between the two media types are not consulted"; a producer "SHOULD answer
+with it whenever the client's Accept admits the media type with a positive
+quality, and MUST answer SSE otherwise". So:
+
+* Protobuf when the header admits it (q > 0) through a range that names it or
+  ``application/*``, whatever SSE's weight: ``text/event-stream;q=1,
+  application/vnd.ag-ui.event+proto;q=0.5`` gets protobuf.
+* Admitted only by ``*/*``: SSE while SSE is acceptable, protobuf otherwise. This
+  is the one deviation from the SHOULD, and it is deliberate: httpx, requests,
+  curl and browsers send ``*/*`` (``text/html,...,*/*;q=0.8``) and expect SSE,
+  so a server that turns protobuf on must not start sending them binary.
+  ``wildcard_proto=True`` turns the deviation off: the binding's rule in full
+  (what ``@ag-ui/encoder`` 1.0.0 does), for deployments whose clients all read
+  both transports.
+* Not admitted: SSE, or nothing (``None``; ``negotiate`` falls back to SSE, or
+  raises ``NotAcceptable`` when ``strict``) when SSE is not acceptable either.
 
 Offers, in server preference order: ``text/event-stream`` (SSE) and
 ``application/vnd.ag-ui.event+proto`` (protobuf; ``application/x-ag-ui``, the name
@@ -31,20 +53,13 @@ Rules, and the decisions where RFC 9110 leaves room:
   (``type/subtype`` > ``type/*`` > ``*/*``, then more parameters); among equally
   specific ones the highest weight (a duplicate cannot take away what its twin
   grants).
-* Higher weight wins; on equal weight the more specific match wins; then the one
-  whose matching range comes first in the header; when both offers match the same
-  range (``*/*``, or equal weights from one wildcard), SSE. Hence no header, an
-  empty header, ``*/*`` and ``text/event-stream, */*`` give SSE (the reference
-  picks protobuf for the last two, which breaks curl and browsers), and
-  ``application/vnd.ag-ui.event+proto, text/event-stream`` gives protobuf.
-* A header without a single valid range is treated as absent (SSE). When ranges
-  exist but none accepts either offer, ``negotiate`` falls back to SSE, or raises
-  ``NotAcceptable`` (for an HTTP 406) when ``strict``.
+* An offer is admitted when that weight is above 0. A header without a single
+  valid range is treated as absent (SSE).
 * Bounded work: only the first ``MAX_ACCEPT_LENGTH`` characters (cut back to a
   comma) and the first ``MAX_RANGES`` ranges are looked at; parsing is linear.
 * Cached: a server sees a handful of distinct ``Accept`` strings, and some
-  frameworks build an encoder per event, so the outcome per header string is
-  kept in a dict of at most ``CACHE_SIZE`` entries (oldest dropped first; headers
+  frameworks build an encoder per event, so the outcome per header string (and
+  rule) is kept in a dict of at most ``CACHE_SIZE`` entries (oldest dropped first; headers
   longer than ``CACHE_MAX_KEY`` are not kept), which bounds its memory however
   many distinct headers clients send.
 """
@@ -208,27 +223,27 @@ def _specificity(r: MediaRange, names: tuple[tuple[str, str], ...], sse: bool) -
 class _Match(NamedTuple):
     q: float
     specificity: int
-    position: int  # of the range that gave the weight
 
 
 def _best(ranges: list[MediaRange], names: tuple[tuple[str, str], ...], sse: bool) -> _Match:
-    best = _Match(0.0, -1, -1)
+    best = _Match(0.0, -1)
     for r in ranges:
         s = _specificity(r, names, sse)
         if s < 0:
             continue
         if s > best.specificity or (s == best.specificity and r.q > best.q):
-            best = _Match(r.q, s, r.position)
+            best = _Match(r.q, s)
     return best
 
 
-def negotiate(accept: str | None, *, strict: bool = False) -> str:
+def negotiate(accept: str | None, *, strict: bool = False, wildcard_proto: bool = False) -> str:
     """The media type to answer a request with ``Accept: accept`` (see module doc).
 
     Returns ``SSE_MEDIA_TYPE`` or ``PROTO_MEDIA_TYPE``. Raises ``NotAcceptable``
-    when ``strict`` and the header accepts neither.
+    when ``strict`` and the header accepts neither. ``wildcard_proto``: ``*/*``
+    admits protobuf too (the binding's rule in full).
     """
-    chosen = choose(accept)
+    chosen = choose(accept, wildcard_proto=wildcard_proto)
     if chosen is None:
         if strict:
             raise NotAcceptable(accept)
@@ -236,38 +251,35 @@ def negotiate(accept: str | None, *, strict: bool = False) -> str:
     return chosen
 
 
-def choose(accept: str | None) -> str | None:
+def choose(accept: str | None, *, wildcard_proto: bool = False) -> str | None:
     """``negotiate`` without the fallback: None when the header accepts neither."""
     if not accept:
         return SSE_MEDIA_TYPE
+    cache = _CACHES[wildcard_proto]
     try:
-        return _CACHE[accept]
+        return cache[accept]
     except KeyError:
-        chosen = _choose(accept)
+        chosen = _choose(accept, wildcard_proto)
     if len(accept) <= CACHE_MAX_KEY:
-        if len(_CACHE) >= CACHE_SIZE:
+        if len(cache) >= CACHE_SIZE:
             # oldest first; another thread may have emptied it meanwhile
-            _CACHE.pop(next(iter(_CACHE), accept), None)
-        _CACHE[accept] = chosen
+            cache.pop(next(iter(cache), accept), None)
+        cache[accept] = chosen
     return chosen
 
 
-# Accept header -> the chosen type, or None when it accepts neither.
-_CACHE: Final[dict[str, str | None]] = {}
+# Accept header -> the chosen type, or None when it accepts neither; one per
+# rule (index: wildcard_proto).
+_CACHES: Final[tuple[dict[str, str | None], dict[str, str | None]]] = ({}, {})
+_WILDCARD: Final = MAX_RANGES  # a specificity below this is a match by */* alone
 
 
-def _choose(accept: str) -> str | None:
+def _choose(accept: str, wildcard_proto: bool) -> str | None:
     ranges = parse_accept(accept)
     if not ranges:
         return SSE_MEDIA_TYPE
     sse = _best(ranges, _SSE_NAMES, True)
     proto = _best(ranges, _PROTO_NAMES, False)
-    if sse.q <= 0 and proto.q <= 0:
-        return None
-    if proto.q != sse.q:
-        return PROTO_MEDIA_TYPE if proto.q > sse.q else SSE_MEDIA_TYPE
-    if proto.specificity != sse.specificity:
-        return PROTO_MEDIA_TYPE if proto.specificity > sse.specificity else SSE_MEDIA_TYPE
-    if proto.position < sse.position:
+    if proto.q > 0 and (wildcard_proto or proto.specificity >= _WILDCARD or sse.q <= 0):
         return PROTO_MEDIA_TYPE
-    return SSE_MEDIA_TYPE
+    return SSE_MEDIA_TYPE if sse.q > 0 else None

@@ -22,7 +22,9 @@ Contract:
   is invalid in HTTP/2 and 3, and an HTTP/1.0 body without length is delimited by
   closing). Never ``content-length``. ``headers=`` add to or override these,
   except ``content-type``, ``content-length`` and ``transfer-encoding``.
-* Negotiation: SSE unless the client prefers protobuf (``negotiation``). With
+* Negotiation: ``EventEncoder``'s (the AG-UI 1.0 binding's rule: protobuf when
+  ``Accept`` names it with q > 0; ``*/*`` alone keeps SSE unless
+  ``wildcard_proto=True``; see ``_negotiation``). With
   ``strict=True`` an ``Accept`` that allows neither is answered ``406`` with a
   plain-text body naming the two types, and the producer is closed unstarted.
   ``HEAD`` gets the headers, no body, and the producer closed unstarted.
@@ -200,6 +202,7 @@ class EventStreamResponse(_Base):
         *,
         accept: str | None = None,
         strict: bool = False,
+        wildcard_proto: bool = False,
         keepalive: float | None = 15.0,
         event_id: EventIdFn | int | None = None,
         on_error: Literal["event", "raise"] | ErrorHandler = "event",
@@ -227,6 +230,7 @@ class EventStreamResponse(_Base):
         self._on_error = on_error
         self._threaded = threaded
         self._options: dict[str, Any] = {
+            "wildcard_proto": wildcard_proto,
             "lossy_numbers": lossy_numbers,
             "extra_keys": extra_keys,
             "max_depth": max_depth,

@@ -13,9 +13,12 @@ Contract of ``EventEncoder`` (what callers of the SDK class rely on):
   (``encode``, ``get_content_type``), plus ``encode_binary`` and
   ``AGUI_MEDIA_TYPE`` as the TypeScript ``@ag-ui/encoder`` has them (ag-ui-strands
   serves protobuf only through ``encode_binary``).
-* Negotiation is ``agui_wire.negotiate`` (SSE unless the client prefers
-  protobuf), never refusing: an ``Accept`` that allows neither gets SSE, as
-  from the SDK.
+* Negotiation is ``agui_wire.negotiate`` (protobuf when ``Accept`` names it
+  with q > 0, as the AG-UI 1.0 binding says; ``*/*`` alone keeps SSE, so the
+  generic clients that send it still get what the SDK gave them), never
+  refusing: an ``Accept`` that allows neither gets SSE, as from the SDK.
+  ``install(wildcard_proto=True)`` applies the binding's rule in full (``*/*``
+  admits protobuf too) to every instance made afterwards.
 * SSE: ``encode`` returns the ``str`` the installed SDK's own encoder returns for
   the event, byte for byte (agent-framework calls ``.encode("utf-8")`` on it);
   the SDK writes every integer, 2**64 and beyond included. Dicts, which the SDK
@@ -192,7 +195,7 @@ class EventEncoder:
             if shared is not None:
                 return shared
         self = super().__new__(cls)
-        self._content_type = content_type = negotiate(accept)
+        self._content_type = content_type = negotiate(accept, wildcard_proto=_rule[0])
         if content_type == PROTO_MEDIA_TYPE:
             self.encode = self.encode_binary = _encode_proto
         else:
@@ -213,6 +216,7 @@ class EventEncoder:
 
 
 _BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+_rule: Final = [False]  # wildcard_proto, as install() last set it
 
 
 # -- install / uninstall ------------------------------------------------------
@@ -234,7 +238,7 @@ def _rebind(old: object, new: object) -> list[str]:
     return rebound
 
 
-def install() -> list[str]:
+def install(*, wildcard_proto: bool = False) -> list[str]:
     """Serve both transports from every AG-UI server in this process.
 
     Replaces ``ag_ui.encoder.EventEncoder`` (and ``ag_ui.encoder.encoder.EventEncoder``)
@@ -243,6 +247,9 @@ def install() -> list[str]:
     it works before or after the framework is imported. Idempotent. Returns the
     ``module.attribute`` names rebound by this call. Raises ``ImportError``
     when the official SDK (``ag-ui-protocol``) is not installed.
+    ``wildcard_proto=True``: ``Accept: */*`` gets protobuf too, as the AG-UI 1.0
+    binding says (off by default: httpx, requests and curl send ``*/*`` and
+    read SSE); each call sets it, ``uninstall()`` turns it off.
     """
     if _SDK_CLASS is None:
         raise ImportError(
@@ -250,6 +257,7 @@ def install() -> list[str]:
             "which is not installed: pip install 'agui-wire[pydantic]'"
         )
     with _lock:
+        _set_rule(bool(wildcard_proto))
         for name in _SDK_MODULES:  # import both, so their names are rebound below
             __import__(name)
         return _rebind(_SDK_CLASS, EventEncoder)
@@ -263,7 +271,14 @@ def uninstall() -> list[str]:
     if _SDK_CLASS is None:
         return []
     with _lock:
+        _set_rule(False)
         return _rebind(EventEncoder, _SDK_CLASS)
+
+
+def _set_rule(wildcard_proto: bool) -> None:
+    if _rule[0] is not wildcard_proto:
+        _rule[0] = wildcard_proto
+        _BY_ACCEPT.clear()  # instances negotiated by the other rule
 
 
 def installed() -> bool:

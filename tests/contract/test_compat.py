@@ -127,7 +127,7 @@ def test_the_sdk_interface() -> None:
         ("application/json", SSE),  # accepts neither: SSE, never an error (as the SDK)
         (PROTO, PROTO),
         (f"{PROTO}, text/event-stream;q=0.9", PROTO),
-        (f"text/event-stream, {PROTO};q=0.5", SSE),
+        (f"text/event-stream, {PROTO};q=0.5", PROTO),  # named: SSE's q is not consulted
         (f"{PROTO};q=0, */*", SSE),
         ("application/x-ag-ui", PROTO),
     ],
@@ -149,7 +149,7 @@ def test_construction_is_a_lookup_and_bounded() -> None:
     from agui_wire import _negotiation as negotiation
 
     assert len(encoder._BY_ACCEPT) <= CACHE_SIZE
-    assert len(negotiation._CACHE) <= CACHE_SIZE
+    assert all(len(cache) <= CACHE_SIZE for cache in negotiation._CACHES)
 
 
 def test_a_subclass_gets_its_own_instances() -> None:
@@ -329,6 +329,26 @@ def test_install_after_and_before_the_framework_import() -> None:
         assert module.serve(PROTO) == SSE
     assert compat.uninstall() == []
     assert compat.EventEncoder(PROTO).get_content_type() == PROTO  # compat itself untouched
+
+
+@pytest.mark.usefixtures("restore")
+def test_install_with_wildcard_proto_applies_the_binding_in_full() -> None:
+    """``install(wildcard_proto=True)``: ``*/*`` admits protobuf (as the AG-UI 1.0
+    binding and ``@ag-ui/encoder`` have it); each install sets the rule, and
+    ``uninstall()`` puts the default back, cached instances included."""
+    framework = load_framework("fake_framework_rule")
+    browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    compat.install()
+    assert [framework.serve(a) for a in ("*/*", browser, None, PROTO)] == [SSE, SSE, SSE, PROTO]
+    compat.install(wildcard_proto=True)
+    assert [framework.serve(a) for a in ("*/*", browser, None, PROTO)] == [PROTO, PROTO, SSE, PROTO]
+    assert framework.serve(f"{PROTO};q=0, */*") == SSE  # not admitted: SSE, as the binding MUSTs
+    assert framework.serve("application/json") == SSE  # never refused
+    compat.install()
+    assert framework.serve("*/*") == SSE
+    compat.install(wildcard_proto=True)
+    compat.uninstall()
+    assert compat.EventEncoder("*/*").get_content_type() == SSE
 
 
 def test_top_level_names() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 import agui_wire
 from agui_wire._sample import realistic_run
+from tests.contract.test_negotiation_table import TABLE as DOC_TABLE
 from tests.support.corpus import CASES, CORPUS, SSE_LOSSY
 from tests.support.wire import json_equal
 from tests.unit.test_negotiation import NONE, TABLE
@@ -68,10 +69,22 @@ def test_sse_bytes_are_json_equal_to_the_reference(node_harness) -> None:
 
 
 def test_negotiation_reference_column_is_the_reference(node_harness) -> None:
-    headers = [accept for accept, _, _ in TABLE]
+    """``wildcard_proto=True`` picks what ``@ag-ui/encoder`` 1.0.0 picks, except
+    where the two Accept parsers differ (the rows with a reference column)."""
+    headers = [accept for accept, *_ in TABLE]
     picked = node_harness.negotiate(headers)
-    for (accept, ours, reference), theirs in zip(TABLE, picked, strict=True):
-        expected = reference if reference is not None else ours
+    for (accept, _, option, reference), theirs in zip(TABLE, picked, strict=True):
+        expected = reference if reference is not None else option
         if expected == NONE:
             expected = agui_wire.SSE_MEDIA_TYPE
         assert theirs == expected, accept
+
+
+def test_the_serving_docs_reference_column_is_the_reference(node_harness) -> None:
+    """docs/serving.md's negotiation table: the ``@ag-ui/encoder`` 1.0.0 column is
+    what the pinned package picks, and ``wildcard_proto=True`` picks the same."""
+    picked = node_harness.negotiate([row.accept for row in DOC_TABLE])
+    for row, theirs in zip(DOC_TABLE, picked, strict=True):
+        assert theirs == row.reference, row.accept
+        option = agui_wire.SSE_MEDIA_TYPE if row.option == "406" else row.option
+        assert option == theirs, row.accept
