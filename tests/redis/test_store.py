@@ -350,9 +350,10 @@ def test_response_writes_stored_bytes_one_send_per_batch(redis_server, run_id) -
         payloads = [f[b"p"] for _, f in await r.xrange(store.stream_key(run_id)) if b"p" in f]
         assert b"".join(bodies) == b"".join(frame(p) for p in payloads)
         assert b"".join(bodies) == b"".join(encode_proto(e) for e in events)
-        # One send per page read from Redis: a small first page, then `batch`.
+        # One send per page read from Redis: a small first page, then four times
+        # bigger each (a page is bounded by page_bytes, not by `batch`).
         sizes = [len(decode(b, PROTO_MEDIA_TYPE)) for b in bodies if b]
-        assert sizes == [32, *[100] * 9, 68]
+        assert sizes == [32, 128, 512, 328]
         start, bodies = await call(
             store.response(run_id, accept=SSE_MEDIA_TYPE), query=b"after=990"
         )

@@ -39,7 +39,8 @@ RETRYABLE: Final = (
 )
 #: Connections the short commands of one store use (each a pipeline at a time).
 COMMAND_LANES: Final = 4
-FIRST_PAGE: Final = 32  # events in the first page of a replay
+FIRST_PAGE: Final = 32  # events in the first page of a replay (then 4x each page)
+PAGE_EVENTS: Final = 16384  # events in a replay page at most (``page_bytes`` bounds it first)
 
 T = TypeVar("T")
 
@@ -173,27 +174,37 @@ class Backend:
         self, keys: RunKeys, cursor: int, stop: int | None = None
     ) -> AsyncIterator[Batch]:
         """Stored events after ``cursor`` (up to ``stop``) as batches of at most
-        ``batch`` events and about ``page_bytes``: the first page at most
-        ``FIRST_PAGE`` events, so the first events go out at once."""
-        count = min(FIRST_PAGE, self.batch)
-        while True:
-            found, cut = await self.read_page(
-                keys, f"({cursor}-0" if cursor else "-", "+" if stop is None else f"{stop}-0", count
-            )
-            if not found:
-                if (
-                    cursor
-                    and stop is None
-                    and not await self.call(keys.run_id, "EXISTS", keys.stream)
-                ):
-                    raise RunLost(keys.run_id, "the run's stream is gone (Redis restarted?)")
-                return
-            batch, ended = entries(keys.run_id, cursor, found)
-            cursor = batch.last
-            yield batch
-            if ended or (len(found) < count and not cut):
-                return
-            count = min(count * 4, self.batch)
+        ``page_bytes`` of payload (an event bigger is a batch of its own) and
+        ``PAGE_EVENTS`` events: the first page at most ``FIRST_PAGE`` events, so
+        the first events go out at once."""
+        count = FIRST_PAGE
+        upto = "+" if stop is None else f"{stop}-0"
+        ahead = asyncio.ensure_future(
+            self.read_page(keys, f"({cursor}-0" if cursor else "-", upto, count)
+        )
+        try:
+            while True:
+                found, cut = await ahead
+                if not found:
+                    if (
+                        cursor
+                        and stop is None
+                        and not await self.call(keys.run_id, "EXISTS", keys.stream)
+                    ):
+                        raise RunLost(keys.run_id, "the run's stream is gone (Redis restarted?)")
+                    return
+                batch, ended = entries(keys.run_id, cursor, found)
+                del found
+                if ended or (batch.last - cursor < count and not cut):
+                    yield batch
+                    return
+                cursor = batch.last
+                count = min(count * 4, PAGE_EVENTS)
+                # the next page is read while the caller uses this one (two pages held)
+                ahead = asyncio.ensure_future(self.read_page(keys, f"({cursor}-0", upto, count))
+                yield batch
+        finally:
+            ahead.cancel()
 
     async def read_page(
         self, keys: RunKeys, after: str, upto: str, count: int

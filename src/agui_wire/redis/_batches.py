@@ -121,6 +121,17 @@ def entries(run_id: str, cursor: int, stream: Any) -> tuple[Batch, bool]:
     end: str | None = None
     expected = cursor + 1
     for raw_id, raw_fields in stream:
+        # the usual entry, ``n-0`` with one payload, without a dict (replays of
+        # long runs read hundreds of thousands)
+        if (
+            raw_id == b"%d-0" % expected
+            and type(raw_fields) is list
+            and len(raw_fields) == 2
+            and raw_fields[0] == PAYLOAD
+        ):
+            payloads.append(raw_fields[1])
+            expected += 1
+            continue
         fields = raw_fields if isinstance(raw_fields, Mapping) else _pairs(raw_fields)
         n, seq = parse_id(raw_id)
         if seq:

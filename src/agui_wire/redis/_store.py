@@ -35,8 +35,8 @@ class RunStore:
     a producer that vanished). ``lease``: seconds without a heartbeat after which
     a run's producer counts as dead. ``maxlen``: keep about this many events per
     run (``None``: all). ``reconnect``: seconds of Redis connection errors
-    tolerated per call before ``StoreUnavailable``. ``batch``: events per Redis
-    read and per append. ``backlog``: batches a subscriber may fall behind the
+    tolerated per call before ``StoreUnavailable``. ``batch``: events per run
+    in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
     tail before it reads from Redis instead. ``page_bytes``: payload bytes per
     replay page, per append and per reader's backlog (twice that); an event
     bigger is a page of its own. ``shards``: the Redis Cluster hash tags runs are

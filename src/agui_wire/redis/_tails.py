@@ -53,7 +53,7 @@ logger = logging.getLogger("agui_wire.redis")
 #: Runs per lane (per ``XREAD``) before another lane is opened, and the most lanes.
 LANE_KEYS: Final = 1024
 MAX_LANES: Final = 16
-_FIRST_COUNT: Final = 16  # entries per stream in a lane's first read (then sized by bytes)
+_FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized by bytes)
 # A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
 # before it re-arms (1,024 runs: 5 ms), so that a read serves many events: the
 # ``XREAD`` names every run, so its cost grows with the lane, not with the events.
