@@ -18,9 +18,13 @@ Anything else (``ts``, no language at all) fails unless a ``skip`` directive say
 
 The blocks of one document run in order in one scratch directory, so a block can
 make the files later blocks use (the stand-ins the document names: docs/cli.md's
-captures are made by a block at its top). ``examples/`` is linked into it, the
-test interpreter's ``bin`` (``agui-wire``, ``uvicorn``) is first on ``PATH``, and
-``AGUI_EXAMPLE_DELAY=0``.
+captures are made by a block at its top). A block runs with what a wheel
+installs and nothing of the clone: the scratch directory holds no ``examples/``
+(only a ``clone`` block sees it), the test interpreter's ``bin`` (``agui-wire``,
+``uvicorn``) is first on ``PATH``, and ``AGUI_EXAMPLE_DELAY=0``. A block serving
+an app (``post``) must answer ``Vary: Accept``: its body depends on that header.
+Every repository file a document names (``src/agui_wire/_negotiation.py``,
+``tests/e2e/...``) must exist.
 
 Directives, in an HTML comment right before the fence (invisible on GitHub,
 visible in the source), several separated by ``;``:
@@ -30,12 +34,14 @@ visible in the source), several separated by ``;``:
 ``<!-- doc-test: serves-first -->``  (``sh``) the block's first command starts a
     server on port 8000 (rewritten as above): it runs in the background, the other
     commands run once it answers HTTP, then it is stopped.
+``<!-- doc-test: clone -->``  the block is about the clone's ``examples/`` (its
+    prose says so): ``examples/`` is linked into the scratch directory while it runs.
 ``<!-- doc-test: redis -->``  a real ``redis-server`` (tests/redis/harness.py) on a free
     loopback port while the block runs; ``redis://localhost:6379`` in the block means it.
 ``<!-- doc-test: post PATH [NAME=VALUE] -->``  (``python``) the block defines an ASGI
     ``app``: it is served by uvicorn and a run input is POSTed to PATH asking for SSE,
     then for protobuf (with the header NAME: VALUE, if given); both answers must be
-    200 and decode to a run starting RUN_STARTED.
+    200, say ``Vary: Accept`` and decode to a run starting RUN_STARTED.
 ``<!-- doc-test: timing -->``  (``console``) CPU figures vary between machines and
     runs: numbers with two decimals, "N.Nx faster/slower than" / "about as fast as",
     the CPU's name, the busy-machine note and the pure-Python build note are not
@@ -75,7 +81,17 @@ from tests.support.live import free_port, start_uvicorn, stop, wait_http
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 RUN_LANGUAGES = ("python", "sh", "console", "json", "text")
-DIRECTIVES = ("server", "serves-first", "redis", "post", "timing", "framework", "ran-by", "skip")
+DIRECTIVES = (
+    "server",
+    "serves-first",
+    "clone",
+    "redis",
+    "post",
+    "timing",
+    "framework",
+    "ran-by",
+    "skip",
+)
 PORT = "8000"  # the port documents write; rewritten to a free one
 REDIS_URL = "redis://localhost:6379"  # the Redis documents write; rewritten to a real one
 TIMEOUT = 120
@@ -268,8 +284,11 @@ def post_to(body: str, target: str, cwd: Path, module: str) -> list[str]:
             )
             ctype = r.headers.get("content-type", "")
             events = agui_wire.decode(r.content, ctype) if r.status_code == 200 else []
+            vary = {v.strip().lower() for v in r.headers.get("vary", "").split(",")}
             if r.status_code != 200 or ctype.split(";")[0] != accept or not events:
                 problems.append(f"Accept {accept}: {r.status_code} {ctype} {r.content[:300]!r}")
+            elif "accept" not in vary:  # a cache between would serve one client the other's
+                problems.append(f"Accept {accept}: no Vary: Accept ({r.headers.get('vary')!r})")
             elif events[0]["type"] != "RUN_STARTED":
                 problems.append(f"Accept {accept}: the run starts with {events[0]['type']}")
     finally:
@@ -439,17 +458,26 @@ class Workspace:
 
     def __init__(self, path: Path, blocks: list[Block]) -> None:
         self.path, self.blocks, self.done = path, blocks, 0
-        (path / "examples").symlink_to(ROOT / "examples")
 
     def run(self, block: Block) -> list[str]:
         index = self.blocks.index(block)
         while self.done < index:  # a block selected alone still gets the files made before it
             earlier = self.blocks[self.done]
             if "skip" not in earlier.directives and "framework" not in earlier.directives:
-                check(earlier, self.path)
+                self.check(earlier)
             self.done += 1
         self.done = index + 1
-        return check(block, self.path)
+        return self.check(block)
+
+    def check(self, block: Block) -> list[str]:
+        if "clone" not in block.directives:
+            return check(block, self.path)
+        link = self.path / "examples"
+        link.symlink_to(ROOT / "examples")
+        try:
+            return check(block, self.path)
+        finally:
+            link.unlink()
 
 
 @pytest.fixture(scope="session")
@@ -492,6 +520,33 @@ def test_every_document_is_collected() -> None:
         if name.endswith(".md"):
             assert ROOT / name in DOCS
     assert sum(b.language == "python" for b in ALL) >= 3  # the parser finds blocks at all
+
+
+_FILE = re.compile(
+    r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]+\.(?:py|pyi|pyx|pxi|pxd|md|cjs|h|c|txt|toml|json|sh|yml))"
+    r"(?![\w/])"
+)
+
+
+def test_every_file_a_document_names_exists() -> None:
+    """``a/b.py`` in a document is a file of the repository (or of ``src/``, or of
+    the package, as the docs abbreviate it): no reference to a renamed module."""
+    missing = []
+    for doc in DOCS:
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            for name in _FILE.findall(line):
+                if not any((base / name).exists() for base in (ROOT, ROOT / "src")):
+                    missing.append(f"{doc.relative_to(ROOT)}:{number}: {name}")
+    assert not missing
+    assert _FILE.findall("rules in `agui_wire/negotiation.py`") == ["agui_wire/negotiation.py"]
+
+
+def test_no_block_imports_the_clone() -> None:
+    """What a reader copies runs from an installed wheel: no block but a ``clone``
+    one names ``examples`` (the scratch directory would not have it anyway)."""
+    clone = re.compile(r"\bexamples[./]")
+    found = [b.where for b in ALL if clone.search(b.body) and "clone" not in b.directives]
+    assert not found
 
 
 def test_the_checker_fails_on_broken_blocks(tmp_path: Path) -> None:
