@@ -95,7 +95,7 @@ def _json_value(
     containers open around ``root``."""
 
 # ---------------------------------------------------------------------------
-# _codec/_proto_reader.pxi (twin: agui_wire._codec.proto_reader)
+# _codec/_proto_reader_*.pxi (twin: agui_wire._codec.proto_reader)
 # ---------------------------------------------------------------------------
 
 def decode_payload(

@@ -16,14 +16,15 @@ merged JSON values cost depth x size in time and memory), every occurrence must 
 a well-formed message on its own (a field may not straddle two occurrences), and
 error offsets stay offsets into the payload.
 
-Contract: the reference behaviour of the Cython decoder in ``_proto_reader.pxi`` (same
-dicts, same errors); the mapping rules are the reference's (see docs/wire-format.md)
-except where it is lenient about broken bytes: invalid UTF-8 is an error unless
-``invalid_utf8="replace"``, and two different oneof arms are an error, never a
-silent pick. Offsets in errors are relative to the payload's first byte; the
-stream decoders move them to stream offsets. An event of a later protocol (no
-known arm, only unknown message-shaped fields) raises ``UnknownEventError``; what
-to do with it is the stream decoder's policy, not this module's.
+Contract: the reference behaviour of the Cython decoder in ``_proto_reader_*.pxi`` (five
+parts, in this module's order; same dicts, same errors); the mapping rules are the
+reference's (see docs/wire-format.md) except where it is lenient about broken bytes:
+invalid UTF-8 is an error unless ``invalid_utf8="replace"``, and two different oneof
+arms are an error, never a silent pick. Offsets in errors are relative to the
+payload's first byte; the stream decoders move them to stream offsets. An event of a
+later protocol (no known arm, only unknown message-shaped fields) raises
+``UnknownEventError``; what to do with it is the stream decoder's policy, not this
+module's.
 """
 
 from __future__ import annotations
