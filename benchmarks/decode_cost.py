@@ -72,7 +72,7 @@ def sse_columns(w: W.Workload) -> dict[str, Column]:
     return {
         "payload": (lambda: orjson.loads, datas, False),
         "feed": (lambda: EventDecoder(SSE).feed, blocks, True),
-        "bound": (lambda: SSEEventReader().feed, blocks, True),
+        "bound": (lambda: SSEEventReader(plain_blocks=backend.plain_sse_blocks).feed, blocks, True),
         "decode": (lambda: functools.partial(decode, content_type=SSE), blocks, True),
     }
 

@@ -62,7 +62,7 @@ CI_TESTS_B=(
     tests/differential/test_sse_fast_path.py
     tests/unit/test_proto_reader.py tests/unit/test_proto_writer.py
     tests/unit/test_sse_reader.py tests/unit/test_sse_writer.py
-    tests/unit/test_framing.py tests/unit/test_decoder.py tests/unit/test_frame_decoder.py
+    tests/unit/test_framing.py tests/unit/test_decoder.py tests/unit/test_stream_decoder.py
     tests/contract/test_limits.py tests/fuzz/test_regressions.py
 )
 CI_DESELECT=(

@@ -32,8 +32,8 @@ _LAZY: dict[str, str] = {
     "decode": "._decoder",
     "decode_proto": "._decoder",
     "iter_decode": "._decoder",
-    "sniff": "._reader",
-    "Record": "._reader",
+    "sniff": "._codec.sources",
+    "Record": "._codec.records",
     "RecordReader": "._reader",
     "read_frames": "._reader",
     "aread_frames": "._reader",
@@ -70,6 +70,8 @@ _LAZY: dict[str, str] = {
 __all__ = ["__version__", *sorted(_LAZY)]
 
 if TYPE_CHECKING:
+    from ._codec.records import Record as Record
+    from ._codec.sources import sniff as sniff
     from ._codec.upb import event_from_proto as event_from_proto
     from ._codec.upb import event_to_proto as event_to_proto
     from ._decoder import EventDecoder as EventDecoder
@@ -84,11 +86,9 @@ if TYPE_CHECKING:
     from ._mediatypes import SSE_MEDIA_TYPE as SSE_MEDIA_TYPE
     from ._negotiation import negotiate as negotiate
     from ._normalize import normalize as normalize
-    from ._reader import Record as Record
     from ._reader import RecordReader as RecordReader
     from ._reader import aread_frames as aread_frames
     from ._reader import read_frames as read_frames
-    from ._reader import sniff as sniff
     from .compat import install as install
     from .compat import uninstall as uninstall
     from .errors import AguiWireError as AguiWireError

@@ -6,6 +6,7 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
+from agui_wire._codec import stream_decoder
 from agui_wire.errors import DecodeError
 
 # ---------------------------------------------------------------------------
@@ -135,12 +136,12 @@ def plain_sse_blocks(
     """The SSE reader's fast path: the plain ``data: <json>`` blocks from ``pos``."""
 
 # ---------------------------------------------------------------------------
-# _codec/_frame_decoder.pxi (twin: agui_wire._codec.frame_decoder)
+# _codec/_stream_decoder.pxi (twin: agui_wire._codec.stream_decoder)
 # ---------------------------------------------------------------------------
 
 @disjoint_base  # a cdef class: no class derives from it and another such base
 class FrameDecoder(FrameReader):
-    """Frames in, events out, per chunk (contract: agui_wire._codec.frame_decoder)."""
+    """Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder)."""
 
     def __init__(
         self,
@@ -158,7 +159,7 @@ class FrameDecoder(FrameReader):
 
 @disjoint_base  # a cdef class: no class derives from it and another such base
 class SSEDecoder:
-    """SSE in, events out, per chunk (contract: agui_wire._codec.frame_decoder)."""
+    """SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder)."""
 
     def __init__(
         self,
@@ -189,7 +190,7 @@ def decode_proto(
     max_frame_size: int = ...,
     max_event_size: int = ...,
 ) -> list[dict[str, Any]]:
-    """Every event in a buffer of binary frames (contract: agui_wire._codec.frame_decoder)."""
+    """Every event in a buffer of binary frames (contract: agui_wire._codec.stream_decoder)."""
 
 def decode_sse(
     data: Any,
@@ -201,7 +202,7 @@ def decode_sse(
     max_frame_size: int = ...,
     max_event_size: int = ...,
 ) -> list[dict[str, Any]]:
-    """Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder)."""
+    """Every event of a whole SSE capture (contract: agui_wire._codec.stream_decoder)."""
 
 def decode(
     source: Any,
@@ -210,4 +211,8 @@ def decode(
     max_events: int | None = 1000000,
     **options: Any,
 ) -> list[dict[str, Any]]:
-    """Every event of a whole capture (contract: agui_wire._codec.frame_decoder)."""
+    """Every event of a whole capture (contract: agui_wire._codec.stream_decoder)."""
+
+class EventDecoder(stream_decoder.EventDecoder):
+    """Sans-I/O decoder of one AG-UI stream (contract: agui_wire._codec.stream_decoder),
+    starting the C FrameDecoder and SSEDecoder."""

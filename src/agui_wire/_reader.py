@@ -7,7 +7,8 @@ that frame raised (located: index, offset, frame_offset), or the later-protocol
 event it skipped. It drives the same sans-I/O pieces as ``EventDecoder``
 (``FrameReader`` + the payload decoder; ``SSEParser`` + ``decode_sse_message``),
 one record per frame, and ``EventDecoder`` locates its errors and applies the
-unknown-event policy with ``payload_records`` below, so the two cannot drift.
+unknown-event policy with the same ``payload_records`` (``_codec.records``), so the
+two cannot drift.
 ``read_frames`` is the iterator over a source (bytes, a binary file, chunks).
 
 Contract:
@@ -38,52 +39,28 @@ Contract:
 
 from __future__ import annotations
 
-import base64
-import functools
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from typing import IO, Any, Final, Literal
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from typing import Any, Final, Literal
 
 from ._codec import backend
 from ._codec.framing import as_bytes_view, check_max_frame_size
+from ._codec.options import UnknownPolicy, Utf8Policy, check_policies
 from ._codec.proto_reader import check_max_depth
+from ._codec.records import Record, payload_records
+from ._codec.sources import Source, chunks, sniff
 from ._codec.sse_reader import (
     SSEMessage,
     SSEParser,
     check_max_event_size,
     decode_sse_message,
 )
-from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
-from .errors import DecodeError, StreamClosed, UnknownEventError
-from .schema import (
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_EVENT_SIZE,
-    DEFAULT_MAX_FRAME_SIZE,
-    FRAME_HEADER_SIZE,
-)
+from ._codec.stream_decoder import bound_decoder
+from ._mediatypes import SSE_MEDIA_TYPE, media_type
+from .errors import DecodeError, StreamClosed
+from .schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 
-__all__ = [
-    "READ_SIZE",
-    "UNKNOWN_EVENT_SOURCE",
-    "Record",
-    "RecordReader",
-    "Source",
-    "check_options",
-    "check_policies",
-    "chunks",
-    "payload_decoder",
-    "payload_records",
-    "raw_unknown_event",
-    "read_frames",
-    "sniff",
-]
-
-UNKNOWN_EVENT_SOURCE: Final = "agui_wire.unknown_event"
-READ_SIZE: Final = 1 << 16
-
-UnknownPolicy = Literal["skip", "raise", "raw"]
-Utf8Policy = Literal["error", "replace"]
-Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+__all__ = ["RecordReader", "aread_frames", "read_frames"]
 
 # an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
 _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
@@ -91,162 +68,6 @@ _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
 # re-feeds the rest of the piece to a fresh parser (a copy), so a bounded piece
 # keeps many bad events in one big chunk linear, not quadratic.
 _SSE_PIECE: Final = 1 << 14
-
-
-def sniff(head: bytes | bytearray | memoryview) -> str | None:
-    """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
-
-    A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
-    SSE is text, whose first byte is a BOM, a line end or a printable character.
-    """
-    if not head:
-        return None
-    first = head[0]
-    if first == 0:
-        return PROTO_MEDIA_TYPE
-    if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
-        return SSE_MEDIA_TYPE
-    raise DecodeError(
-        f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
-        "start of a protobuf frame nor text (pass content_type)",
-        index=0,
-        offset=0,
-    )
-
-
-def check_policies(unknown_events: str, invalid_utf8: str) -> None:
-    """``ValueError`` unless both decode policies are known values."""
-    if unknown_events not in ("skip", "raise", "raw"):
-        raise ValueError(f"unknown_events must be 'skip', 'raise' or 'raw', not {unknown_events!r}")
-    if invalid_utf8 not in ("error", "replace"):
-        raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
-
-
-def check_options(
-    unknown_events: str,
-    invalid_utf8: str,
-    max_depth: int,
-    max_frame_size: int,
-    max_event_size: int,
-    max_events: int | None,
-) -> None:
-    """``ValueError`` for the first invalid option of ``EventDecoder`` (and the
-    one-shot decoders), in this order."""
-    check_policies(unknown_events, invalid_utf8)
-    if max_events is not None and (type(max_events) is not int or max_events < 0):
-        raise ValueError(f"max_events must be None or an int >= 0, not {max_events!r}")
-    check_max_depth(max_depth)
-    check_max_frame_size(max_frame_size)
-    check_max_event_size(max_event_size)
-
-
-class Record:
-    """One frame or SSE event of a stream (see the module doc)."""
-
-    __slots__ = ("error", "event", "fatal", "index", "length", "offset", "payload", "unknown")
-
-    def __init__(
-        self,
-        index: int,
-        offset: int,
-        length: int | None = None,
-        event: dict[str, Any] | None = None,
-        error: DecodeError | None = None,
-        unknown: UnknownEventError | None = None,
-        fatal: bool = False,
-        payload: bytes | memoryview | None = None,
-    ) -> None:
-        self.index = index  # 0-based frame / SSE event number
-        self.offset = offset  # stream byte offset where it starts
-        self.length = length  # binary: 4 + payload bytes; SSE: None
-        self.event = event  # the decoded event, or None
-        self.error = error  # why it did not decode, or None
-        self.unknown = unknown  # an event of a later protocol, skipped
-        self.fatal = fatal  # nothing after this error can be read
-        self.payload = payload  # binary: the frame's payload bytes
-
-    def __repr__(self) -> str:
-        what = (
-            f"error={self.error!r}"
-            if self.error is not None
-            else f"unknown={self.unknown!r}"
-            if self.unknown is not None
-            else f"event={self.event!r}"
-        )
-        return f"Record(index={self.index}, offset={self.offset}, length={self.length}, {what}" + (
-            ", fatal=True)" if self.fatal else ")"
-        )
-
-
-def raw_unknown_event(exc: UnknownEventError) -> dict[str, Any]:
-    """The RAW event ``unknown_events="raw"`` gives for a later-protocol frame."""
-    return {
-        "type": "RAW",
-        "source": UNKNOWN_EVENT_SOURCE,
-        "event": {
-            "fields": [
-                {"number": n, "payload": base64.b64encode(data).decode("ascii")}
-                for n, data in exc.fields
-            ]
-        },
-    }
-
-
-def payload_decoder(invalid_utf8: Utf8Policy, max_depth: int) -> Callable[[Any], dict[str, Any]]:
-    """The backend's payload decoder with these options, bound once: the
-    per-frame call is the hot loop of a binary stream."""
-    if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH:
-        return backend.decode_payload
-    return functools.partial(backend.decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth)
-
-
-def payload_records(
-    payloads: list[Any],
-    index: int,
-    offset: int,
-    decode_payload: Callable[[Any], dict[str, Any]],
-    unknown_events: UnknownPolicy,
-    refused: DecodeError | None = None,
-) -> Iterator[Record]:
-    """One record per payload: frame ``index`` starts at stream byte ``offset``
-    and each payload follows the previous one's frame (see ``FrameReader``).
-    ``refused``: the error ``payloads[0]`` raised when the caller decoded it
-    already (it is not decoded again: a second decode would warn again)."""
-    for payload in payloads:
-        size = len(payload)
-        if refused is not None:
-            yield _bad_payload(refused, payload, index, offset, unknown_events)
-            refused = None
-        else:
-            try:
-                yield Record(
-                    index,
-                    offset,
-                    FRAME_HEADER_SIZE + size,
-                    decode_payload(payload),
-                    None,
-                    None,
-                    False,
-                    payload,
-                )
-            except DecodeError as exc:
-                yield _bad_payload(exc, payload, index, offset, unknown_events)
-        index += 1
-        offset += FRAME_HEADER_SIZE + size
-
-
-def _bad_payload(
-    exc: DecodeError, payload: Any, index: int, offset: int, unknown_events: UnknownPolicy
-) -> Record:
-    record = Record(index, offset, FRAME_HEADER_SIZE + len(payload), payload=payload)
-    located = exc.located(index=index, frame_offset=offset, base=offset + FRAME_HEADER_SIZE)
-    if not isinstance(located, UnknownEventError) or unknown_events == "raise":
-        record.error = located
-    elif unknown_events == "raw":
-        record.event = raw_unknown_event(located)
-    else:
-        record.unknown = located
-    return record
 
 
 class RecordReader:
@@ -293,7 +114,8 @@ class RecordReader:
         self._depth = max_depth
         self._max_event_size = max_event_size
         self._frames = backend.FrameReader(check_max_frame_size(max_frame_size))
-        self._decode_payload = payload_decoder(invalid_utf8, max_depth)
+        # the per-frame call is the hot loop of a binary stream: bound once
+        self._decode_payload = bound_decoder(backend.decode_payload, invalid_utf8, max_depth)
         self._sse: SSEParser | None = None
         self._pbase = 0  # SSE: stream offset where the current parser started
         self._ibase = 0  # SSE: index of the current parser's event 0
@@ -471,17 +293,6 @@ class RecordReader:
                 record.error = self._relocate(exc)
             records.append(record)
         return records
-
-
-def chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        yield source
-    elif hasattr(source, "read"):
-        read = source.read
-        while chunk := read(READ_SIZE):
-            yield chunk
-    else:
-        yield from source
 
 
 def read_frames(

@@ -174,6 +174,18 @@ class _Walker:
                 self.module.use(name, line)
         return True
 
+    def on_PyClassDefNode(self, node: Any, scope: _Scope) -> bool:
+        # a Python class (the C twin's EventDecoder, a subclass of the pure one)
+        self.scan.defined.add(node.name)
+        self.visit(node.bases, scope)
+        self.visit(node.decorators, scope)
+        members = _Scope()  # attributes and methods: never module names
+        self.visit(node.body, members)
+        for name, line in members.used.items():
+            if name not in members.bound:
+                self.module.use(name, line)
+        return True
+
     def on_CVarDefNode(self, node: Any, scope: _Scope) -> bool:
         self.type_use(node.base_type)
         for d in node.declarators:

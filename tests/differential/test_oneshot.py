@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import agui_wire
 from agui_wire import EventDecoder
-from agui_wire._codec import frame_decoder
+from agui_wire._codec import stream_decoder
 from agui_wire.errors import DecodeError
 from tests.support import captures
 from tests.support.captures import BIG, EMPTY, FUTURE, NOT_PROTOBUF
@@ -82,22 +82,22 @@ def streamed(make: Any, data: Any, options: dict[str, Any]) -> Any:
     """``data`` fed to a reader made by ``make(**options)`` and closed, as the
     whole-buffer decoders report it (the error carries the events before it)."""
     options = {"max_events": agui_wire.schema.DEFAULT_MAX_BATCH_EVENTS, **options}
-    return lambda: frame_decoder.decode_all(make(**options), data)
+    return lambda: stream_decoder.decode_all(make(**options), data)
 
 
 def event_decoder(**options: Any) -> EventDecoder:
     return EventDecoder(PROTO, **options)
 
 
-def pure_reader(**options: Any) -> frame_decoder.FrameDecoder:
+def pure_reader(**options: Any) -> stream_decoder.FrameDecoder:
     # the pure FrameDecoder takes the reader's options, checked by EventDecoder
     EventDecoder(PROTO, **options)
     options.pop("max_event_size", None)
-    return frame_decoder.FrameDecoder(**options)
+    return stream_decoder.FrameDecoder(**options)
 
 
 def one_shots() -> list[Any]:
-    fns = [agui_wire.decode_proto, frame_decoder.decode_proto]
+    fns = [agui_wire.decode_proto, stream_decoder.decode_proto]
     if _fast is not None:
         fns.append(_fast.decode_proto)
     return fns
@@ -172,7 +172,7 @@ PLAIN = agui_wire.encode_sse(CORPUS[0]) + agui_wire.encode_sse(CORPUS[1])
 
 def sse_one_shots() -> list[Any]:
     fns = [
-        frame_decoder.decode_sse,
+        stream_decoder.decode_sse,
         *(lambda data, f=fn, **o: f(data, SSE, **o) for fn in decoders()),
     ]
     if _fast is not None:
@@ -187,10 +187,10 @@ def sse_one_shots() -> list[Any]:
 @example([PLAIN, b"data: [1]\n\n"], {})
 def test_decode_sse_is_the_stream_fed_and_closed(blocks: list[bytes], options: Any) -> None:
     data = b"".join(blocks)
-    want = outcome(lambda: frame_decoder.decode_all(EventDecoder(SSE, **options), data))
+    want = outcome(lambda: stream_decoder.decode_all(EventDecoder(SSE, **options), data))
     assert want == outcome(
-        lambda: frame_decoder.decode_all(
-            frame_decoder.SSEDecoder(
+        lambda: stream_decoder.decode_all(
+            stream_decoder.SSEDecoder(
                 **{
                     k: v
                     for k, v in options.items()
@@ -245,14 +245,14 @@ def test_decode_of_bytes_is_the_event_decoder_fed_and_closed(
         assert outcome(lambda f=fn: f(data, content_type)) == want, fn
         for options in ({"max_events": 1}, {"max_events": None}, {"max_depth": 3}):
             want_with = outcome(
-                lambda o=options: frame_decoder.decode_all(EventDecoder(content_type, **o), data)
+                lambda o=options: stream_decoder.decode_all(EventDecoder(content_type, **o), data)
             )
             assert outcome(lambda f=fn, o=options: f(data, content_type, **o)) == want_with
 
 
 def decoders() -> list[Any]:
     """``decode``: the public name, the pure twin, the Cython twin."""
-    fns = [agui_wire.decode, frame_decoder.decode]
+    fns = [agui_wire.decode, stream_decoder.decode]
     if _fast is not None:
         fns.append(_fast.decode)
     return fns

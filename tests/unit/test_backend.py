@@ -155,9 +155,10 @@ print(sorted(set(backend.IMPLEMENTATIONS.values())))
 )
 @pytest.mark.parametrize("pure", [False, True], ids=["cython", "pure"])
 def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
-    # The extension imports frame_decoder.py, which reaches backend through _reader:
-    # binding the pure twins there while frame_decoder was half made raised
-    # AttributeError (partially initialized module) under AGUI_WIRE_PURE=1.
+    # The extension imports the pure twins, and backend binds both: when a twin
+    # reached backend (frame_decoder.py did, through _reader), binding the pure twins
+    # while it was half made raised AttributeError (partially initialized module)
+    # under AGUI_WIRE_PURE=1. No twin imports backend now (the layers contract).
     env = {k: v for k, v in os.environ.items() if k != "AGUI_WIRE_PURE"}
     if pure:
         env["AGUI_WIRE_PURE"] = "1"

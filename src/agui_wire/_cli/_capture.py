@@ -31,8 +31,9 @@ from typing import Any, Final
 
 import orjson
 
+from .._codec.records import Record
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from .._reader import Record, RecordReader
+from .._reader import RecordReader
 from ..errors import DecodeError, JsonLineError
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._inputs import Source

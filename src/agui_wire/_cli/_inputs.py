@@ -43,8 +43,8 @@ from typing import IO, Any, Final
 
 import orjson
 
+from .._codec.sources import sniff
 from .._mediatypes import PROTO_MEDIA_TYPE, media_type
-from .._reader import sniff
 from ..errors import DecodeError
 from ._common import CliError, InputError, UsageError, human_bytes
 

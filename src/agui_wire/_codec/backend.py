@@ -3,6 +3,10 @@
 Strategy: every name in ``_NAMES`` has a pure-Python twin with identical
 behaviour. Each name comes from ``agui_wire._fast`` when that imports and provides
 it, else from its pure twin; ``AGUI_WIRE_PURE=1`` forces the pure twins for all.
+Every name is bound here, when this module loads (no lazy lookup): the twins never
+import this module (yarl's habit: the selector imports both and picks, and a pure
+function that wants a C kernel is handed it), so the pure modules and the extension
+are complete before it binds them, whichever is imported first.
 ``NAME`` is ``"cython"`` when the extension is in use, ``"python"`` when it is
 not (missing, or forced off); ``IMPLEMENTATIONS`` says, per name, which one runs
 (a name can lag behind while the extension is built from older sources).
@@ -25,13 +29,15 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from ..errors import ExtensionWarning
+from . import framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder
 
 __all__ = [
     "IMPLEMENTATIONS",
     "NAME",
+    "EventDecoder",
     "FrameDecoder",
     "FrameEncoder",
     "FrameReader",
@@ -48,22 +54,23 @@ __all__ = [
     "plain_sse_blocks",
 ]
 
-# public name -> module (inside agui_wire) holding its pure-Python twin
-_NAMES: Final = {
-    "FrameReader": "framing",
-    "frame": "framing",
-    "FrameEncoder": "proto_writer",
-    "encode_frame": "proto_writer",
-    "encode_frames": "proto_writer",
-    "decode_payload": "proto_reader",
-    "SSEEncoder": "sse_writer",
-    "encode_sse": "sse_writer",
-    "plain_sse_blocks": "sse_reader",
-    "FrameDecoder": "frame_decoder",
-    "SSEDecoder": "frame_decoder",
-    "decode_proto": "frame_decoder",
-    "decode_sse": "frame_decoder",
-    "decode": "frame_decoder",
+# public name -> the module holding its pure-Python twin
+_NAMES: Final[dict[str, ModuleType]] = {
+    "FrameReader": framing,
+    "frame": framing,
+    "FrameEncoder": proto_writer,
+    "encode_frame": proto_writer,
+    "encode_frames": proto_writer,
+    "decode_payload": proto_reader,
+    "SSEEncoder": sse_writer,
+    "encode_sse": sse_writer,
+    "plain_sse_blocks": sse_reader,
+    "FrameDecoder": stream_decoder,
+    "SSEDecoder": stream_decoder,
+    "EventDecoder": stream_decoder,
+    "decode_proto": stream_decoder,
+    "decode_sse": stream_decoder,
+    "decode": stream_decoder,
 }
 
 
@@ -108,11 +115,6 @@ IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 if TYPE_CHECKING:
-    from .frame_decoder import FrameDecoder as FrameDecoder
-    from .frame_decoder import SSEDecoder as SSEDecoder
-    from .frame_decoder import decode as decode
-    from .frame_decoder import decode_proto as decode_proto
-    from .frame_decoder import decode_sse as decode_sse
     from .framing import FrameReader as FrameReader
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload
@@ -122,20 +124,13 @@ if TYPE_CHECKING:
     from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
     from .sse_writer import encode_sse as encode_sse
+    from .stream_decoder import EventDecoder as EventDecoder
+    from .stream_decoder import FrameDecoder as FrameDecoder
+    from .stream_decoder import SSEDecoder as SSEDecoder
+    from .stream_decoder import decode as decode
+    from .stream_decoder import decode_proto as decode_proto
+    from .stream_decoder import decode_sse as decode_sse
 else:
-    for _name in _NAMES:
-        if IMPLEMENTATIONS[_name] == "cython":
-            globals()[_name] = getattr(_fast, _name)
-    del _name
-
-    def __getattr__(name: str) -> Any:
-        # A pure twin is bound on first use, not here: the pure modules import this
-        # one (directly or through _reader), so binding them while it loads is a
-        # cycle -- e.g. with AGUI_WIRE_PURE=1, importing agui_wire._fast first loads
-        # frame_decoder.py, which reaches this module before it defines FrameDecoder.
-        module = _NAMES.get(name)
-        if module is None or IMPLEMENTATIONS[name] == "cython":
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"agui_wire._codec.{module}"), name)
-        globals()[name] = value
-        return value
+    for _name, _pure in _NAMES.items():
+        globals()[_name] = getattr(_fast if IMPLEMENTATIONS[_name] == "cython" else _pure, _name)
+    del _name, _pure

@@ -31,7 +31,9 @@ such blocks straight from the bytes with orjson and accounts for them in the
 parser; anything else stops the fast path and the general parser takes over at
 that byte, so events, errors, indices and offsets are the general parser's
 (tests/differential/test_sse_fast_path.py holds the two to each other). The scan itself is
-``plain_sse_blocks``, with a Cython twin (``backend`` picks it).
+``plain_sse_blocks``, with a Cython twin: a reader is handed the scan it runs
+(``plain_blocks``; the C ``SSEDecoder`` hands it the C one), this module never
+imports ``backend``.
 
 Decisions:
 
@@ -71,6 +73,7 @@ Decisions:
 from __future__ import annotations
 
 from codecs import utf_8_decode as _utf8_decode
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 import orjson
@@ -583,10 +586,14 @@ def plain_sse_blocks(
     return events, pos
 
 
+# plain_sse_blocks' signature: (chunk, pos, max_size, max_brackets) -> (events, end)
+PlainBlocks = Callable[[bytes, int, int, int], tuple[list[dict[str, Any]], int]]
+
+
 class SSEEventReader:
     """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
 
-    __slots__ = ("_error", "_max_brackets", "_max_depth", "parser")
+    __slots__ = ("_error", "_max_brackets", "_max_depth", "_plain_blocks", "parser")
 
     def __init__(
         self,
@@ -594,6 +601,7 @@ class SSEEventReader:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         errors: Errors = "strict",
         max_depth: int = DEFAULT_MAX_DEPTH,
+        plain_blocks: PlainBlocks | None = None,
     ) -> None:
         check_max_depth(max_depth)
         #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
@@ -603,6 +611,8 @@ class SSEEventReader:
         # refuses anything deeper than 1023, so a max_depth past that needs no count
         self._max_brackets = max_depth + 1 if max_depth < ORJSON_MAX_DEPTH - 1 else max_event_size
         self._error: DecodeError | None = None
+        # the fast path's scan: this module's, or a twin of it handed in
+        self._plain_blocks = plain_sse_blocks if plain_blocks is None else plain_blocks
 
     @property
     def pending_error(self) -> DecodeError | None:
@@ -631,7 +641,7 @@ class SSEEventReader:
             out = self._decode(parser.feed(chunk[:pos]))
             if self.pending_error is not None or not parser._at_block_start():
                 return self._rest(out, chunk, pos)
-        events, end = backend.plain_sse_blocks(chunk, pos, parser._max, self._max_brackets)
+        events, end = self._plain_blocks(chunk, pos, parser._max, self._max_brackets)
         if events:
             parser._skip_blocks(end - pos, len(events))
             out += events
@@ -665,8 +675,3 @@ class SSEEventReader:
                     raise
                 break
         return out
-
-
-# Last: backend takes plain_sse_blocks from this module when the extension is absent
-# (AGUI_WIRE_PURE=1), so it must be defined before backend is imported from here.
-from . import backend  # noqa: E402

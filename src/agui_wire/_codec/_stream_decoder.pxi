@@ -1,9 +1,10 @@
-# Cython twin of frame_decoder.py: EventDecoder's two halves, one C call per chunk.
-# The contract is the module doc of frame_decoder.py; whatever is not the common
-# case (a refused frame, an event of a later protocol, max_events, an SSE chunk
-# the fast path does not take) goes through frame_decoder.py's functions or the
-# SSE reader itself, so both twins say and do the same; tests/unit/
-# test_frame_decoder.py and tests/differential/test_frame_decoder.py hold them.
+# Cython twin of stream_decoder.py: EventDecoder's two halves, one C call per chunk,
+# the one-shots, and EventDecoder itself driving the C halves. The contract is the
+# module doc of stream_decoder.py; whatever is not the common case (a refused frame,
+# an event of a later protocol, max_events, an SSE chunk the fast path does not take)
+# goes through stream_decoder.py's functions or the SSE reader itself, so both twins
+# say and do the same; tests/unit/test_stream_decoder.py and
+# tests/differential/test_stream_decoder.py hold them.
 #
 # C strategy: FrameDecoder is a FrameReader whose framing loop (_framing.pxi)
 # hands each frame to _decode_into: a frame inside the chunk is decoded straight
@@ -16,7 +17,7 @@
 
 # uses _framing.pxi: FrameReader, _FR_HEADER, _FR_MAX_FRAME_SIZE, _fr_be32
 # uses _proto_reader*.pxi: _DE_MAX_DEPTH, _de_decode, _de_ptr, decode_payload
-# uses _sse_reader.pxi: _sse_plain_blocks
+# uses _sse_reader.pxi: _sse_plain_blocks, plain_sse_blocks
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -27,8 +28,10 @@ from libc.string cimport memchr
 from agui_wire import _mediatypes as _fd_mediatypes
 from agui_wire import schema as _fd_schema
 from agui_wire._codec import framing as _fd_framing
+from agui_wire._codec import sources as _fd_sources
+from agui_wire._codec import sse_reader as _fd_sse
+from agui_wire._codec import stream_decoder as _fd_py
 from agui_wire.errors import DecodeError as _fd_DecodeError
-# (_reader.py, frame_decoder.py and sse_reader.py are imported at the end of this file)
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
@@ -46,7 +49,7 @@ cdef class FrameDecoder(FrameReader):
     """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
     max_depth=1024, unknown_events="skip", max_events=None)
 
-    Frames in, events out, per chunk (contract: agui_wire._codec.frame_decoder).
+    Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
 
     cdef const char* _errs           # the C decoder's: NULL (strict) or "replace"
@@ -170,7 +173,7 @@ cdef class SSEDecoder:
     """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
     max_depth=1024, max_events=None)
 
-    SSE in, events out, per chunk (contract: agui_wire._codec.frame_decoder).
+    SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
 
     cdef object _reader              # the SSEEventReader
@@ -188,7 +191,8 @@ cdef class SSEDecoder:
                  max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None):
         errors = "strict" if invalid_utf8 == "error" else "replace"
         self._reader = _fd_sse.SSEEventReader(
-            max_event_size=max_event_size, errors=errors, max_depth=max_depth
+            max_event_size=max_event_size, errors=errors, max_depth=max_depth,
+            plain_blocks=plain_sse_blocks,
         )
         self._parser = self._reader.parser
         # the reader's own fast-path bounds (SSEEventReader.feed)
@@ -296,14 +300,14 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     """decode_proto(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
     max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
 
-    Every event in a buffer of binary frames (contract: agui_wire._codec.frame_decoder).
+    Every event in a buffer of binary frames (contract: agui_wire._codec.stream_decoder).
     """
     # C strategy: FrameDecoder.feed then close on one buffer, with no reader object:
     # the frames are cut and decoded straight from the buffer, a refused one and those
     # after it go to decode_rest, and the errors are built by the pure modules'
     # functions in the order the reader meets them. The options are checked here only
     # as far as taking the fast path needs; anything else (an invalid option, a file,
-    # chunks) is the pure twin's, which checks them as EventDecoder does.
+    # chunks) is an EventDecoder's fed and closed (_fd_whole), which checks them.
     if (max_events is _FD_BATCH and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
             and max_event_size is _FD_EVENT_SIZE):
@@ -315,19 +319,15 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
             and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
             and type(max_event_size) is int and max_event_size >= 1
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
-        return _fd_py.decode_proto(
-            data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
-            max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
-        )
+        return _fd_whole(_FD_PROTO, data, max_events, unknown_events, invalid_utf8, max_depth,
+                         max_frame_size, max_event_size)
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview:
         buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
-        return _fd_py.decode_proto(
-            data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
-            max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
-        )
+        return _fd_whole(_FD_PROTO, data, max_events, unknown_events, invalid_utf8, max_depth,
+                         max_frame_size, max_event_size)
     return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
                              max_frame_size)
 
@@ -423,7 +423,7 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     """decode_sse(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
     max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
 
-    Every event of a whole SSE capture (contract: agui_wire._codec.frame_decoder).
+    Every event of a whole SSE capture (contract: agui_wire._codec.stream_decoder).
     """
     cdef object out
     if (type(data) is bytes and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
@@ -433,10 +433,19 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
         out = _fd_plain_sse(data, max_events)
         if out is not None:
             return out
-    return _fd_py.decode_sse(
-        data, max_events=max_events, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
+    return _fd_whole(_FD_SSE, data, max_events, unknown_events, invalid_utf8, max_depth,
+                     max_frame_size, max_event_size)
+
+
+cdef list _fd_whole(object content_type, object data, object max_events, object unknown_events,
+                    object invalid_utf8, object max_depth, object max_frame_size,
+                    object max_event_size):
+    # what the one-shots' C paths do not take: the pure twin's way (an EventDecoder fed
+    # data and closed, which checks the options), with this module's EventDecoder
+    return _fd_py.decode_all(EventDecoder(
+        content_type, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
         max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
-    )
+        max_events=max_events), data)
 
 
 cdef object _fd_plain_sse(bytes data, object max_events):
@@ -444,7 +453,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     # capture that is plain "data: <json>" blocks only, else None. Such a capture is
     # SSEDecoder's fast path from end to end (a fresh decoder takes it from the first
     # block, and close() then holds nothing); that path has no side effects, so
-    # anything else starts over in the pure twin.
+    # anything else starts over in an EventDecoder (_fd_whole).
     global _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS
     cdef list out
     cdef char* buf = PyBytes_AS_STRING(data)
@@ -468,20 +477,20 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
     """decode(source, content_type=None, *, max_events=1000000, **options) -> list[dict]
 
     Every event of a whole capture (bytes, a binary file, or chunks), the format
-    sniffed unless content_type is given (contract: agui_wire._codec.frame_decoder).
+    sniffed unless content_type is given (contract: agui_wire._codec.stream_decoder).
     """
     # C strategy: bytes with no options go to decode_proto's or decode_sse's C path
-    # (the transport sniffed by _reader.sniff when none is given); anything else,
-    # or what those paths do not take, is the pure twin's.
+    # (the transport sniffed by sources.sniff when none is given); anything else,
+    # or what those paths do not take, is this module's EventDecoder fed it and closed.
     cdef object kind = content_type
     cdef object out
     if (not options and type(source) is bytes
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
         if kind is None:
             try:
-                kind = _fd_reader.sniff(source)
+                kind = _fd_sources.sniff(source)
             except _fd_DecodeError:
-                kind = None  # the pure twin's to raise, as EventDecoder.feed does
+                kind = None  # the EventDecoder's to raise, as its feed does
         if type(kind) is str:
             if kind == _FD_PROTO:
                 return _fd_decode_frames(source, max_events, _FD_SKIP, _FD_ERROR, _FD_DEPTH,
@@ -490,13 +499,17 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
                 out = _fd_plain_sse(source, max_events)
                 if out is not None:
                     return out
-    return _fd_py.decode(source, content_type, max_events=max_events, **options)
+    return _fd_py.decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
 
 
-# Last, when every name of this module is defined: these modules reach backend
-# (through _reader), which binds each name the extension has. When the extension is
-# imported first (tests/fuzz/fuzzlib.py does), backend is loaded from here and sees
-# this module as it stands: imported at the top, it missed the functions above.
-from agui_wire import _reader as _fd_reader
-from agui_wire._codec import frame_decoder as _fd_py
-from agui_wire._codec import sse_reader as _fd_sse
+class EventDecoder(_fd_py.EventDecoder):
+    """EventDecoder(content_type=None, *, unknown_events="skip", invalid_utf8="error",
+    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE,
+    max_event_size=DEFAULT_MAX_EVENT_SIZE, max_events=None)
+
+    Sans-I/O decoder of one AG-UI stream (contract: agui_wire._codec.stream_decoder),
+    starting the C FrameDecoder and SSEDecoder above.
+    """
+
+    __slots__ = ()
+    readers = _fd_py.Readers(FrameDecoder, SSEDecoder)

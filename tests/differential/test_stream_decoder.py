@@ -1,5 +1,5 @@
 """The per-chunk decoders, Cython vs pure Python: ``FrameDecoder`` and ``SSEDecoder``
-(``agui_wire._codec.frame_decoder``) give the same events, errors (class, text,
+(``agui_wire._codec.stream_decoder``) give the same events, errors (class, text,
 index, offsets), warnings and counts, call by call, for any stream, any chunking
 and the options ``EventDecoder`` passes; the SSE twin also matches the SSE reader
 fed ``bytearray`` chunks (which never take the fast path)."""
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agui_wire._codec import frame_decoder
+from agui_wire._codec import stream_decoder
 from agui_wire.errors import DecodeError
 from tests.support import captures
 
@@ -72,7 +72,7 @@ def trace(decoder: Any, chunks: list[Any]) -> list[Any]:
 def test_frame_decoder_twins_agree(frames: list[bytes], cuts: list[int], options: Any) -> None:
     chunks = split(b"".join(frames), cuts)
     fast = trace(_fast.FrameDecoder(**options), chunks)
-    assert fast == trace(frame_decoder.FrameDecoder(**options), chunks)
+    assert fast == trace(stream_decoder.FrameDecoder(**options), chunks)
     # a mutable chunk (copied payloads) decodes the same
     assert fast == trace(_fast.FrameDecoder(**options), [bytearray(c) for c in chunks])
 
@@ -93,11 +93,11 @@ def test_sse_decoder_twins_agree(blocks: list[bytes], cuts: list[int], options: 
     chunks = split(b"".join(blocks), cuts)
     fast = _fast.SSEDecoder(**options)
     steps = trace(fast, chunks)
-    assert steps == trace(frame_decoder.SSEDecoder(**options), chunks)
+    assert steps == trace(stream_decoder.SSEDecoder(**options), chunks)
     # bytearray chunks never take the fast path: the general parser's answer
     assert steps == trace(_fast.SSEDecoder(**options), [bytearray(c) for c in chunks])
     # what the fast path skipped is accounted for in the parser
-    pure = frame_decoder.SSEDecoder(**options)
+    pure = stream_decoder.SSEDecoder(**options)
     trace(pure, chunks)
     for attr in ("events_read", "bytes_fed", "last_event_id", "retry"):
         assert getattr(fast.reader.parser, attr) == getattr(pure.reader.parser, attr)

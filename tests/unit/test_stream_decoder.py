@@ -1,4 +1,4 @@
-"""The per-chunk decoders (``agui_wire._codec.frame_decoder``), pure Python and Cython
+"""The per-chunk decoders (``agui_wire._codec.stream_decoder``), pure Python and Cython
 side by side: ``FrameDecoder`` (frames in, events out) and ``SSEDecoder``."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agui_wire import (
     UnknownEventWarning,
     UnknownPartWarning,
 )
-from agui_wire._codec import backend, frame_decoder
+from agui_wire._codec import backend, stream_decoder
 from agui_wire._sample import realistic_run
 from agui_wire.errors import SSELimitExceeded
 
@@ -38,7 +38,7 @@ _need_fast = pytest.mark.skipif(
 )
 
 IMPLS = [
-    pytest.param(frame_decoder, id="python"),
+    pytest.param(stream_decoder, id="python"),
     pytest.param(_fast, id="cython", marks=_need_fast),
 ]
 

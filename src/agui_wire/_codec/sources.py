@@ -1,0 +1,61 @@
+"""What a decoder reads from: a capture as bytes, a binary file or chunks, and its format.
+
+Strategy: every whole-capture reader (the one-shot decoders, ``read_frames``,
+``iter_decode``) takes a ``Source`` and walks it with ``chunks``: a buffer is one
+chunk, a file is read ``READ_SIZE`` bytes at a time, anything else is iterated as it
+is. ``sniff`` tells the transport from the first byte, so a reader given no content
+type can pick its decoder before it has seen more than one chunk.
+
+Contract: ``sniff(head)`` is ``PROTO_MEDIA_TYPE`` for a first byte of 0 (the high
+byte of the length prefix of any frame under 16 MiB), ``SSE_MEDIA_TYPE`` for a
+first byte that text starts with (a BOM, a line end, a tab or a printable
+character), ``None`` for no bytes, and a located ``DecodeError`` for anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import IO, Final
+
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ..errors import DecodeError
+
+__all__ = ["READ_SIZE", "Source", "chunks", "sniff"]
+
+READ_SIZE: Final = 1 << 16
+
+Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+
+
+def chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
+    """The chunks of ``source``: a buffer whole, a file ``READ_SIZE`` bytes at a
+    time, an iterable of chunks as it comes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        yield source
+    elif hasattr(source, "read"):
+        read = source.read
+        while chunk := read(READ_SIZE):
+            yield chunk
+    else:
+        yield from source
+
+
+def sniff(head: bytes | bytearray | memoryview) -> str | None:
+    """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
+
+    A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
+    SSE is text, whose first byte is a BOM, a line end or a printable character.
+    """
+    if not head:
+        return None
+    first = head[0]
+    if first == 0:
+        return PROTO_MEDIA_TYPE
+    if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
+        return SSE_MEDIA_TYPE
+    raise DecodeError(
+        f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
+        "start of a protobuf frame nor text (pass content_type)",
+        index=0,
+        offset=0,
+    )
