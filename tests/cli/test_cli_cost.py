@@ -9,8 +9,10 @@ import time
 import orjson
 import pytest
 
+from agui_wire._cli._costmodel import TRANSPORTS
 from agui_wire._cli._progress import Progress
-from agui_wire._cli.cost import TRANSPORTS, measure, table
+from agui_wire._cli.cost import table
+from agui_wire._cli.cost_measure import measure
 from agui_wire._cli.report import render_html
 from agui_wire._compression import available
 from agui_wire._sample import realistic_run

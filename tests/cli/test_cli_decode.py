@@ -314,10 +314,16 @@ def test_bad_json_lines(cli, tmp_path, run_events) -> None:
     assert b"line 5: not a JSON object" in r.stderr
 
 
-def test_empty_input(cli) -> None:
+def test_empty_input_is_a_problem_unless_allowed(cli) -> None:
     r = cli("decode", "-", input=b"")
-    assert r.returncode == 0
+    assert r.returncode == 1
     assert r.stdout == b""
+    assert r.stderr == (
+        b"agui-wire: stdin: no AG-UI events: the input is empty (0 bytes) "
+        b"(--allow-empty accepts an empty stream)\n"
+    )
+    r = cli("decode", "-", "--allow-empty", input=b"")
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
 
 
 def test_io_and_usage_errors(cli, tmp_path) -> None:

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Sequence
 
 from ._common import EXIT_IO, EXIT_OK, EXIT_USAGE, CliError, say
+from ._leftout import SHOWN
 from ._parser import EXIT_CODES, HelpFormatter, command_list
 
 __all__ = ["build_parser", "main"]
@@ -44,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-progress",
         action="store_true",
         help="never draw a progress bar (it is drawn only when stderr is a terminal)",
+    )
+    common.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help=f"list every event left out or skipped (default: the first {SHOWN})",
     )
     parser = argparse.ArgumentParser(
         prog="agui-wire",

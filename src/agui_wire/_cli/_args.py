@@ -21,18 +21,24 @@ from contextlib import contextmanager, suppress
 from typing import IO, Any, cast
 
 from ..schema import DEFAULT_MAX_FRAME_SIZE
-from ._capture import CaptureStream
+from ._capture import CaptureFrame, CaptureStream
 from ._common import InputError, UsageError, say
 from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Source, describe_entries, open_sources
+from ._leftout import LATER, LeftOut
 from ._progress import Progress, progress_enabled
 
 __all__ = [
+    "add_allow_empty",
     "add_capture_argument",
     "add_input_options",
+    "add_keep_going",
     "add_output_options",
     "byte_size",
+    "left_out",
+    "no_events",
     "open_output",
     "read_capture",
+    "skip_frame",
     "sources",
 ]
 
@@ -88,12 +94,8 @@ def add_input_options(parser: argparse.ArgumentParser, *, keep_going: bool = Tru
         help="HAR input: decode only log.entries[N] (listed when several qualify)",
     )
     if keep_going:
-        group.add_argument(
-            "--keep-going",
-            "-k",
-            action="store_true",
-            help="report a bad frame/event and continue after it (exit status stays 1)",
-        )
+        add_keep_going(group)
+    add_allow_empty(group)
     group.add_argument(
         "--unknown-events",
         choices=("skip", "raw", "error"),
@@ -121,6 +123,25 @@ def add_input_options(parser: argparse.ArgumentParser, *, keep_going: bool = Tru
         default=DEFAULT_MAX_HAR_SIZE,
         metavar="SIZE",
         help="largest HAR file read (HAR is JSON and is loaded whole; default 512MiB)",
+    )
+
+
+def add_keep_going(group: Any) -> None:
+    group.add_argument(
+        "--keep-going",
+        "-k",
+        action="store_true",
+        help="go past a frame that does not decode or an event that cannot be encoded, "
+        "listing it (the exit status stays 1)",
+    )
+
+
+def add_allow_empty(group: Any) -> None:
+    group.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="an input with no events is fine (exit 0); by default it is a problem (exit 1), "
+        "since a wrong file reads as no events",
     )
 
 
@@ -178,6 +199,45 @@ def read_capture(
         progress=None if progress is None else progress.update,
         **extra,
     )
+
+
+def left_out(args: argparse.Namespace, action: str = "skipped") -> LeftOut:
+    """The log of what this command leaves out (``-v`` lists every entry)."""
+    return LeftOut(verbose=getattr(args, "verbose", False), action=action)
+
+
+def skip_frame(log: LeftOut, source: Source, frame: CaptureFrame) -> None:
+    """A bad frame gone past (``--keep-going``) or a note (a later protocol's event)."""
+    if frame.error is not None:
+        err = frame.error
+        log.add(
+            source.label,
+            frame.index,
+            err.offset if err.offset is not None else frame.offset,
+            err.event_type,
+            err.reason,
+            frame.length,
+            unit=err._unit,
+        )
+    elif frame.note is not None:
+        unit = "frame" if source.format == "proto" else "event"
+        log.add(source.label, frame.index, frame.offset, LATER, frame.note, frame.length, unit)
+
+
+def no_events(args: argparse.Namespace, stream: CaptureStream) -> bool:
+    """After reading ``stream``: True (and one line saying what was found) when it held
+    no event, nothing went wrong in it, and ``--allow-empty`` does not accept that."""
+    if stream.events or stream.errors or stream.notes:
+        return False
+    merely_empty, found = stream.describe_empty()
+    if merely_empty and getattr(args, "allow_empty", False):
+        return False
+    label = stream.source.label
+    if merely_empty:
+        say(f"{label}: no AG-UI events: {found} (--allow-empty accepts an empty stream)")
+    else:
+        say(f"{label}: no AG-UI events: {found}; not an AG-UI capture?")
+    return True
 
 
 def new_progress(args: argparse.Namespace, label: str, source: Source) -> Progress:

@@ -15,8 +15,16 @@ Contract:
   stops: the events before it have all been yielded.
 * With ``keep_going``: binary and SSE as ``RecordReader`` says (a bad payload
   or event is skipped; a length prefix over ``max_frame_size`` or a stream cut
-  mid-frame ends the stream). JSON Lines — a line that is not a JSON object is
-  reported and skipped.
+  mid-frame ends the stream). JSON Lines — a line that is not a JSON object, or
+  an object without ``type`` (refused as on SSE), is reported and skipped.
+* JSON Lines may be what ``decode --envelope`` writes (and ``decode`` of a HAR
+  with several AG-UI responses): ``{"entry"?, "index", "offset", "event"}``
+  objects are unwrapped to their ``event``. Envelopes of a second HAR entry end
+  the stream with an error saying how to pick one: two streams are not one.
+* ``describe_empty()``, for a stream that held no event: what was found, and
+  whether it is an AG-UI stream that is merely empty (no bytes, SSE comments or
+  fields without ``data:``, an empty JSON array) or something else (text that
+  is not SSE, for one).
 * ``CaptureFrame.length``: binary, 4 + payload; JSON Lines, the line; SSE, with
   ``sse_lengths`` the bytes up to the next event (or the end), which costs a
   one-event delay (live streams should leave it off), else ``None``.
@@ -25,6 +33,7 @@ Contract:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,6 +50,10 @@ from ._inputs import Source
 __all__ = ["CaptureFrame", "CaptureStream"]
 
 _MAX_JSON_DOC: Final = 64 * 1024 * 1024
+_HEAD: Final = 64 * 1024  # bytes kept from the start, to say what an eventless input was
+_ENVELOPE_KEYS: Final = frozenset({"entry", "index", "offset", "event"})
+_SSE_LINE: Final = re.compile(rb"\A(?:|:.*|(?:data|event|id|retry)(?::.*)?)\Z", re.S)
+_UNSET: Final = object()
 
 
 @dataclass(slots=True)
@@ -88,9 +101,13 @@ class CaptureStream:
         self.events = 0
         self.errors = 0
         self.notes = 0
+        self.head = b""  # the first bytes read (describe_empty)
+        self._entry: object = _UNSET  # JSON Lines envelopes: the HAR entry they came from
 
     def _chunks(self) -> Iterator[bytes]:
         for chunk in self.source.chunks:
+            if len(self.head) < _HEAD:
+                self.head += chunk[: _HEAD - len(self.head)]
             if self.tap is not None:
                 self.tap(chunk, self.end_offset)
             self.end_offset += len(chunk)
@@ -257,8 +274,60 @@ class CaptureStream:
     def _json_event(
         self, value: Any, index: int, offset: int | None, length: int | None, line: int | None
     ) -> CaptureFrame:
+        where = f"line {line}: " if line is not None else f"item {index}: "
+        if isinstance(value, dict) and "type" not in value and _is_envelope(value):
+            entry = value.get("entry")
+            if self._entry is _UNSET:
+                self._entry = entry
+            elif entry != self._entry:
+                reason = (
+                    f"{where}an envelope of HAR entry {entry} after entry {self._entry}: this is "
+                    "`decode` of several AG-UI responses, which are separate streams; pick one "
+                    f"with `agui-wire decode HAR --entry {self._entry}` or "
+                    f"`jq -c 'select(.entry == {self._entry}) | .event'`"
+                )
+                return self._json_error(index, offset, reason, length, fatal=True)
+            value = value["event"]
         if not isinstance(value, dict):
-            where = f"line {line}: " if line is not None else f"item {index}: "
             kind = "an array" if isinstance(value, list) else type(value).__name__
             return self._json_error(index, offset, f"{where}not a JSON object ({kind})", length)
+        if not isinstance(value.get("type"), str) or not value["type"]:
+            keys = ", ".join(list(value)[:5]) or "none"
+            reason = (
+                f"{where}the event has no type (a non-empty string 'type' is required; "
+                f"its keys: {keys})"
+            )
+            return self._json_error(index, offset, reason, length)
         return CaptureFrame(index, offset, length, event=value)
+
+    # -- an input with no event -------------------------------------------------------------
+
+    def describe_empty(self) -> tuple[bool, str]:
+        """(merely empty, what was found) for a stream that yielded no event."""
+        size, head, fmt = self.end_offset, self.head, self.source.format
+        if size == 0:
+            return True, "the input is empty (0 bytes)"
+        lines = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        if len(head) < size:
+            lines = lines[:-1]  # the last one may be cut
+        if fmt == "jsonl":
+            if not head.strip(b" \t\r\n[]"):
+                return True, f"{size:,} bytes: an empty JSON array or only whitespace"
+            return False, f"{size:,} bytes of JSON with no event"
+        if fmt == "sse" and all(_SSE_LINE.match(line) for line in lines):
+            comments = sum(line.startswith(b":") for line in lines)
+            fields = sum(bool(line) and not line.startswith(b":") for line in lines)
+            found = [f"{comments:,} comment line(s)"] if comments else []
+            found += [f"{fields:,} field line(s)"] if fields else []
+            what = " and ".join(found) or "blank lines only"
+            return True, f"{size:,} bytes of SSE: {what}, no `data:` line"
+        start = head[:32].decode("utf-8", "replace")
+        more = "…" if size > 32 else ""
+        return False, (
+            f"{size:,} bytes, no SSE `data:` line and no frame header; it starts {start!r}{more}"
+        )
+
+
+def _is_envelope(value: dict[str, Any]) -> bool:
+    """``decode --envelope``'s wrapping: ``{"entry"?, "index", "offset", "event": {...}}``."""
+    return isinstance(value.get("event"), dict) and value.keys() <= _ENVELOPE_KEYS

@@ -341,9 +341,13 @@ def open_sources(
     if entry is not None:
         picked = [e for e in entries if e.index == entry]
         if not picked:
+            if not 0 <= entry < total:
+                last = f"0..{total - 1}" if total > 1 else "0"
+                what = f"no entry {entry}: it has {total} entries ({last})"
+            else:
+                what = f"entry {entry} is not an AG-UI response"
             raise UsageError(
-                f"{label}: entry {entry} is not an AG-UI response; these are:\n"
-                + describe_entries(entries)
+                f"{label}: {what}; the AG-UI responses are:\n" + describe_entries(entries)
             )
         entries = picked
     sources = []

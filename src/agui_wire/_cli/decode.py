@@ -6,8 +6,13 @@ in shows up live); bad frames and notes go to stderr with their index and byte
 offset. ``--envelope`` wraps each event with its position; a HAR file with
 several AG-UI responses is decoded whole with envelopes naming the entry.
 
+Whatever it writes, the other commands read back: ``validate -``, ``encode -``,
+``convert`` and ``inspect`` unwrap the envelopes (``_capture``).
+
 Contract: stdout carries only events (or envelopes); exit 0 when every frame
-decoded, 1 when any did not (also with ``--keep-going``, which only goes on).
+decoded, 1 when any did not (also with ``--keep-going``, which only goes on) or
+when the input held no event (``--allow-empty``: 0 for an empty stream). What is
+skipped is listed on stderr (``_leftout``: the first few, all with ``-v``).
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ from ._args import (
     add_capture_argument,
     add_input_options,
     add_output_options,
+    left_out,
     new_progress,
+    no_events,
     open_output,
     read_capture,
+    skip_frame,
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
+from ._leftout import cli_words
 from ._parser import add_command
 
 __all__ = ["register", "run"]
@@ -56,6 +65,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_capture_argument(p)
     p.add_argument("--pretty", action="store_true", help="indented JSON instead of one line each")
     p.add_argument(
+        "--sort-keys",
+        action="store_true",
+        help="keys in sorted order, so the same events from either transport diff cleanly",
+    )
+    p.add_argument(
         "--envelope",
         action="store_true",
         help='wrap each event: {"index": N, "offset": BYTE, "event": {...}} (+ "entry" for HAR)',
@@ -64,8 +78,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_output_options(p, binary=False)
 
 
-def _writer(out: IO[bytes], pretty: bool) -> Any:
+def _writer(out: IO[bytes], pretty: bool, sort_keys: bool) -> Any:
     option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0)
+    option |= orjson.OPT_SORT_KEYS if sort_keys else 0
     dumps = orjson.dumps
     write = out.write
 
@@ -79,8 +94,9 @@ def run(args: argparse.Namespace) -> int:
     found = open_args_sources(args, args.capture, allow_many=True)
     envelope = args.envelope or len(found) > 1
     failed = False
+    log = left_out(args)
     with open_output(args.output, binary=False) as out:
-        emit = _writer(out, args.pretty)
+        emit = _writer(out, args.pretty, args.sort_keys)
         for source in found:
             progress = new_progress(args, "decoding", source)
 
@@ -97,15 +113,18 @@ def run(args: argparse.Namespace) -> int:
                         progress.close()
                         failed = True
                         fatal = frame.fatal
-                        skipped = args.keep_going and not frame.fatal
-                        tail = " (skipped)" if skipped else ""
-                        if frame.fatal and args.keep_going:
-                            tail = " (cannot continue past this)"
-                        say(f"{source.label}: {frame.error}{tail}")
+                        if args.keep_going and not frame.fatal:
+                            skip_frame(log, source, frame)
+                            continue
+                        tail = (
+                            " (cannot continue past this)"
+                            if frame.fatal and args.keep_going
+                            else ""
+                        )
+                        say(f"{source.label}: {cli_words(str(frame.error))}{tail}")
                     elif frame.note is not None:
                         progress.close()
-                        where = f"frame {frame.index}, byte {frame.offset}"
-                        say(f"{source.label}: {where}: {frame.note}")
+                        skip_frame(log, source, frame)
                     elif envelope:
                         record: dict[str, Any] = {}
                         if source.entry is not None:
@@ -120,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
                         emit(frame.event)
             finally:
                 progress.close()
-            if stream.errors and fatal and not args.keep_going:
+            if no_events(args, stream):
+                failed = True
+            elif stream.errors and fatal and not args.keep_going:
                 pass  # the error line says it all: nothing after it can be read
             elif stream.errors and not args.keep_going:
                 say(
@@ -132,4 +153,6 @@ def run(args: argparse.Namespace) -> int:
                     f"{source.label}: {stream.events} events decoded, {stream.errors} bad "
                     "frame(s)/event(s)" + ("; the last one ended the stream" if fatal else "")
                 )
+    if summary := log.summary():
+        say(summary)
     return EXIT_PROBLEMS if failed else EXIT_OK

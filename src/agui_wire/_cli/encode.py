@@ -24,15 +24,21 @@ from .._encoder import encode_proto, encode_sse
 from ..errors import EncodeError
 from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._args import (
+    add_allow_empty,
     add_capture_argument,
+    add_keep_going,
     add_output_options,
+    left_out,
     new_progress,
+    no_events,
     open_output,
     read_capture,
+    skip_frame,
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
 from ._inputs import Source
+from ._leftout import cli_words
 from ._parser import add_command
 
 __all__ = ["encoder_for", "register", "run", "write_events"]
@@ -69,9 +75,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_capture_argument(p, "events", "JSON Lines file of events")
     p.add_argument("--to", choices=("proto", "sse"), required=True, help="output transport")
     add_encode_options(p)
-    p.add_argument(
-        "--keep-going", "-k", action="store_true", help="skip events that cannot be encoded"
-    )
+    add_keep_going(p)
+    add_allow_empty(p)
     add_output_options(p, binary=True)
     p.set_defaults(format="jsonl", entry=None, unknown_events="skip")
     p.set_defaults(invalid_utf8="error", max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_har_size=0)
@@ -98,9 +103,11 @@ def write_events(
     out: IO[bytes],
     encode: Callable[[dict[str, Any]], bytes],
 ) -> bool:
-    """Decode ``source`` and write each event with ``encode``; False if any failed."""
+    """Decode ``source`` and write each event with ``encode``; False if any failed or
+    the input held no event."""
     ok = True
     progress = new_progress(args, "converting", source)
+    log = left_out(args)
 
     def tick(done: int) -> None:
         progress.update(done)
@@ -113,29 +120,44 @@ def write_events(
             if frame.error is not None:
                 progress.close()
                 ok = False
-                tail = " (skipped)" if args.keep_going and not frame.fatal else ""
-                say(f"{source.label}: {frame.error}{tail}")
+                if args.keep_going and not frame.fatal:
+                    skip_frame(log, source, frame)
+                else:
+                    say(f"{source.label}: {cli_words(str(frame.error))}")
                 continue
             if frame.event is None:
                 if frame.note:
-                    say(f"{source.label}: frame {frame.index}, byte {frame.offset}: {frame.note}")
+                    skip_frame(log, source, frame)
                 continue
             try:
                 data = encode(frame.event)
             except EncodeError as exc:
                 progress.close()
                 ok = False
-                where = f"event {frame.index}"
-                if frame.offset is not None:
-                    where += f" (byte {frame.offset})"
-                tail = " (skipped)" if args.keep_going else ""
-                say(f"{source.label}: {where}: cannot encode: {exc}{tail}")
+                reason = f"cannot encode: {exc.reason}"
                 if not args.keep_going:
+                    where = f"event {frame.index}"
+                    if frame.offset is not None:
+                        where += f" (byte {frame.offset})"
+                    say(f"{source.label}: {where}: cannot encode: {cli_words(str(exc))}")
                     return False
+                log.add(
+                    source.label,
+                    frame.index,
+                    frame.offset,
+                    exc.event_type,
+                    reason,
+                    frame.length,
+                    path=exc.path,
+                )
                 continue
             out.write(data)
     finally:
         progress.close()
+        if summary := log.summary():
+            say(summary)
+    if no_events(args, stream):
+        return False
     return ok
 
 

@@ -10,7 +10,8 @@ SSE or JSON Lines, a hexdump of the event's bytes. ``--json`` prints the table
 as JSON Lines instead.
 
 Contract: reading goes on past bad frames whenever the framing allows (a bad
-frame is a table row saying what is wrong); exit 1 if any frame was bad, 2 if
+frame is a table row saying what is wrong); exit 1 if any frame was bad or the
+input held no event (``--allow-empty``: 0 for an empty stream), 2 if
 ``--frame N`` is past the end.
 """
 
@@ -24,7 +25,13 @@ from typing import IO, Any, Final
 import orjson
 
 from . import timeline
-from ._args import add_capture_argument, add_input_options, new_progress, read_capture
+from ._args import (
+    add_capture_argument,
+    add_input_options,
+    new_progress,
+    no_events,
+    read_capture,
+)
 from ._args import sources as open_args_sources
 from ._capture import CaptureFrame
 from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
@@ -241,6 +248,8 @@ def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[in
         if stream.end_offset >= 1024:  # below that human_bytes already says "N B"
             size += f" ({stream.end_offset:,} bytes)"
         print(f"{seen:,} {kind[source.format]}, {size}" + (f", {bad} bad" if bad else ""), file=out)
+    if no_events(args, stream):
+        bad += 1
     return seen, bad, 0
 
 

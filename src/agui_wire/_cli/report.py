@@ -5,9 +5,10 @@ inline SVG drawn here from the ``CostReport`` numbers: no scripts, fonts,
 images or other external assets, so the file can be mailed, attached to an
 issue or opened offline. Sections: the verdict, one tile per transport, bytes on
 the wire (with the whole-response gzip lower bound marked), where the bytes go
-by event type (stacked), CPU per event (encode/decode), the per-type table, and
-how it was measured. Every figure the terminal table shows is in the page as
-text (so it can be searched and tested), formatted the same way.
+by event type (stacked), CPU per event (encode/decode), the per-type table with
+every event left out (where, which type, why), and how it was measured. Every
+figure the terminal table shows is in the page as text (so it can be searched
+and tested), formatted the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
+from .._compression import BROTLI_QUALITY, ZSTD_LEVEL
 from ._costmodel import CostReport, TransportCost
 
 __all__ = ["render_html"]
@@ -107,8 +109,39 @@ def _send_note(report: CostReport) -> str:
         '<p class="notes">Writing to a loopback TCP socket (server CPU per event): one send per '
         f"event {s['per_event']:.2f} µs (SSE) / {p['per_event']:.2f} µs (protobuf); coalesced "
         f"into writes of up to 32 KiB {s['coalesced']:.2f} / {p['coalesced']:.2f} µs. An ASGI "
-        "server adds its own cost per send (benchmarks/server_cost.py).</p>"
+        "server adds its own cost to every send (several µs).</p>"
     )
+
+
+def _left_out_note(report: CostReport) -> str:
+    """Every event left out of the figures: where, which type, why (as the terminal lists)."""
+    if not report.left_out:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(str(s['input']))}</td><td>{s['index']}</td><td>{s['offset']}</td>"
+        f"<td>{escape(str(s['type'] or ''))}</td><td>{escape(s['path'])}</td>"
+        f"<td>{escape(s['reason'])}</td></tr>"
+        for s in report.left_out
+    )
+    share = ""
+    if report.input_bytes:
+        share = f" ({report.left_out_bytes / report.input_bytes:.0%} of the input's bytes)"
+    return (
+        f"<p class='notes'>{report.skipped} event(s) were left out of every figure{share}:</p>"
+        "<table><thead><tr><th>input</th><th>index</th><th>byte</th><th>type</th><th>at</th>"
+        f"<th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
+def _levels(report: CostReport) -> str:
+    """'gzip is level 6, Brotli quality 5, zstd level 3': only the codings measured."""
+    keys = {t.key for t in report.transports}
+    text = f"gzip is level {report.gzip_level}"
+    if "sse+br" in keys:
+        text += f", Brotli quality {BROTLI_QUALITY}"
+    if "sse+zstd" in keys:
+        text += f", zstd level {ZSTD_LEVEL}"
+    return text
 
 
 def _missing_note(report: CostReport) -> str:
@@ -274,12 +307,7 @@ def render_html(report: CostReport) -> str:
     reasons = "".join(f"<li>{escape(r)}</li>" for r in v.get("reasons", []))
     tiles = "".join(_tile(t, report) for t in report.transports)
     types = _type_order(report)
-    skipped = (
-        f"<p class='notes'>{report.skipped} event(s) were left out: they cannot be encoded in "
-        "both transports.</p>"
-        if report.skipped
-        else ""
-    )
+    skipped = _left_out_note(report)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -315,9 +343,9 @@ transports. Lighter bars: decode.</p>{_send_note(report)}</div>
 <div class="card notes">
 <p>Each event is encoded as a server writes it: SSE as <code>data: &lt;json&gt;\\n\\n</code>
 (text/event-stream), protobuf as a 4-byte big-endian length and one <code>ag_ui.Event</code>
-(application/vnd.ag-ui.event+proto). gzip is level {report.gzip_level}, Brotli quality 5, zstd
-level 3, each flushed after every event, which a streaming server must do for the client to see
-each event when it is sent{_missing_note(report)};
+(application/vnd.ag-ui.event+proto). {_levels(report)}, each flushed after every event,
+which a streaming server must do for the client to see each event when it is
+sent{_missing_note(report)};
 gzipping the whole response at once (the dashed lines) gives SSE
 {report.whole_gzip["sse"]:,} and protobuf {report.whole_gzip["proto"]:,} bytes. Decoding reads
 the chunks the server wrote, in order, with <code>agui_wire.EventDecoder</code>.</p>

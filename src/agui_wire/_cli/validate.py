@@ -5,7 +5,11 @@ Strategy: frames are read as ``decode --keep-going`` does (a frame that does not
 decode is a problem and reading goes on when the framing allows), and each
 event goes through ``agui_wire.validate.StreamValidator`` with its index and
 byte offset. Each AG-UI response of a HAR file is its own stream. Problems are
-printed as they are found (``--json``: one JSON document at the end).
+printed as they are found (``--json``: one JSON document at the end), coloured
+on a terminal unless ``NO_COLOR`` is set (``_style``).
+
+An input with no event is the ``stream.empty`` error, with a line on stderr saying
+what the input held (``--allow-empty``: an empty stream is valid).
 
 Contract: exit 0 only when no error was found (notes, such as keys the loose
 schema does not name, do not count unless ``--strict``); 1 otherwise.
@@ -20,11 +24,18 @@ from typing import IO, Any
 import orjson
 
 from ..validate import Problem, StreamValidator
-from ._args import add_capture_argument, add_input_options, new_progress, read_capture
+from ._args import (
+    add_capture_argument,
+    add_input_options,
+    new_progress,
+    no_events,
+    read_capture,
+)
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
 from ._inputs import Source
 from ._parser import add_command
+from ._style import Style
 
 __all__ = ["register", "run"]
 
@@ -89,6 +100,7 @@ def _validate(
     progress = new_progress(args, "validating", source)
     stream = read_capture(args, source, keep_going=True, progress=progress)
     printed = 0
+    style = Style(out)
     found: list[Problem] = []
     prefix = f"{source.label}: "
 
@@ -101,7 +113,10 @@ def _validate(
             if args.limit and printed >= args.limit:
                 continue
             progress.close()
-            print(prefix + str(p), file=out)
+            text = str(p)
+            mark = f"{p.severity} [{p.rule}]"
+            text = text.replace(mark, style.paint(mark, p.severity), 1)
+            print(prefix + text, file=out)
             printed += 1
 
     try:
@@ -110,16 +125,20 @@ def _validate(
                 report([_decode_problem(frame)])
             elif frame.event is not None:
                 report(validator.feed(frame.event, index=frame.index, offset=frame.offset))
-        report(validator.close(end_offset=stream.end_offset))
+        wrong = no_events(args, stream)  # says on stderr what an eventless input held
+        closing = validator.close(end_offset=stream.end_offset)
+        if not (stream.events or stream.errors or wrong):  # an empty stream, --allow-empty
+            closing = [p for p in closing if p.rule != "stream.empty"]
+        report(closing)
     finally:
         progress.close()
     return found, validator.events, printed
 
 
-def _summary(label: str, events: int, problems: list[Problem], printed: int) -> str:
+def _summary(label: str, events: int, problems: list[Problem], printed: int, style: Style) -> str:
     errors = sum(p.severity == "error" for p in problems)
     notes = len(problems) - errors
-    verdict = "valid" if not errors else "INVALID"
+    verdict = style.paint("valid", "valid") if not errors else style.paint("INVALID", "invalid")
     text = f"{label}: {verdict}: {events:,} events, {errors} error(s), {notes} note(s)"
     if printed < len(problems):
         text += f" ({len(problems) - printed} not printed)"
@@ -148,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
             }
             documents.append(doc)
         else:
-            print(_summary(source.label, events, problems, printed), file=out)
+            print(_summary(source.label, events, problems, printed, Style(out)), file=out)
     if args.json:
         payload: Any = documents[0] if len(documents) == 1 else documents
         out.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode() + "\n")
