@@ -4,12 +4,14 @@ Strategy: what both the ASGI response and the run store's producer/response
 need, and nothing that writes HTTP: the ASGI type aliases, reading a header
 from a scope, the producer as one async iterator (``Source``: async iterables
 as they are, sync ones inline or in a worker thread) and how it is closed,
-the event a failed producer ends its stream with, and ``EncodedEvents``
-(pre-encoded batches, public through ``agui_wire.asgi``).
+the event a failed producer ends its stream with, ``EncodedEvents``
+(pre-encoded batches, public through ``agui_wire.asgi``), and the binary
+keep-alive event (which ``agui_wire.client`` drops).
 
 Contract: private to the package; ``agui_wire.asgi`` re-exports only
-``EncodedEvents``. Failures while closing a producer are logged on the
-``agui_wire.asgi`` logger (the one the serving docs name), never raised.
+``EncodedEvents`` and ``KEEPALIVE_EVENT``. Failures while closing a producer
+are logged on the ``agui_wire.asgi`` logger (the one the serving docs name),
+never raised.
 """
 
 from __future__ import annotations
@@ -43,6 +45,17 @@ Send = Callable[[Message], Awaitable[None]]
 EventSource = Iterable[Any] | AsyncIterable[Any]
 
 TERMINAL: Final = ("RUN_FINISHED", "RUN_ERROR")
+#: The event a binary stream's keep-alive is (``EventStreamResponse(binary_keepalive=True)``):
+#: a ``CUSTOM`` event of this reserved name, which ``agui_wire.client`` drops.
+KEEPALIVE_NAME: Final = "agui_wire.keepalive"
+KEEPALIVE_EVENT: Final[Mapping[str, Any]] = {"type": "CUSTOM", "name": KEEPALIVE_NAME, "value": {}}
+
+
+def is_keepalive(event: Mapping[str, Any]) -> bool:
+    """Whether a decoded event is the binary keep-alive (not an event of the run)."""
+    return event.get("name") == KEEPALIVE_NAME and event.get("type") == "CUSTOM"
+
+
 _AHEAD: Final = 256  # events a threaded sync producer may run ahead of the socket
 _END: Final = object()  # end of a sync producer
 

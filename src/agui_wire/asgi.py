@@ -6,9 +6,9 @@ scope when called). Headers go out at once; then a *sender* task pulls from the
 producer the events it has ready, encodes them and awaits one ``send``, and only
 then pulls more, so the producer runs exactly as fast as the client reads (no
 queue, no buffering: see "Backpressure"). Beside it, a *watcher* task awaits
-``http.disconnect`` on ``receive`` and, for SSE with ``keepalive``, a *pinger*
-writes ``: keep-alive`` comments when nothing was written for that long (never
-while an event write is in flight). With Starlette installed the class subclasses
+``http.disconnect`` on ``receive`` and, with ``keepalive``, a *pinger* writes a
+keep-alive when nothing was written for that long (never while an event write is
+in flight). With Starlette installed the class subclasses
 ``starlette.responses.Response``, so FastAPI and Starlette endpoints return it
 as is; without Starlette it is a plain ASGI app (``import agui_wire`` never
 imports Starlette).
@@ -55,12 +55,15 @@ Contract:
   (events encoded once for many responses, as ``agui_wire.redis`` does for
   fan-out) is written as its ``data(binary)`` bytes in one send, unchanged
   (its SSE ids are its own; ``event_id`` does not apply to it).
-* Keep-alive: SSE only, ``: keep-alive\\n\\n`` after ``keepalive`` seconds
-  without a write (default 15; ``None`` turns it off). The binary transport has
-  no comment frame (every frame must decode to an event, and a zero-length frame
-  is an empty ``Event`` the reference rejects), so a binary stream stays silent
-  while the producer is idle: binary clients need a read timeout above the
-  producer's longest pause, or the app sends its own events (e.g. ``CUSTOM``).
+* Keep-alive: SSE, ``: keep-alive\\n\\n`` after ``keepalive`` seconds without
+  a write (default 15; ``None`` turns it off). The binary transport has no
+  comment frame (a zero-length frame is an empty ``Event``: ``@ag-ui/client``
+  1.0.0 fails the run on it), so by default a binary stream stays silent while
+  the producer is idle. ``binary_keepalive=True`` (off by default) sends the
+  ``CUSTOM`` event ``KEEPALIVE_EVENT`` instead (35 bytes), only inside a run:
+  after an event and not after a terminal one (the reference's ``verifyEvents``
+  refuses any event before ``RUN_STARTED`` or after the run's end). Subscribers
+  of the reference client see it as a custom event; ``agui_wire.client`` drops it.
 * Ids: ``event_id`` (SSE only; binary frames have no id field) is a callable
   ``event -> str | None`` or an int: ids counting up from it. Clients reconnect
   with ``Last-Event-ID``; ``last_event_id(request)`` reads it for the app,
@@ -106,6 +109,7 @@ from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._streaming import (
+    KEEPALIVE_EVENT,
     TERMINAL,
     EncodedEvents,
     EventSource,
@@ -133,6 +137,7 @@ else:
 
 __all__ = [
     "KEEPALIVE_COMMENT",
+    "KEEPALIVE_EVENT",
     "EncodedEvents",
     "EventStreamResponse",
     "last_event_id",
@@ -204,6 +209,7 @@ class EventStreamResponse(_Base):
         strict: bool = False,
         wildcard_proto: bool = False,
         keepalive: float | None = 15.0,
+        binary_keepalive: bool = False,
         event_id: EventIdFn | int | None = None,
         on_error: Literal["event", "raise"] | ErrorHandler = "event",
         status_code: int = 200,
@@ -226,6 +232,7 @@ class EventStreamResponse(_Base):
         self._events = events
         self._strict = strict
         self.keepalive = keepalive
+        self.binary_keepalive = binary_keepalive
         self._event_id = sequential_ids(event_id) if isinstance(event_id, int) else event_id
         self._on_error = on_error
         self._threaded = threaded
@@ -375,7 +382,12 @@ class _Stream:
         self.loop = asyncio.get_running_loop()
         self.time = self.loop.time
         self.binary = encoder.is_binary
-        self.keepalive = None if self.binary else response.keepalive
+        self.keepalive = response.keepalive
+        self.ping = KEEPALIVE_COMMENT
+        if self.binary:
+            if not response.binary_keepalive:
+                self.keepalive = None
+            self.ping = encoder.encode(KEEPALIVE_EVENT)
         self.compressor = None if coding is None else compressor(coding)
         self.last_write = self.time()
         self.writing = False  # a body message is being sent
@@ -575,6 +587,16 @@ class _Stream:
                     self._gone()
                 return
 
+    def _may_ping(self) -> bool:
+        """SSE comments go anywhere; the binary keep-alive (an event) only inside
+        a run: after an event, and not after a terminal one."""
+        if not self.binary:
+            return True
+        try:
+            return self.last is not None and event_type(self.last) not in TERMINAL
+        except Exception:  # a batch whose type cannot be read: stay silent
+            return False
+
     async def _ping(self, interval: float) -> None:
         comp = self.compressor
         try:
@@ -585,10 +607,12 @@ class _Stream:
                     continue
                 if self.finished:
                     return
-                if self.writing:  # an event write in flight (backpressure) is traffic
+                if self.writing or not self._may_ping():
+                    # an event write in flight (backpressure) is traffic; outside
+                    # a run a binary client takes no event: wait another interval
                     self.last_write = self.time()
                     continue
-                body = KEEPALIVE_COMMENT if comp is None else comp.compress(KEEPALIVE_COMMENT)
+                body = self.ping if comp is None else comp.compress(self.ping)
                 done = self.pinging = self.loop.create_future()
                 try:
                     await self.send({"type": "http.response.body", "body": body, "more_body": True})

@@ -21,7 +21,9 @@ Contract:
   ``BODY_EXCERPT`` bytes of the body); a content type that is not an AG-UI
   stream (or none) raises ``UnexpectedContentType``. Neither yields anything.
 * The events are yielded in order, as decoded (dicts shaped as ``@ag-ui/core``
-  JSON; over protobuf, after the documented normalisation). Decoding errors are
+  JSON; over protobuf, after the documented normalisation), except the binary
+  keep-alive (``agui_wire.asgi.KEEPALIVE_EVENT``), which is transport, not run:
+  dropped (and not counted). Decoding errors are
   the decoder's (``DecodeError`` and subclasses). ``decoder_options`` go to
   ``EventDecoder``.
 * The stream must end a run: if it ends (or the connection breaks, or a binary
@@ -65,6 +67,7 @@ import orjson
 
 from ._decoder import EventDecoder
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
+from ._streaming import is_keepalive
 from .errors import (
     AgentHTTPError,
     IncompleteRun,
@@ -314,10 +317,14 @@ def run_agent(
                 try:
                     for chunk in response.iter_bytes():
                         for event in decoder.feed(chunk):
+                            if is_keepalive(event):
+                                continue
                             run.see(event)
                             resume.seen()
                             yield event
                     for event in decoder.close():
+                        if is_keepalive(event):
+                            continue
                         run.see(event)
                         resume.seen()
                         yield event
@@ -379,10 +386,14 @@ async def arun_agent(
                 try:
                     async for chunk in response.aiter_bytes():
                         for event in decoder.feed(chunk):
+                            if is_keepalive(event):
+                                continue
                             run.see(event)
                             resume.seen()
                             yield event
                     for event in decoder.close():
+                        if is_keepalive(event):
+                            continue
                         run.see(event)
                         resume.seen()
                         yield event

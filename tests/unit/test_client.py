@@ -25,6 +25,7 @@ from agui_wire import (
     encode_proto,
     encode_sse,
 )
+from agui_wire.asgi import KEEPALIVE_EVENT
 from agui_wire.client import (
     BODY_EXCERPT,
     DEFAULT_ACCEPT,
@@ -54,6 +55,12 @@ def sse(*events: dict[str, Any]) -> bytes:
 
 def proto(*events: dict[str, Any]) -> bytes:
     return b"".join(encode_proto(e) for e in events)
+
+
+def proto_beating(*events: dict[str, Any]) -> bytes:
+    """Binary frames with the keep-alive event after each (a server with
+    ``binary_keepalive=True`` and a slow producer)."""
+    return proto(*(e for event in events for e in (event, dict(KEEPALIVE_EVENT))))
 
 
 class Chunks(httpx.SyncByteStream, httpx.AsyncByteStream):
@@ -443,8 +450,8 @@ class Resumable:
         if self.breaks:
             rest = rest[: self.breaks.pop(0)]
             fail = httpx.ReadError("connection reset")
-        if self.encode is proto:
-            body = proto(*rest)
+        if self.encode is proto or self.encode is proto_beating:
+            body = self.encode(*rest)
             content_type = PROTO_MEDIA_TYPE
         else:
             body = b"".join(encode_sse(e, id=str(after + i)) for i, e in enumerate(rest, 1))
@@ -462,6 +469,16 @@ class Resumable:
 def test_a_broken_resumable_stream_is_resumed(runner, encode) -> None:
     server = Resumable(encode, breaks=[2, 0, 1])
     assert runner(server, backoff=0) == RUN  # every event once, in order
+    ids = [r.headers.get("last-event-id") for r in server.requests]
+    assert ids == [None, "2", "2", "3"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_binary_keepalives_are_dropped_and_not_counted(runner) -> None:
+    """A keep-alive is transport, not an event of the run: not yielded, and not
+    counted towards the position a reconnect resumes after."""
+    server = Resumable(proto_beating, breaks=[2, 0, 1])
+    assert runner(server, backoff=0) == RUN
     ids = [r.headers.get("last-event-id") for r in server.requests]
     assert ids == [None, "2", "2", "3"]
 
