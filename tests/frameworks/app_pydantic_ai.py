@@ -2,9 +2,11 @@
 
 /agent: reasoning, then a tool call whose arguments stream in pieces; the tool
 returns a value plus a state snapshot (holding an integer beyond 2**53) and a
-custom event; then streamed text. /error: the model fails mid-stream.
+custom event; then streamed text. /error: the model fails mid-stream;
+/error-first: before its first token (a model call that fails at once).
 /streaming: /agent's run through agui_wire's EventStreamResponse instead of the
-adapter's StreamingResponse (streaming headers, SSE keep-alive; docs/integrations.md).
+adapter's StreamingResponse (streaming headers, SSE keep-alive; docs/integrations.md);
+/streaming-error-first: /error-first's run that way.
 """
 
 from __future__ import annotations
@@ -77,7 +79,15 @@ def get_weather(city: str) -> ToolReturn:
     )
 
 
+async def failing_at_once(
+    messages: list[ModelMessage], info: AgentInfo
+) -> AsyncIterator[str | DeltaToolCalls | DeltaThinkingCalls]:
+    raise RuntimeError("the model is unreachable")
+    yield ""  # an async generator that fails before its first token
+
+
 failing_agent = Agent(FunctionModel(stream_function=failing))
+failing_at_once_agent = Agent(FunctionModel(stream_function=failing_at_once))
 
 
 async def run(request: Request) -> Response:
@@ -86,6 +96,15 @@ async def run(request: Request) -> Response:
 
 async def run_failing(request: Request) -> Response:
     return await AGUIAdapter.dispatch_request(request, agent=failing_agent)
+
+
+async def run_failing_at_once(request: Request) -> Response:
+    return await AGUIAdapter.dispatch_request(request, agent=failing_at_once_agent)
+
+
+async def run_streaming_failing_at_once(request: Request) -> Response:
+    adapter = await AGUIAdapter.from_request(request, agent=failing_at_once_agent)
+    return EventStreamResponse(adapter.run_stream(), request, lossy_numbers=True)
 
 
 async def run_streaming(request: Request) -> Response:
@@ -97,6 +116,8 @@ app = Starlette(
     routes=[
         Route("/agent", run, methods=["POST"]),
         Route("/error", run_failing, methods=["POST"]),
+        Route("/error-first", run_failing_at_once, methods=["POST"]),
+        Route("/streaming-error-first", run_streaming_failing_at_once, methods=["POST"]),
         Route("/streaming", run_streaming, methods=["POST"]),
     ]
 )

@@ -81,7 +81,13 @@ class Route:
 FRAMEWORKS: dict[str, tuple[str, tuple[Route, ...]]] = {
     "pydantic_ai": (
         "pydantic-ai",
-        (Route("/agent"), Route("/error"), Route("/streaming", "adapter", reference="/agent")),
+        (
+            Route("/agent"),
+            Route("/error"),
+            Route("/error-first"),
+            Route("/streaming", "adapter", reference="/agent"),
+            Route("/streaming-error-first", "adapter", reference="/error-first"),
+        ),
     ),
     "langgraph": ("langgraph", (Route("/agent"),)),
     "strands": ("strands", (Route("/agent"),)),
@@ -255,13 +261,34 @@ def test_protobuf_is_served_and_carries_the_sse_events(
             ), (mode, route)
 
 
+def test_a_failing_model_reaches_every_client_as_one_run_error(
+    servers: tuple[str, dict[str, Server]],
+) -> None:
+    """The error routes (the model failing mid-stream, or before its first token)
+    end every response, on both transports and in every mode, with exactly one
+    ``RUN_ERROR``, after ``RUN_STARTED``: never an empty or cut body."""
+    app, started = servers
+    for route in routes(app):
+        if "error" not in route.path:
+            continue
+        for mode in MODES:
+            for accept in (PROTO, SSE, None, "*/*"):
+                response = post(started[mode].url + route.path, accept, str(uuid.uuid4()))
+                content_type = response.headers["content-type"].partition(";")[0]
+                assert content_type == route.content_type(mode, accept or SSE), (mode, route)
+                types = [e["type"] for e in agui_wire.decode(response.content, content_type)]
+                assert types[0] == "RUN_STARTED", (mode, route, accept)
+                assert types[-1] == "RUN_ERROR", (mode, route, accept)
+                assert types.count("RUN_ERROR") == 1, (mode, route, accept)
+
+
 def test_sse_is_byte_identical_to_the_plain_server(servers: tuple[str, dict[str, Server]]) -> None:
     app, started = servers
     for route in routes(app):
         for accept in (None, SSE, "*/*"):
             plain = post(started["plain"].url + route.sse_reference, accept, str(uuid.uuid4()))
             plain_text = Canon().text(plain.content.decode())
-            assert len(plain_text) > 200
+            assert plain_text.count("data: ") >= 2  # a run, not an empty body
             for mode in MODES:
                 if mode == "plain" and not route.reference:
                     continue
