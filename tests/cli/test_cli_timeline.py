@@ -191,6 +191,21 @@ def test_bad_frames_are_on_the_timeline(tmp_path: Path) -> None:
     tl = timeline(capture, code=1)
     assert [m["type"] for m in tl["marks"]] == ["RUN_STARTED", "BAD FRAME", "TOOL_CALL_CHUNK"]
     assert "field number 0" in tl["marks"][1]["error"]
+    # an event of a later protocol (an Event field this schema does not know) is skipped
+    # with a note, not an error; a megabyte-long id is cut in the marks and the span labels
+    later = b"\x9a\x06\x00"  # field 99, length 0
+    huge = "x" * 1_000_000
+    capture.write_bytes(
+        encode_proto({"type": "RUN_STARTED", "threadId": huge, "runId": huge})
+        + len(later).to_bytes(4, "big")
+        + later
+        + encode_proto({"type": "RUN_FINISHED", "threadId": huge, "runId": huge})
+    )
+    tl = timeline(capture)
+    assert [m["type"] for m in tl["marks"]] == ["RUN_STARTED", "(skipped)", "RUN_FINISHED"]
+    assert "later protocol" in tl["marks"][1]["text"]
+    assert max(len(m["text"]) for m in tl["marks"]) <= 200
+    assert [len(s["label"]) <= 120 and s["closed"] for s in tl["spans"]] == [True]
 
 
 def test_wrong_sidecars_and_options(tmp_path: Path) -> None:

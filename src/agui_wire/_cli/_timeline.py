@@ -19,7 +19,8 @@ reasoning, state, other) and the events are grouped, as they stream past, into
 spans (a run, step, subagent, message, tool call, reasoning block or message:
 from its first event to its last), counting text deltas and characters and, for
 a tool call, when its arguments ended and its result came. Memory: one small
-``Mark`` per frame (its ids and preview as text), no event is kept.
+``Mark`` per frame (its ids and preview, at most ``TEXT_LIMIT`` characters), no
+event is kept.
 ``_timeline_text`` prints a ``Timeline``; ``timeline_html`` draws it.
 """
 
@@ -37,9 +38,12 @@ from ._inputs import Source
 from ._timings import Timings
 
 __all__ = [
+    "BAD",
     "LANES",
     "REASONING_DELTAS",
+    "SKIPPED",
     "TEXT_DELTAS",
+    "TEXT_LIMIT",
     "Mark",
     "Span",
     "Timeline",
@@ -61,6 +65,10 @@ _LANE_OF: Final = (
     ("ACTIVITY_", "state"),
 )
 LANES: Final = ("run", "messages", "tool calls", "reasoning", "state", "other")
+BAD: Final = "BAD FRAME"  # the type of a frame that did not decode
+SKIPPED: Final = "(skipped)"  # an event of a later protocol, skipped with a note
+TEXT_LIMIT: Final = 200  # characters kept of a mark's ids and preview
+LABEL_LIMIT: Final = 120  # characters kept of a span's key and label
 GAPS_SHOWN: Final = 5
 TEXT_DELTAS: Final = frozenset({"TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"})
 REASONING_DELTAS: Final = frozenset(
@@ -81,7 +89,7 @@ class Mark:
 
     index: int
     t: float | None  # seconds (see Timeline.clock); None: no time known
-    type: str  # the event type, or "BAD FRAME"
+    type: str  # the event type, or BAD, or SKIPPED
     lane: str
     text: str  # ids and a preview, as ``inspect`` prints them
     offset: int | None
@@ -175,6 +183,11 @@ class Timeline:
     @property
     def timed(self) -> bool:
         return self.clock != "none"
+
+    @property
+    def events(self) -> int:
+        """How many events (not bad or skipped frames) it has."""
+        return sum(m.type not in (BAD, SKIPPED) for m in self.marks)
 
     def first(self, types: frozenset[str]) -> Mark | None:
         return next((m for m in self.marks if m.type in types and m.t is not None), None)
@@ -294,17 +307,21 @@ def build(
     stamps: list[tuple[Mark, float | None]] = []
     spans = _Spans()
     for frame, at in pairs:
-        if frame.error is not None or frame.event is None:
-            reason = frame.error.reason if frame.error is not None else frame.note or ""
-            mark = Mark(frame.index, at, "BAD FRAME", "run", reason, frame.offset, reason)
-            timeline.marks.append(mark)
+        if frame.error is not None:
+            reason = frame.error.reason[:TEXT_LIMIT]
+            timeline.marks.append(Mark(frame.index, at, BAD, "run", reason, frame.offset, reason))
+            continue
+        if frame.event is None:  # an event of a later protocol, skipped (not an error)
+            note = (frame.note or "")[:TEXT_LIMIT]
+            timeline.marks.append(Mark(frame.index, at, SKIPPED, "other", note, frame.offset))
             continue
         event = frame.event
-        etype = str(event.get("type", "?"))
+        etype = str(event.get("type", "?"))[:TEXT_LIMIT]
         if message_times is not None:
             n = len(stamps)
             at = message_times[n] if n < len(message_times) else None
-        mark = Mark(frame.index, at, etype, lane_of(etype), describe(event), frame.offset)
+        text = describe(event)[:TEXT_LIMIT]  # bounded: an id may be megabytes long
+        mark = Mark(frame.index, at, etype, lane_of(etype), text, frame.offset)
         timeline.marks.append(mark)
         spans.add(mark, event)
         stamp = event.get("timestamp")
@@ -368,7 +385,7 @@ class _Spans:
     def _start(self, kind: str, lane: str, key: str, label: str, mark: Mark) -> Span:
         span = self.open.get((kind, key))
         if span is None:
-            span = Span(lane, kind, key, label, mark, mark)
+            span = Span(lane, kind, key[:LABEL_LIMIT], label[:LABEL_LIMIT], mark, mark)
             self.open[(kind, key)] = span
             self.all.append(span)
         return self._touch(span, mark)

@@ -114,8 +114,7 @@ def render_summary(tl: Timeline) -> str:
 
 def render_text(tl: Timeline, out: IO[str]) -> None:
     """The timeline as a table of events, then ``render_summary``."""
-    events = sum(m.type != "BAD FRAME" for m in tl.marks)
-    print(f"timeline of {tl.label}: {events:,} {_KIND[tl.format]}, {tl.bytes:,} bytes", file=out)
+    print(f"timeline of {tl.label}: {tl.events:,} {_KIND[tl.format]}, {tl.bytes:,} bytes", file=out)
     if tl.clock_note:
         print(f"times: {tl.clock_note}", file=out)
     if not tl.timed:

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-from ._timeline import LANES, Timeline, describe_duration
+from ._timeline import BAD, LANES, TEXT_LIMIT, Timeline, describe_duration
 from ._timeline_text import describe_span, render_summary
 from .report import CSS
 
@@ -41,7 +41,6 @@ LANE_COLORS: Final = {
     "other": "#8a8f98",
 }
 BAD_COLOR: Final = "#d62728"
-TEXT_LIMIT: Final = 200  # characters of an event's ids and preview kept in the page
 
 TIMELINE_CSS: Final = """
 .toolbar { display:flex; gap:8px; align-items:center; margin-bottom:10px; color:var(--muted);
@@ -161,7 +160,7 @@ SCRIPT: Final = r"""
   marks.forEach(function (m, k) {
     var x = pos(m[1], m[0]);
     var el = document.createElement("div");
-    el.className = "mark" + (m[2] === "BAD FRAME" ? " bad" : "");
+    el.className = "mark" + (m[6] ? " bad" : "");
     el.dataset.index = m[0];
     el.dataset.type = m[2];
     var gap = (timed && previous !== null && m[1] !== null) ? m[1] - previous : null;
@@ -261,7 +260,10 @@ SCRIPT: Final = r"""
 
 
 def _data(tl: Timeline) -> str:
-    marks = [[m.index, m.t, m.type, m.lane, m.text[:TEXT_LIMIT], m.offset] for m in tl.marks]
+    marks = [
+        [m.index, m.t, m.type, m.lane, m.text[:TEXT_LIMIT], m.offset, m.type == BAD]
+        for m in tl.marks
+    ]
     spans = [
         {
             "lane": s.lane,
@@ -296,8 +298,7 @@ def _tiles(tl: Timeline) -> str:
     runs = [s for s in tl.spans if s.kind == "run"]
     if runs and runs[0].duration is not None:
         tiles.append(("run duration", describe_duration(runs[0].duration), runs[0].label))
-    events = sum(m.type != "BAD FRAME" for m in tl.marks)
-    tiles.append(("events", f"{events:,}", f"{tl.bytes:,} bytes"))
+    tiles.append(("events", f"{tl.events:,}", f"{tl.bytes:,} bytes"))
     tools = [s for s in tl.spans if s.kind == "tool call"]
     tiles.append(("tool calls", f"{len(tools):,}", ", ".join(s.label for s in tools[:3])))
     gaps = tl.gaps(1)
@@ -313,7 +314,7 @@ def _tiles(tl: Timeline) -> str:
 
 def render_html(tl: Timeline) -> str:
     """The timeline page (see the module doc)."""
-    events = sum(m.type != "BAD FRAME" for m in tl.marks)
+    events = tl.events
     note = (
         ""
         if tl.timed
