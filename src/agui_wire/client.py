@@ -249,26 +249,6 @@ def _body(input: Mapping[str, Any] | Any) -> bytes:
     return orjson.dumps(input, default=dict)
 
 
-def _headers(
-    accept: str, last_event_id: str | None, extra: Mapping[str, str] | None
-) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": accept}
-    if last_event_id is not None:
-        headers["last-event-id"] = last_event_id
-    if extra:
-        headers.update({k.lower(): v for k, v in extra.items()})
-    return headers
-
-
-def _decoder(url: str, response: httpx.Response, options: Mapping[str, Any]) -> EventDecoder:
-    content_type = response.headers.get("content-type")
-    try:
-        kind = media_type(content_type or "")
-    except ValueError:
-        raise UnexpectedContentType(url, content_type) from None
-    return EventDecoder(kind, **options)
-
-
 def _transport_error(exc: BaseException) -> bool:
     """Whether ``exc`` is httpx's "the connection failed" (not a bug of ours)."""
     import httpx
@@ -276,13 +256,108 @@ def _transport_error(exc: BaseException) -> bool:
     return isinstance(exc, httpx.TransportError)
 
 
-def _excerpt(chunks: Iterator[bytes]) -> bytes:
-    out = bytearray()
-    for chunk in chunks:
-        out += chunk
-        if len(out) >= BODY_EXCERPT:
-            break
-    return bytes(out[:BODY_EXCERPT])
+class _Unavailable(Exception):
+    """A reconnect answered 502/503/504: retried like a transport error."""
+
+    def __init__(self, error: AgentHTTPError) -> None:
+        self.error = error
+
+
+class _Attempts:
+    """One ``run_agent``/``arun_agent`` call, sans I/O: the request of each attempt,
+    what each response and each way a stream ends means, and when to reconnect.
+    The two functions are its drivers (one with ``httpx.Client``, one with
+    ``httpx.AsyncClient``) and do the I/O only, so they cannot drift apart."""
+
+    __slots__ = ("accept", "body", "extra", "options", "resume", "run", "url")
+
+    def __init__(
+        self,
+        url: str,
+        input: Mapping[str, Any] | Any,
+        accept: str,
+        headers: Mapping[str, str] | None,
+        last_event_id: str | None,
+        check_sequence: bool,
+        retries: int,
+        backoff: float,
+        decoder_options: Mapping[str, Any],
+    ) -> None:
+        self.url = url
+        self.body = _body(input)
+        self.accept = accept
+        self.extra = headers
+        self.options = decoder_options
+        self.run = _Run(check_sequence, last_event_id is not None)
+        self.resume = _Resume(retries, backoff, last_event_id)
+
+    def headers(self) -> dict[str, str]:
+        """This attempt's request headers (``Last-Event-ID`` on a reconnect)."""
+        headers = {"content-type": "application/json", "accept": self.accept}
+        if self.resume.last_event_id is not None:
+            headers["last-event-id"] = self.resume.last_event_id
+        if self.extra:
+            headers.update({k.lower(): v for k, v in self.extra.items()})
+        return headers
+
+    def refused(self, response: httpx.Response, excerpt: bytes) -> Exception:
+        """What to raise for a non-2xx answer (whose body starts with ``excerpt``)."""
+        error = AgentHTTPError(self.url, response.status_code, excerpt)
+        if self.resume.reconnecting and response.status_code in _RETRY_STATUS:
+            return _Unavailable(error)
+        return error
+
+    def start(self, response: httpx.Response) -> EventDecoder:
+        """The decoder of a 2xx response; ``UnexpectedContentType`` if it is not a stream."""
+        content_type = response.headers.get("content-type")
+        try:
+            kind = media_type(content_type or "")
+        except ValueError:
+            raise UnexpectedContentType(self.url, content_type) from None
+        self.resume.opened(response)
+        return EventDecoder(kind, **self.options)
+
+    def keep(self, event: Event) -> bool:
+        """Whether to yield ``event``: a binary keep-alive is dropped (and not counted
+        for resume); any other is checked against the run (``SequenceError`` if it
+        breaks it) and counted."""
+        if is_keepalive(event):
+            return False
+        self.run.see(event)
+        self.resume.seen()
+        return True
+
+    def ended(self, decoder: EventDecoder) -> IncompleteRun | None:
+        """The stream ended: ``None`` if it ended a run, else the failure."""
+        return self.run.end(decoder)
+
+    def broke(self, decoder: EventDecoder, exc: Exception) -> IncompleteRun | None:
+        """The stream broke off with ``exc``: the failure, or ``None`` if ``exc`` is
+        not a broken stream (a cut frame, a transport error) and is the caller's."""
+        if isinstance(exc, TruncatedStream) or _transport_error(exc):
+            return self.run.broken(decoder, exc)
+        return None
+
+    def unreachable(self, exc: Exception) -> IncompleteRun | None:
+        """A reconnect failed with ``exc``: the failure, or ``None`` if ``exc`` is
+        the caller's (any error of a first attempt, or one that is not the server's)."""
+        if isinstance(exc, _Unavailable):
+            cause: BaseException = exc.error
+        elif self.resume.reconnecting and _transport_error(exc):
+            cause = exc
+        else:
+            return None
+        err = IncompleteRun(
+            f"reconnecting failed: {type(cause).__name__}: {cause}",
+            events_read=self.run.count,
+            last_event_id=self.resume.last_event_id or "",
+        )
+        err.__cause__ = cause
+        return err
+
+    def wait(self, failure: IncompleteRun) -> float:
+        """Seconds to wait before reconnecting; raises ``failure`` when not to."""
+        return self.resume.retry(failure)
 
 
 def run_agent(
@@ -299,53 +374,52 @@ def run_agent(
     **decoder_options: Any,
 ) -> Iterator[Event]:
     """Run the agent at ``url`` and yield its events as they arrive (see module doc)."""
-    body = _body(input)
-    run = _Run(check_sequence, last_event_id is not None)
-    resume = _Resume(retries, backoff, last_event_id)
+    attempts = _Attempts(
+        url,
+        input,
+        accept,
+        headers,
+        last_event_id,
+        check_sequence,
+        retries,
+        backoff,
+        decoder_options,
+    )
+    failure: IncompleteRun | None
     while True:
-        request_headers = _headers(accept, resume.last_event_id, headers)
         try:
-            with client.stream("POST", url, content=body, headers=request_headers) as response:
+            with client.stream(
+                "POST", url, content=attempts.body, headers=attempts.headers()
+            ) as response:
                 if not response.is_success:
-                    excerpt = _excerpt(response.iter_bytes())
-                    error = AgentHTTPError(url, response.status_code, excerpt)
-                    if resume.reconnecting and response.status_code in _RETRY_STATUS:
-                        raise _Unavailable(error)
-                    raise error
-                decoder = _decoder(url, response, decoder_options)
-                resume.opened(response)
+                    excerpt = bytearray()
+                    for chunk in response.iter_bytes():
+                        excerpt += chunk
+                        if len(excerpt) >= BODY_EXCERPT:
+                            break
+                    raise attempts.refused(response, bytes(excerpt[:BODY_EXCERPT]))
+                decoder = attempts.start(response)
                 try:
                     for chunk in response.iter_bytes():
                         for event in decoder.feed(chunk):
-                            if is_keepalive(event):
-                                continue
-                            run.see(event)
-                            resume.seen()
-                            yield event
+                            if attempts.keep(event):
+                                yield event
                     for event in decoder.close():
-                        if is_keepalive(event):
-                            continue
-                        run.see(event)
-                        resume.seen()
-                        yield event
-                except TruncatedStream as exc:
-                    failure = run.broken(decoder, exc)
+                        if attempts.keep(event):
+                            yield event
                 except Exception as exc:
-                    if not _transport_error(exc):
+                    failure = attempts.broke(decoder, exc)
+                    if failure is None:
                         raise
-                    failure = run.broken(decoder, exc)
                 else:
-                    ended = run.end(decoder)
-                    if ended is None:
+                    failure = attempts.ended(decoder)
+                    if failure is None:
                         return
-                    failure = ended
-        except _Unavailable as exc:
-            failure = _unreachable(run, resume, exc.error)
         except Exception as exc:
-            if not (resume.reconnecting and _transport_error(exc)):
+            failure = attempts.unreachable(exc)
+            if failure is None:
                 raise
-            failure = _unreachable(run, resume, exc)
-        time.sleep(resume.retry(failure))
+        time.sleep(attempts.wait(failure))
 
 
 async def arun_agent(
@@ -362,14 +436,22 @@ async def arun_agent(
     **decoder_options: Any,
 ) -> AsyncIterator[Event]:
     """``run_agent`` for an ``httpx.AsyncClient``, as an async generator."""
-    body = _body(input)
-    run = _Run(check_sequence, last_event_id is not None)
-    resume = _Resume(retries, backoff, last_event_id)
+    attempts = _Attempts(
+        url,
+        input,
+        accept,
+        headers,
+        last_event_id,
+        check_sequence,
+        retries,
+        backoff,
+        decoder_options,
+    )
+    failure: IncompleteRun | None
     while True:
-        request_headers = _headers(accept, resume.last_event_id, headers)
         try:
             async with client.stream(
-                "POST", url, content=body, headers=request_headers
+                "POST", url, content=attempts.body, headers=attempts.headers()
             ) as response:
                 if not response.is_success:
                     excerpt = bytearray()
@@ -377,58 +459,26 @@ async def arun_agent(
                         excerpt += chunk
                         if len(excerpt) >= BODY_EXCERPT:
                             break
-                    error = AgentHTTPError(url, response.status_code, bytes(excerpt[:BODY_EXCERPT]))
-                    if resume.reconnecting and response.status_code in _RETRY_STATUS:
-                        raise _Unavailable(error)
-                    raise error
-                decoder = _decoder(url, response, decoder_options)
-                resume.opened(response)
+                    raise attempts.refused(response, bytes(excerpt[:BODY_EXCERPT]))
+                decoder = attempts.start(response)
                 try:
                     async for chunk in response.aiter_bytes():
                         for event in decoder.feed(chunk):
-                            if is_keepalive(event):
-                                continue
-                            run.see(event)
-                            resume.seen()
-                            yield event
+                            if attempts.keep(event):
+                                yield event
                     for event in decoder.close():
-                        if is_keepalive(event):
-                            continue
-                        run.see(event)
-                        resume.seen()
-                        yield event
-                except TruncatedStream as exc:
-                    failure = run.broken(decoder, exc)
+                        if attempts.keep(event):
+                            yield event
                 except Exception as exc:
-                    if not _transport_error(exc):
+                    failure = attempts.broke(decoder, exc)
+                    if failure is None:
                         raise
-                    failure = run.broken(decoder, exc)
                 else:
-                    ended = run.end(decoder)
-                    if ended is None:
+                    failure = attempts.ended(decoder)
+                    if failure is None:
                         return
-                    failure = ended
-        except _Unavailable as exc:
-            failure = _unreachable(run, resume, exc.error)
         except Exception as exc:
-            if not (resume.reconnecting and _transport_error(exc)):
+            failure = attempts.unreachable(exc)
+            if failure is None:
                 raise
-            failure = _unreachable(run, resume, exc)
-        await asyncio.sleep(resume.retry(failure))
-
-
-class _Unavailable(Exception):
-    """A reconnect answered 502/503/504: retried like a transport error."""
-
-    def __init__(self, error: AgentHTTPError) -> None:
-        self.error = error
-
-
-def _unreachable(run: _Run, resume: _Resume, exc: BaseException) -> IncompleteRun:
-    err = IncompleteRun(
-        f"reconnecting failed: {type(exc).__name__}: {exc}",
-        events_read=run.count,
-        last_event_id=resume.last_event_id or "",
-    )
-    err.__cause__ = exc
-    return err
+        await asyncio.sleep(attempts.wait(failure))

@@ -1,5 +1,5 @@
 # Cython twin of proto_writer.py, part 3 of 5: the entry points, in proto_writer's order
-# (_prefix, _check_options, encode_payload, _encode, encode_frame, encode_frames,
+# (_prefix, check_encode_options, encode_payload, _encode, encode_frame, encode_frames,
 # FrameEncoder), and the scratch state they write into (strategy: _proto_writer_wire.pxi).
 # A refused event goes to proto_writer, with the fault located first
 # (_proto_writer_refusals.pxi).
@@ -323,7 +323,7 @@ cdef class FrameEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _en_py._check_options(extra_keys, max_depth, lossy_numbers)
+        _en_py.check_encode_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )

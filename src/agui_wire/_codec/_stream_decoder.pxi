@@ -307,7 +307,7 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     # after it go to decode_rest, and the errors are built by the pure modules'
     # functions in the order the reader meets them. The options are checked here only
     # as far as taking the fast path needs; anything else (an invalid option, a file,
-    # chunks) is an EventDecoder's fed and closed (_fd_whole), which checks them.
+    # chunks) is this module's EventDecoder fed it and closed (decode_whole), which checks them.
     if (max_events is _FD_BATCH and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
             and max_event_size is _FD_EVENT_SIZE):
@@ -319,15 +319,15 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
             and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
             and type(max_event_size) is int and max_event_size >= 1
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
-        return _fd_whole(_FD_PROTO, data, max_events, unknown_events, invalid_utf8, max_depth,
-                         max_frame_size, max_event_size)
+        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview:
         buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
-        return _fd_whole(_FD_PROTO, data, max_events, unknown_events, invalid_utf8, max_depth,
-                         max_frame_size, max_event_size)
+        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
     return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
                              max_frame_size)
 
@@ -433,19 +433,8 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
         out = _fd_plain_sse(data, max_events)
         if out is not None:
             return out
-    return _fd_whole(_FD_SSE, data, max_events, unknown_events, invalid_utf8, max_depth,
-                     max_frame_size, max_event_size)
-
-
-cdef list _fd_whole(object content_type, object data, object max_events, object unknown_events,
-                    object invalid_utf8, object max_depth, object max_frame_size,
-                    object max_event_size):
-    # what the one-shots' C paths do not take: the pure twin's way (an EventDecoder fed
-    # data and closed, which checks the options), with this module's EventDecoder
-    return _fd_py.decode_all(EventDecoder(
-        content_type, unknown_events=unknown_events, invalid_utf8=invalid_utf8,
-        max_depth=max_depth, max_frame_size=max_frame_size, max_event_size=max_event_size,
-        max_events=max_events), data)
+    return _fd_py.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
+                               invalid_utf8, max_depth, max_frame_size, max_event_size)
 
 
 cdef object _fd_plain_sse(bytes data, object max_events):
@@ -453,7 +442,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     # capture that is plain "data: <json>" blocks only, else None. Such a capture is
     # SSEDecoder's fast path from end to end (a fresh decoder takes it from the first
     # block, and close() then holds nothing); that path has no side effects, so
-    # anything else starts over in an EventDecoder (_fd_whole).
+    # anything else starts over in an EventDecoder (decode_whole).
     global _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS
     cdef list out
     cdef char* buf = PyBytes_AS_STRING(data)

@@ -83,9 +83,11 @@ from ..schema import (
 
 __all__ = [
     "FrameEncoder",
+    "check_encode_options",
     "encode_frame",
     "encode_frames",
     "encode_payload",
+    "event_type",
 ]
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
@@ -775,13 +777,30 @@ def _prefix(payload: bytes) -> bytes:
     return _pack_len(len(payload))
 
 
-def _check_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False) -> None:
+def check_encode_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False) -> None:
+    """``ValueError`` for the first invalid option of an encoder (this one's, the
+    Cython twin's, ``upb.event_to_proto``'s), in this order."""
     if extra_keys not in ("drop", "error"):
         raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
     if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
         raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
     if type(lossy_numbers) is not bool:
         raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
+
+
+def event_type(event: Mapping[str, Any], etype: Any) -> str:
+    """``etype`` (``event``'s ``type``) when it names an event, else the refusal
+    every encoder gives for it (this one, the Cython twin's fallback, upb's)."""
+    if isinstance(etype, str) and etype in EVENTS:
+        return etype
+    if "type" not in event:
+        raise EncodeError("required field is missing", path="/type")
+    raise EncodeError(
+        f"unknown event type {etype!r}"
+        if isinstance(etype, str)
+        else f"expected a string, got {json_type(etype)}",
+        path="/type",
+    )
 
 
 def encode_payload(
@@ -792,7 +811,7 @@ def encode_payload(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
-    _check_options(extra_keys, max_depth, lossy_numbers)
+    check_encode_options(extra_keys, max_depth, lossy_numbers)
     return _encode(event, lossy_numbers, extra_keys, max_depth)
 
 
@@ -807,16 +826,7 @@ def _encode(
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     given = event
     event = _plain_object(event)
-    etype = _plain_str(event.get("type"))
-    if not isinstance(etype, str) or etype not in EVENTS:
-        if "type" not in event:
-            raise EncodeError("required field is missing", path="/type")
-        raise EncodeError(
-            f"unknown event type {etype!r}"
-            if isinstance(etype, str)
-            else f"expected a string, got {json_type(etype)}",
-            path="/type",
-        )
+    etype = event_type(event, _plain_str(event.get("type")))
     encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.opened(given)
     return encoder.event(event)
@@ -893,7 +903,7 @@ def encode_frame(
     events. Raises ``EncodeError`` (event type, JSON pointer, reason) for anything
     the wire cannot carry faithfully; see docs/wire-format.md for the rules.
     """
-    _check_options(extra_keys, max_depth, lossy_numbers)
+    check_encode_options(extra_keys, max_depth, lossy_numbers)
     if type(event) is not dict:
         event = as_event_dict(event)
     payload = _encode(event, lossy_numbers, extra_keys, max_depth)
@@ -908,7 +918,7 @@ def encode_frames(
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
     """Frames for several events, concatenated: a binary stream body."""
-    _check_options(extra_keys, max_depth, lossy_numbers)
+    check_encode_options(extra_keys, max_depth, lossy_numbers)
     out = bytearray()
     for event in events:
         payload = _encode(event, lossy_numbers, extra_keys, max_depth)
@@ -933,7 +943,7 @@ class FrameEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
         convert: Callable[[Any], Any] | None = None,
     ) -> None:
-        _check_options(extra_keys, max_depth, lossy_numbers)
+        check_encode_options(extra_keys, max_depth, lossy_numbers)
         self._lossy = lossy_numbers
         self._extra = extra_keys
         self._max_depth = max_depth

@@ -91,6 +91,7 @@ __all__ = [
     "decode_proto",
     "decode_rest",
     "decode_sse",
+    "decode_whole",
     "over_limit",
 ]
 
@@ -458,6 +459,33 @@ def decode_all(reader: ChunkDecoder, source: Source) -> list[Event]:
     return out
 
 
+def decode_whole(
+    decoder: Callable[..., ChunkDecoder],
+    content_type: str,
+    data: Source,
+    max_events: int | None,
+    unknown_events: UnknownPolicy,
+    invalid_utf8: Utf8Policy,
+    max_depth: int,
+    max_frame_size: int,
+    max_event_size: int,
+) -> list[Event]:
+    """The body of ``decode_proto`` and ``decode_sse`` (and their C twins' way for
+    what their C paths do not take): ``decoder`` (an ``EventDecoder`` class: this
+    module's, or the C twin's) for ``content_type`` with the one-shots' options, which
+    it checks, fed ``data`` and closed."""
+    reader = decoder(
+        content_type,
+        unknown_events=unknown_events,
+        invalid_utf8=invalid_utf8,
+        max_depth=max_depth,
+        max_frame_size=max_frame_size,
+        max_event_size=max_event_size,
+        max_events=max_events,
+    )
+    return decode_all(reader, data)
+
+
 def decode_proto(
     data: Source,
     *,
@@ -470,16 +498,17 @@ def decode_proto(
 ) -> list[Event]:
     """Every event in a buffer of binary frames (``decode`` with the protobuf type;
     the options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
-    decoder = EventDecoder(
+    return decode_whole(
+        EventDecoder,
         PROTO_MEDIA_TYPE,
-        unknown_events=unknown_events,
-        invalid_utf8=invalid_utf8,
-        max_depth=max_depth,
-        max_frame_size=max_frame_size,
-        max_event_size=max_event_size,
-        max_events=max_events,
+        data,
+        max_events,
+        unknown_events,
+        invalid_utf8,
+        max_depth,
+        max_frame_size,
+        max_event_size,
     )
-    return decode_all(decoder, data)
 
 
 def decode_sse(
@@ -494,16 +523,17 @@ def decode_sse(
 ) -> list[Event]:
     """Every event of a whole SSE capture (``decode`` with the SSE type; the
     options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
-    decoder = EventDecoder(
+    return decode_whole(
+        EventDecoder,
         SSE_MEDIA_TYPE,
-        unknown_events=unknown_events,
-        invalid_utf8=invalid_utf8,
-        max_depth=max_depth,
-        max_frame_size=max_frame_size,
-        max_event_size=max_event_size,
-        max_events=max_events,
+        data,
+        max_events,
+        unknown_events,
+        invalid_utf8,
+        max_depth,
+        max_frame_size,
+        max_event_size,
     )
-    return decode_all(decoder, data)
 
 
 def decode(

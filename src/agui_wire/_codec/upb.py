@@ -73,7 +73,8 @@ from ..schema import (
     double_from_integer,
     number_from_double,
 )
-from .proto_reader import raise_other_fault, read_varint
+from .proto_reader import check_max_depth, raise_other_fault, read_varint
+from .proto_writer import check_encode_options, event_type
 
 __all__ = ["decode_payload", "encode_payload", "event_from_proto", "event_to_proto"]
 
@@ -459,22 +460,10 @@ def event_to_proto(
 
     Raises ``EncodeError`` exactly where ``encode_proto`` does.
     """
-    if extra_keys not in ("drop", "error"):
-        raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
-    if not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    check_encode_options(extra_keys, max_depth)
     if not isinstance(event, dict):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
-    etype = event.get("type")
-    if not isinstance(etype, str) or etype not in EVENTS:
-        if "type" not in event:
-            raise EncodeError("required field is missing", path="/type")
-        raise EncodeError(
-            f"unknown event type {etype!r}"
-            if isinstance(etype, str)
-            else f"expected a string, got {json_type(etype)}",
-            path="/type",
-        )
+    etype = event_type(event, event.get("type"))
     return _Builder(etype, lossy_numbers, extra_keys, max_depth).event(event)
 
 
@@ -844,8 +833,7 @@ def decode_payload(
     data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> dict[str, Any]:
     """Decode one ``ag_ui.Event`` payload through upb (the reference decoder)."""
-    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
+    check_max_depth(max_depth)
     buf = bytes(data)
     try:
         return _decode(buf, max_depth)
