@@ -71,14 +71,15 @@ Contract:
 * Producer errors (the iterable raising at any point, before its first event
   included, or an event that does not encode; also ``CancelledError`` out of
   the producer when nobody cancelled the response: a task it awaited was
-  cancelled by its owner): with ``on_error="event"`` (default) the exception is logged (logger
-  ``agui_wire.asgi``) and the stream ends with a ``RUN_ERROR`` event (code
-  ``ENCODE_ERROR`` or ``INTERNAL_ERROR``; the message does not leak exception
-  text) followed by a clean end of body, so every client learns the run failed
-  and why in general terms; none is added after a ``RUN_FINISHED``/``RUN_ERROR``.
-  A callable ``on_error(exc) -> event | None`` chooses the event itself (None:
-  just end). ``on_error="raise"`` re-raises: the server then aborts the response
-  (uvicorn closes the connection mid-body) and clients see a truncated stream.
+  cancelled by its owner): with ``on_error="event"`` (default) the exception is
+  logged (logger ``agui_wire.asgi``) and the stream ends with a ``RUN_ERROR``
+  event (code ``ENCODE_ERROR`` or ``INTERNAL_ERROR``; the message does not leak
+  exception text) followed by a clean end of body, so every client learns the
+  run failed and why in general terms; none is added after a
+  ``RUN_FINISHED``/``RUN_ERROR``. A callable ``on_error(exc) -> event | None``
+  chooses the event itself (None: just end). ``on_error="raise"`` re-raises:
+  the server then aborts the response (uvicorn closes the connection mid-body)
+  and clients see a truncated stream; otherwise no producer failure escapes.
 * Backpressure: ``send`` returns only once the server accepted the bytes; uvicorn
   awaits its transport's drain when the write buffer is above its high-water
   mark (64 KiB), so for a slow reader the kernel socket buffers fill, then the

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
-import struct
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -29,7 +27,7 @@ from starlette.routing import Route
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.asgi import EventStreamResponse
-from tests.support.live import uvicorn_thread
+from tests.support.live import read_some_then_close, uvicorn_thread
 from tests.unit.test_asgi import DELTA, RUN
 from tests.unit.test_asgi_failures import APP_ERROR, POSITIONS, Producer
 
@@ -179,29 +177,6 @@ def test_a_failure_reaches_the_client_through_uvicorn(
 # -- disconnects ---------------------------------------------------------------------------
 
 
-def read_some_then_close(
-    url: str, query: str, accept: str, *, reset: bool, compress: bool, want: int = 300
-) -> bytes:
-    """POST with a raw socket, read headers and ``want`` body bytes, then close
-    (FIN) or abort (RST: SO_LINGER 0)."""
-    host, port = url.removeprefix("http://").split(":")
-    sock = socket.create_connection((host, int(port)), timeout=5)
-    encoding = "accept-encoding: gzip\r\n" if compress else ""
-    sock.sendall(
-        f"POST /endless?{query} HTTP/1.1\r\nhost: {host}\r\naccept: {accept}\r\n{encoding}"
-        "content-length: 2\r\ncontent-type: application/json\r\n\r\n{}".encode()
-    )
-    got = b""
-    while b"\r\n\r\n" not in got or len(got.partition(b"\r\n\r\n")[2]) < want:
-        chunk = sock.recv(65536)
-        assert chunk, got
-        got += chunk
-    if reset:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    sock.close()
-    return got
-
-
 HOWS = ["awaits", "busy", "cleanup awaits", "thread"]
 
 
@@ -214,12 +189,9 @@ def test_a_disconnect_mid_body_closes_the_producer_once_and_quietly(
 ) -> None:
     run = str(next(_ids))
     with caplog.at_level(logging.DEBUG):
+        query = urlencode({"id": run, "how": how, "compress": int(compress)})
         head = read_some_then_close(
-            server,
-            urlencode({"id": run, "how": how, "compress": int(compress)}),
-            accept,
-            reset=reset,
-            compress=compress,
+            server, f"POST /endless?{query}", accept=accept, reset=reset, compress=compress
         )
         endings = STREAMS.endings[run]
         wait_for(lambda: "finally" in endings)

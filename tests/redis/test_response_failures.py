@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -28,7 +27,7 @@ from agui_wire.redis import AFTER_HEADER, RunStore
 from agui_wire.redis import _tails as tails_module
 from tests.e2e.test_serving_failures import loud, wait_for
 from tests.redis.conftest import run
-from tests.support.live import uvicorn_thread
+from tests.support.live import read_some_then_close, uvicorn_thread
 
 DELTA = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -213,22 +212,9 @@ def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
 
     monkeypatch.setattr(tails_module.Tails, "detach", detach)
     assert httpx.post(f"{server}/runs/{run_id}/start", timeout=10).status_code == 202
-    host, port = server.removeprefix("http://").split(":")
     with caplog.at_level(logging.DEBUG):
-        sock = socket.create_connection((host, int(port)), timeout=5)
-        sock.sendall(
-            f"GET /runs/{run_id} HTTP/1.1\r\nhost: {host}\r\naccept: {accept}\r\n\r\n".encode()
-        )
-        got = b""
-        while len(got.partition(b"\r\n\r\n")[2]) < 2000:  # live events, past the replay
-            chunk = sock.recv(65536)
-            assert chunk, got
-            got += chunk
-        if reset:
-            sock.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-            )
-        sock.close()
+        # past the replay, into live events
+        read_some_then_close(server, f"GET /runs/{run_id}", accept=accept, reset=reset, want=2000)
         wait_for(lambda: stream_key(run_id) in detached)
         time.sleep(0.1)
     STOP.add(run_id)

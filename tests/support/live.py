@@ -10,6 +10,10 @@ by someone else between the probe and uvicorn's bind, so the start is retried.
 loop, a real listening socket bound first, so no port race), for tests that
 look at the app's own state and log records (``caplog`` sees them: uvicorn is
 told not to configure logging); the context manager stops it.
+
+``read_some_then_close(url, "POST /path", accept=...)`` is a client that leaves
+mid-body: a raw socket reads the headers and some of the body, then closes
+(FIN) or aborts (RST).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -27,7 +32,14 @@ from typing import Any
 
 import httpx
 
-__all__ = ["free_port", "start_uvicorn", "stop", "uvicorn_thread", "wait_http"]
+__all__ = [
+    "free_port",
+    "read_some_then_close",
+    "start_uvicorn",
+    "stop",
+    "uvicorn_thread",
+    "wait_http",
+]
 
 
 def free_port() -> int:
@@ -103,3 +115,40 @@ def uvicorn_thread(app: Any, **config: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def read_some_then_close(
+    url: str,
+    request: str,
+    *,
+    accept: str,
+    reset: bool,
+    compress: bool = False,
+    want: int = 300,
+) -> bytes:
+    """Send ``request`` (``"METHOD /target"``; a POST carries ``{}``) over a raw
+    socket, read the headers and ``want`` body bytes, then close (FIN) or abort
+    (RST: SO_LINGER 0). Returns what was read."""
+    host, port = url.removeprefix("http://").split(":")
+    method = request.split(" ", 1)[0]
+    head = f"{request} HTTP/1.1\r\nhost: {host}\r\naccept: {accept}\r\n"
+    if compress:
+        head += "accept-encoding: gzip\r\n"
+    body = ""
+    if method == "POST":
+        head += "content-length: 2\r\ncontent-type: application/json\r\n"
+        body = "{}"
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    try:
+        sock.sendall(f"{head}\r\n{body}".encode())
+        got = b""
+        while b"\r\n\r\n" not in got or len(got.partition(b"\r\n\r\n")[2]) < want:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise AssertionError(f"the server ended the response early: {got[-300:]!r}")
+            got += chunk
+        if reset:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        sock.close()
+    return got
