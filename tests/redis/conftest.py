@@ -16,7 +16,7 @@ import pytest
 # The interop suite's node_harness fixture (the pinned npm peers), as
 # tests/e2e/conftest.py binds it.
 from tests.interop.conftest import node_harness as node_harness
-from tests.redis.harness import RedisServer
+from tests.redis.harness import RedisClusterNodes, RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +27,27 @@ def redis_server() -> Iterator[RedisServer]:
             yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterNodes]:
+    """3 masters and a replica each, for the tests that only need a cluster."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = RedisClusterNodes(Path(tmp)).start()
+        try:
+            yield cluster
+        finally:
+            cluster.stop()
+
+
+@pytest.fixture
+def fresh_cluster(tmp_path: Path) -> Iterator[RedisClusterNodes]:
+    """A cluster of the test's own (the failover test kills a master)."""
+    cluster = RedisClusterNodes(tmp_path).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

@@ -35,6 +35,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_cluster_port() -> int:
+    """A free port p below 55536 whose cluster bus port, p + 10000, is free too."""
+    import random
+
+    for _ in range(200):
+        port = random.randint(20000, 45000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
 def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if found is None:
@@ -277,3 +293,149 @@ def asyncio_all_tasks(loop: Any) -> set[Any]:
     import asyncio
 
     return asyncio.all_tasks(loop)
+
+
+class RedisClusterNodes:
+    """A Redis Cluster on loopback: ``masters`` masters and ``replicas`` replicas
+    each (the same Debian ``redis-server``, ``--cluster-enabled yes``), joined by
+    ``redis-cli --cluster create``. ``kill(port)`` is SIGKILL of one node (a
+    master: its replica takes over after ``node_timeout`` ms)."""
+
+    def __init__(
+        self, directory: Path, *, masters: int = 3, replicas: int = 1, node_timeout: int = 1000
+    ) -> None:
+        self.directory = directory
+        self.count = masters * (1 + replicas)
+        self.replicas = replicas
+        self.node_timeout = node_timeout
+        self.ports: list[int] = []
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.ports[0]}/0"
+
+    def start(self) -> RedisClusterNodes:
+        binary = redis_server_binary()
+        for _ in range(self.count):
+            port = free_cluster_port()
+            node_dir = self.directory / f"node-{port}"
+            node_dir.mkdir()
+            self.processes[port] = subprocess.Popen(
+                [
+                    binary,
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    str(node_dir),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    str(self.node_timeout),
+                    # a replica takes over however long ago it heard from its master
+                    "--cluster-replica-validity-factor",
+                    "0",
+                    "--logfile",
+                    str(node_dir / "redis.log"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+            )
+            self.ports.append(port)
+        deadline = time.monotonic() + 10
+        while not all(_ping(p) for p in self.ports):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster's redis-server nodes did not start")
+            time.sleep(0.05)
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            raise RuntimeError("redis-cli is not installed: `make redis-server` installs it")
+        subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in self.ports),
+                "--cluster-replicas",
+                str(self.replicas),
+                "--cluster-yes",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            timeout=60,
+        )
+        self.wait_ok()
+        return self
+
+    def info(self, port: int, command: str = "CLUSTER INFO") -> str:
+        out = subprocess.run(
+            [shutil.which("redis-cli") or "redis-cli", "-p", str(port), *command.split()],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout
+
+    def wait_ok(self, timeout: float = 30) -> None:
+        """Until every live node says the cluster is ok and every live replica is
+        in sync with its master."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            live = [p for p, proc in self.processes.items() if proc.poll() is None]
+            replication = [self.info(p, "INFO replication") for p in live]
+            if all("cluster_state:ok" in self.info(p) for p in live) and all(
+                "master_link_status:up" in r for r in replication if "role:slave" in r
+            ):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the cluster did not become ok:\n" + self.info(self.ports[0]))
+
+    def live(self) -> int:
+        """The port of a node that is running."""
+        return next(p for p, proc in self.processes.items() if proc.poll() is None)
+
+    def masters(self) -> list[int]:
+        """Ports of the live masters."""
+        out = []
+        for line in self.info(self.live(), "CLUSTER NODES").splitlines():
+            fields = line.split()
+            if "master" in fields[2] and "fail" not in fields[2]:
+                out.append(int(fields[1].split("@")[0].rsplit(":", 1)[1]))
+        return out
+
+    def master_of(self, slot: int) -> int:
+        """The port of the master serving ``slot``."""
+        for line in self.info(self.live(), "CLUSTER NODES").splitlines():
+            fields = line.split()
+            if "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            for part in fields[8:]:
+                low, _, high = part.partition("-")
+                if low.isdigit() and int(low) <= slot <= int(high or low):
+                    return int(fields[1].split("@")[0].rsplit(":", 1)[1])
+        raise KeyError(slot)
+
+    def kill(self, port: int) -> None:
+        process = self.processes[port]
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=5)

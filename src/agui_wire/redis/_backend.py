@@ -10,13 +10,20 @@ never stores twice). Blocking reads are the tails' own (``_tails``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ClusterError, ReadOnlyError, RedisClusterException, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterError,
+    ReadOnlyError,
+    RedisClusterException,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -36,6 +43,7 @@ RETRYABLE: Final = (
     RedisClusterException,
     TryAgainError,
     ReadOnlyError,
+    AskError,  # and MovedError: a slot moved (the lanes name their node themselves)
 )
 #: Connections the short commands of one store use (each a pipeline at a time).
 COMMAND_LANES: Final = 4
@@ -103,6 +111,7 @@ class Backend:
         self.ttl_ms = max(1, int(self.ttl * 1000))
         self.running_ttl_ms = self.lease_ms + self.ttl_ms
         self.pipeliner = Pipeliner(redis, COMMAND_LANES)
+        self._healed = -1.0
         self.acquire = _Script(_keys.ACQUIRE)
         self.append = _Script(_keys.APPEND)
         self.finish = _Script(_keys.FINISH)
@@ -141,6 +150,27 @@ class Backend:
                     ) from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
+                await self.heal()
+
+    def node_of(self, key: bytes) -> dict[str, Any]:
+        """``execute_command`` options sending a command straight to the master of
+        ``key``'s slot (nothing on one Redis)."""
+        if not self.cluster:
+            return {}
+        node = self.redis.get_node_from_key(key.decode())  # type: ignore[union-attr]
+        return {"target_nodes": node}
+
+    async def heal(self) -> None:
+        """After a connection error on a cluster: read the slot map again (at most
+        every half second), so a failover's new master is used once it is elected."""
+        if not self.cluster:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() - self._healed < 0.5:
+            return
+        self._healed = loop.time()
+        with contextlib.suppress(Exception):  # a node still down: the next error asks again
+            await self.redis.nodes_manager.initialize()  # type: ignore[union-attr]
 
     async def call(self, run_id: str, *args: Any) -> Any:
         """One command, pipelined and retried."""

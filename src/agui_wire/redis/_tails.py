@@ -263,6 +263,9 @@ class _Lane:
                 runs = self.runs.values()
                 self.rung = False
                 try:
+                    # a cluster: straight to the node of the lane's slot (else redis-py
+                    # asks a node for the keys of every XREAD, on a connection of its own)
+                    where = backend.node_of(self.bell)
                     reply = await backend.redis.execute_command(
                         "XREAD",
                         "COUNT",
@@ -274,6 +277,7 @@ class _Lane:
                         self.bell,
                         *[run.since for run in runs],
                         self.bell_id,
+                        **where,
                     )
                 except RETRYABLE as exc:
                     now = loop.time()
@@ -287,6 +291,7 @@ class _Lane:
                         break
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
+                    await backend.heal()
                     for run in self.runs.values():  # back: did Redis keep the runs?
                         run.due = min(run.due, now)
                     continue
