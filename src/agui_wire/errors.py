@@ -10,7 +10,9 @@ says when each is raised and how to continue past it.
 from __future__ import annotations
 
 import copy
-from typing import Any
+import io
+import os
+from typing import Any, Final
 
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 
@@ -29,6 +31,7 @@ __all__ = [
     "LeaseLost",
     "LimitExceeded",
     "LossyNumberWarning",
+    "MissingDependency",
     "NotAcceptable",
     "PatchError",
     "PointerError",
@@ -161,6 +164,52 @@ class DecodeError(AguiWireError, ValueError):
         err.args = (err._render(),)
         return err
 
+    def with_hint(self, hint: str) -> DecodeError:
+        """This error with ``hint`` added to its reason (what the input looks like)."""
+        err = copy.copy(self)
+        err.reason = f"{self.reason}; {hint}"
+        err.args = (err._render(),)
+        return err
+
+
+# What the decoders say when given what they do not read: a gzip-compressed capture
+# (its first bytes are gzip's magic), a path or text where bytes go.
+GZIP_MAGIC: Final = b"\x1f\x8b"
+GZIP_HINT: Final = (
+    "the input starts 1f 8b, gzip's magic: it is gzip-compressed, so decompress it first "
+    "(gzip.decompress(data), or gzip.open(path, 'rb') for a file; an HTTP client undoes "
+    "Content-Encoding: gzip itself)"
+)
+
+
+def not_bytes(value: object, what: str = "source") -> TypeError:
+    """The ``TypeError`` for text (a path, a str, a text-mode file) where a decoder reads
+    bytes, saying what to pass instead."""
+    kind = type(value).__name__
+    if isinstance(value, (str, os.PathLike)) and _looks_like_path(value):
+        hint = (
+            f"to decode the file {os.fspath(value)!r}, pass its bytes "
+            f"(open({os.fspath(value)!r}, 'rb').read()) or the file opened with 'rb'"
+        )
+    elif isinstance(value, io.TextIOBase) or (hasattr(value, "read") and what == "source"):
+        hint = "this file was opened in text mode: open it with 'rb' (binary)"
+    else:
+        hint = (
+            "pass bytes (text.encode('utf-8')); a file opened in text mode yields str: "
+            "open it with 'rb'"
+        )
+    wanted = "a bytes-like object" if what == "chunk" else "bytes, a binary file or chunks"
+    return TypeError(f"{what} must be {wanted}, not {kind}: {hint}")
+
+
+def _looks_like_path(value: str | os.PathLike[str]) -> bool:
+    text = os.fspath(value)
+    return not isinstance(value, str) or (
+        0 < len(text) < 4096
+        and "\n" not in text
+        and not text.lstrip().startswith(("data:", "{", ":"))
+    )
+
 
 class TruncatedStream(DecodeError):
     """The stream ended inside a frame (or inside an SSE event that is cut short)."""
@@ -228,6 +277,21 @@ class NotAcceptable(AguiWireError):
         super().__init__(
             f"no acceptable AG-UI transport in Accept: {accept!r}; "
             f"offered {SSE_MEDIA_TYPE} and {PROTO_MEDIA_TYPE}"
+        )
+
+
+class MissingDependency(AguiWireError, ImportError):
+    """A part of agui_wire needs a package that is not installed; the message names
+    the extra that installs it (``pip install 'agui-wire[redis]'``)."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the {package!r} package, which is not installed: "
+            f"pip install 'agui-wire[{extra}]'",
+            name=package,
         )
 
 

@@ -91,6 +91,8 @@ def test_sniffing() -> None:
     assert agui_wire.sniff(b"\xef\xbb\xbfdata:") == SSE_MEDIA_TYPE
     assert agui_wire.sniff(b": keep-alive\n\n") == SSE_MEDIA_TYPE
     with pytest.raises(DecodeError, match="first byte is 0x1f"):
+        agui_wire.sniff(b"\x1f\x00")
+    with pytest.raises(DecodeError, match="it is gzip-compressed, so decompress it first"):
         agui_wire.sniff(gzip.compress(b"data: x"))
     decoder = EventDecoder()
     assert decoder.content_type is None

@@ -43,7 +43,15 @@ from __future__ import annotations
 from struct import Struct
 from typing import Final
 
-from ..errors import DecodeError, EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
+from ..errors import (
+    GZIP_HINT,
+    DecodeError,
+    EncodeError,
+    FrameTooLarge,
+    StreamClosed,
+    TruncatedStream,
+    not_bytes,
+)
 from ..schema import DEFAULT_MAX_FRAME_SIZE, FRAME_HEADER_SIZE, MAX_FRAME_PAYLOAD
 
 __all__ = [
@@ -85,8 +93,10 @@ def _too_long_to_frame(n: int) -> str:
 
 
 def _too_large(index: int, offset: int, declared: int, limit: int) -> FrameTooLarge:
+    # a gzip stream read as frames: its magic 1f 8b is the first prefix's high bytes
+    gzip = f"; {GZIP_HINT}" if offset == 0 and declared >> 16 == 0x1F8B else ""
     return FrameTooLarge(
-        f"frame declares {declared} bytes, above max_frame_size {limit}",
+        f"frame declares {declared} bytes, above max_frame_size {limit}{gzip}",
         index=index,
         offset=offset,
         frame_offset=offset,
@@ -128,6 +138,8 @@ def as_bytes_view(chunk: object) -> memoryview:
     try:
         mv = memoryview(chunk)  # type: ignore[arg-type]
     except TypeError:
+        if isinstance(chunk, str):
+            raise not_bytes(chunk, "chunk") from None
         raise TypeError(f"chunk must be a bytes-like object, not {type(chunk).__name__}") from None
     if not mv.c_contiguous:
         raise TypeError("chunk must be a contiguous bytes-like object")

@@ -9,16 +9,20 @@ type can pick its decoder before it has seen more than one chunk.
 Contract: ``sniff(head)`` is ``PROTO_MEDIA_TYPE`` for a first byte of 0 (the high
 byte of the length prefix of any frame under 16 MiB), ``SSE_MEDIA_TYPE`` for a
 first byte that text starts with (a BOM, a line end, a tab or a printable
-character), ``None`` for no bytes, and a located ``DecodeError`` for anything else.
+character), ``None`` for no bytes, and a located ``DecodeError`` for anything else
+(saying so when it is gzip's magic). ``chunks`` of a path, a str, a text-mode file
+or str chunks is a ``TypeError`` saying what to pass (``errors.not_bytes``).
 """
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Iterable, Iterator
 from typing import IO, Final
 
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ..errors import DecodeError
+from ..errors import GZIP_HINT, GZIP_MAGIC, DecodeError, not_bytes
 
 __all__ = ["READ_SIZE", "Source", "chunks", "sniff"]
 
@@ -32,12 +36,19 @@ def chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
     time, an iterable of chunks as it comes."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         yield source
+    elif isinstance(source, (str, os.PathLike, io.TextIOBase)):
+        raise not_bytes(source)  # a path, or text: say what to pass
     elif hasattr(source, "read"):
         read = source.read
         while chunk := read(READ_SIZE):
+            if isinstance(chunk, str):
+                raise not_bytes(source)
             yield chunk
     else:
-        yield from source
+        for chunk in source:
+            if isinstance(chunk, str):  # the lines of a text-mode file, say
+                raise not_bytes(chunk, "chunk")
+            yield chunk
 
 
 def sniff(head: bytes | bytearray | memoryview) -> str | None:
@@ -53,6 +64,8 @@ def sniff(head: bytes | bytearray | memoryview) -> str | None:
         return PROTO_MEDIA_TYPE
     if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:
         return SSE_MEDIA_TYPE
+    if bytes(head[:2]) == GZIP_MAGIC:
+        raise DecodeError(f"cannot tell the stream format: {GZIP_HINT}", index=0, offset=0)
     raise DecodeError(
         f"cannot tell the stream format: first byte is 0x{first:02x}, neither the "
         "start of a protobuf frame nor text (pass content_type)",

@@ -64,7 +64,15 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol, cast
 
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
-from ..errors import DecodeError, LimitExceeded, SSELimitExceeded, StreamClosed, UnknownEventWarning
+from ..errors import (
+    GZIP_HINT,
+    GZIP_MAGIC,
+    DecodeError,
+    LimitExceeded,
+    SSELimitExceeded,
+    StreamClosed,
+    UnknownEventWarning,
+)
 from ..schema import (
     DEFAULT_MAX_BATCH_EVENTS,
     DEFAULT_MAX_DEPTH,
@@ -447,13 +455,20 @@ def decode_all(reader: ChunkDecoder, source: Source) -> list[Event]:
     """Every event of ``source`` (``chunks``) fed to ``reader``, which is then
     closed; the ``DecodeError`` raised carries the events before it in ``.events``."""
     out: list[Event] = []
+    head = b""
     try:
         for chunk in chunks(source):
+            if not head:
+                head = bytes(chunk[:2])
             out += reader.feed(chunk)
             if reader.pending_error is not None:  # the events before it are out
                 raise reader.pending_error
         out += reader.close()
     except DecodeError as exc:
+        if head == GZIP_MAGIC and not out and GZIP_HINT not in exc.reason:
+            exc = exc.with_hint(GZIP_HINT)  # a compressed capture, read as SSE
+            exc.events = out
+            raise exc from None
         exc.events = out
         raise
     return out

@@ -83,6 +83,13 @@ decided in ``Subscription.open`` and answered in ``_http``.
 
 from __future__ import annotations
 
+try:  # redis-py: without it, say which extra installs it (not a bare ModuleNotFoundError)
+    import redis as _redis_py  # noqa: F401
+except ImportError as exc:
+    from ..errors import MissingDependency
+
+    raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
+
 from ._http import AFTER_HEADER, SNAPSHOT_HEADER, resume_after
 from ._keys import LEASE_EXPIRED, RUN_LOST
 from ._store import RunStore
