@@ -243,7 +243,7 @@ def test_oversized_frame_cannot_be_skipped(cli, tmp_path, captures, run_events) 
     assert r.returncode == 1
     assert jsonl(r.stdout) == run_events[:10]
     assert f"frame 10, byte {pos}".encode() in r.stderr
-    assert b"max_frame_size" in r.stderr
+    assert b"above --max-frame-size " in r.stderr
     assert b"cannot continue" in r.stderr
 
 

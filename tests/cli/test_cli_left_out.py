@@ -97,3 +97,12 @@ def test_later_protocol_events_skipped_are_listed(cli, run_events) -> None:
     assert r.returncode == 0, r.stderr
     assert re.search(rb"stdin: frame 1, byte \d+: skipped an event of a later protocol", r.stderr)
     assert b"event(s) skipped" not in r.stderr  # listed: no count needed
+
+
+@pytest.mark.parametrize("command", ["decode", "inspect", "validate"])
+def test_every_error_names_cli_flags_not_python_keywords(cli, captures, command) -> None:
+    r = cli(command, captures["proto"], "--max-frame-size", "10")
+    assert r.returncode == 1
+    said = r.stdout + r.stderr
+    assert b"above --max-frame-size 10" in said
+    assert b"max_frame_size" not in said

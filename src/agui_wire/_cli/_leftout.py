@@ -28,10 +28,11 @@ __all__ = ["LATER", "SHOWN", "LeftOut", "Skipped", "cli_words"]
 SHOWN: Final = 5
 LATER: Final = "of a later protocol"  # the type of an event skipped for its unknown Event arm
 
-# keyword=value in a library message -> the option of the same meaning here
+# keyword=value (or "max_frame_size N") in a library message -> the option of the same
+# meaning here; keywords with no option here (max_depth) are left as they are
 _KEYWORD = re.compile(
     r"\b(lossy_numbers|keep_going|extra_keys|unknown_events|invalid_utf8|max_frame_size)"
-    r"""=(True|'[^']*'|"[^"]*"|\w+)"""
+    r"""(?:=|(?= \d))(True|'[^']*'|"[^"]*"|\w+| \d+)"""
 )
 
 
@@ -41,7 +42,7 @@ def cli_words(text: str) -> str:
 
     def flag(m: re.Match[str]) -> str:
         option = "--" + m.group(1).replace("_", "-")
-        value = m.group(2).strip("'\"")
+        value = m.group(2).strip("'\" ")
         return option if value == "True" else f"{option} {value}"
 
     return _KEYWORD.sub(flag, text)

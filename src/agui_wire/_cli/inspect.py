@@ -36,6 +36,7 @@ from ._args import sources as open_args_sources
 from ._capture import CaptureFrame
 from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
 from ._inputs import Source
+from ._leftout import cli_words
 from ._parser import add_command
 from .protodump import dump_frame, hexdump
 
@@ -160,7 +161,7 @@ def _row(frame: CaptureFrame) -> str:
     length = "?" if frame.length is None else f"{frame.length:,}"
     head = f"{frame.index:>6}  {offset:>11}  {length:>8}  "
     if frame.error is not None:
-        return head + f"{'!! BAD':<26}  {frame.error.reason}"
+        return head + f"{'!! BAD':<26}  {cli_words(frame.error.reason)}"
     if frame.note is not None:
         return head + f"{'(skipped)':<26}  {frame.note}"
     event = frame.event or {}

@@ -34,6 +34,7 @@ from ._args import (
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
 from ._inputs import Source
+from ._leftout import cli_words
 from ._parser import add_command
 from ._style import Style
 
@@ -85,7 +86,7 @@ def _decode_problem(frame: Any) -> Problem:
     return Problem(
         "error",
         "decode",
-        err.reason + (" (reading stopped here)" if frame.fatal else " (skipped)"),
+        cli_words(err.reason) + (" (reading stopped here)" if frame.fatal else " (skipped)"),
         frame.index,
         err.offset if err.offset is not None else frame.offset,
     )
