@@ -16,7 +16,7 @@ from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
 from ._codec import backend
-from ._codec.sources import Source, chunks
+from ._codec.sources import ByteSource, chunks
 
 __all__ = ["EventDecoder", "aiter_decode", "decode", "decode_proto", "iter_decode"]
 
@@ -35,7 +35,7 @@ decode = backend.decode
 
 
 def iter_decode(
-    source: Source, content_type: str | None = None, **options: Any
+    source: ByteSource, content_type: str | None = None, **options: Any
 ) -> Iterator[dict[str, Any]]:
     """Events from a live or captured stream, as they complete: ``source`` is bytes,
     a binary file object, or an iterable of byte chunks (``response.iter_bytes()``).

@@ -48,7 +48,7 @@ from ._codec.framing import as_bytes_view, check_max_frame_size
 from ._codec.options import UnknownPolicy, Utf8Policy, check_policies
 from ._codec.proto_reader import check_max_depth
 from ._codec.records import Record, payload_records
-from ._codec.sources import Source, chunks, sniff
+from ._codec.sources import ByteSource, chunks, sniff
 from ._codec.sse_reader import (
     SSEMessage,
     SSEParser,
@@ -296,7 +296,7 @@ class RecordReader:
 
 
 def read_frames(
-    source: Source, content_type: str | None = None, **options: Any
+    source: ByteSource, content_type: str | None = None, **options: Any
 ) -> Iterator[Record]:
     """One ``Record`` per frame or SSE event of ``source`` (bytes, a binary file
     object, or an iterable of byte chunks), as they complete. ``options`` are

@@ -1,7 +1,7 @@
 """What a decoder reads from: a capture as bytes, a binary file or chunks, and its format.
 
 Strategy: every whole-capture reader (the one-shot decoders, ``read_frames``,
-``iter_decode``) takes a ``Source`` and walks it with ``chunks``: a buffer is one
+``iter_decode``) takes a ``ByteSource`` and walks it with ``chunks``: a buffer is one
 chunk, a file is read ``READ_SIZE`` bytes at a time, anything else is iterated as it
 is. ``sniff`` tells the transport from the first byte, so a reader given no content
 type can pick its decoder before it has seen more than one chunk.
@@ -24,14 +24,14 @@ from typing import IO, Final
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ..errors import GZIP_HINT, GZIP_MAGIC, DecodeError, not_bytes
 
-__all__ = ["READ_SIZE", "Source", "chunks", "sniff"]
+__all__ = ["READ_SIZE", "ByteSource", "chunks", "sniff"]
 
 READ_SIZE: Final = 1 << 16
 
-Source = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+ByteSource = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
 
 
-def chunks(source: Source) -> Iterator[bytes | bytearray | memoryview]:
+def chunks(source: ByteSource) -> Iterator[bytes | bytearray | memoryview]:
     """The chunks of ``source``: a buffer whole, a file ``READ_SIZE`` bytes at a
     time, an iterable of chunks as it comes."""
     if isinstance(source, (bytes, bytearray, memoryview)):

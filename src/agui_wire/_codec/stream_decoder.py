@@ -84,7 +84,7 @@ from . import proto_reader
 from .framing import FrameReader, as_bytes_view
 from .options import UnknownPolicy, Utf8Policy, check_options
 from .records import payload_records
-from .sources import Source, chunks, sniff
+from .sources import ByteSource, chunks, sniff
 from .sse_reader import SSEEventReader
 
 __all__ = [
@@ -451,7 +451,7 @@ class EventDecoder:
         return [] if self._reader is None else self._reader.close()
 
 
-def decode_all(reader: ChunkDecoder, source: Source) -> list[Event]:
+def decode_all(reader: ChunkDecoder, source: ByteSource) -> list[Event]:
     """Every event of ``source`` (``chunks``) fed to ``reader``, which is then
     closed; the ``DecodeError`` raised carries the events before it in ``.events``."""
     out: list[Event] = []
@@ -477,7 +477,7 @@ def decode_all(reader: ChunkDecoder, source: Source) -> list[Event]:
 def decode_whole(
     decoder: Callable[..., ChunkDecoder],
     content_type: str,
-    data: Source,
+    data: ByteSource,
     max_events: int | None,
     unknown_events: UnknownPolicy,
     invalid_utf8: Utf8Policy,
@@ -502,7 +502,7 @@ def decode_whole(
 
 
 def decode_proto(
-    data: Source,
+    data: ByteSource,
     *,
     max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
     unknown_events: UnknownPolicy = "skip",
@@ -527,7 +527,7 @@ def decode_proto(
 
 
 def decode_sse(
-    data: Source,
+    data: ByteSource,
     *,
     max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
     unknown_events: UnknownPolicy = "skip",
@@ -552,7 +552,7 @@ def decode_sse(
 
 
 def decode(
-    source: Source,
+    source: ByteSource,
     content_type: str | None = None,
     *,
     max_events: int | None = DEFAULT_MAX_BATCH_EVENTS,
