@@ -82,9 +82,9 @@ typecheck: $(EXTENSION)
 # tests/evolution builds an extension of its own: `make evolution` runs it, once.
 test: $(EXTENSION) $(NODE_PEERS) redis-server chromium generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
-	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py
-	# and differential/test_sse_codec.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
+	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py,
+	# test_proto_bytes.py and test_sse_codec.py compare both implementations directly and ran above
+	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
 
 # Issue 11 item 2, the evolution drill (tests/evolution/scratch.py): in a scratch copy of
 # the tree, fields on an event, Message, RunAgentInput, a repeated message field and a new

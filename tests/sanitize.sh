@@ -56,7 +56,7 @@ SECONDS_PER_TARGET="${SANITIZE_FUZZ_SECONDS:-$([[ $CI_MODE == 1 ]] && echo 45 ||
 # --ci: the tests that reach _fast's C code (both codecs side by side), as two
 # pytest processes at once (CI has 2 cores); CPython on ASan's malloc runs them ~5x
 # slower than a plain build, so the subset is trimmed where it does not reach C
-CI_TESTS_A=(tests/differential/test_proto_codec.py)
+CI_TESTS_A=(tests/differential/test_proto_codec.py tests/differential/test_proto_bytes.py)
 CI_TESTS_B=(
     tests/differential/test_conversion.py tests/differential/test_sse_codec.py
     tests/differential/test_sse_fast_path.py

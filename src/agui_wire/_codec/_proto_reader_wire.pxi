@@ -1,7 +1,7 @@
 # Cython twin of proto_reader.py: one ag_ui.Event payload -> event dict. The
 # contract (protobuf merge semantics, UTF-8 policy, depth, the special shapes,
 # warnings) is the module doc of proto_reader.py; tests/differential/test_proto_codec.py
-# holds the two to the same dicts and the same errors.
+# and test_proto_bytes.py (hostile bytes) hold the two to the same dicts and errors.
 #
 # C strategy:
 # * Each message is scanned once, forward: per field number (a spec says which
