@@ -6,6 +6,7 @@ start-up per check), against the same real server."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -29,7 +30,8 @@ ACCEPTS = {"sse": agui_wire.SSE_MEDIA_TYPE, "proto": agui_wire.PROTO_MEDIA_TYPE}
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("paced") / "server.log"
-    env = {"PATH": str(Path(sys.executable).parent), "PYTHONPATH": str(ROOT)}
+    # the server runs the same implementation as the tests (AGUI_WIRE_PURE passes through)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     url, process = start_uvicorn("tests.cli.paced_agent:app", cwd=ROOT, env=env, log=log)
     try:
         yield url

@@ -208,6 +208,18 @@ def test_bad_frames_are_on_the_timeline(tmp_path: Path) -> None:
     assert [len(s["label"]) <= 120 and s["closed"] for s in tl["spans"]] == [True]
 
 
+def test_no_events_is_not_a_timeline(tmp_path: Path) -> None:
+    empty, text = tmp_path / "empty.sse", tmp_path / "notes.txt"
+    empty.write_bytes(b"")
+    text.write_bytes(b"hello, not a capture\n")
+    for path in (empty, text):
+        r = run_in_process("inspect", path, "--timeline")
+        assert r.returncode == 1
+        assert "no AG-UI events" in r.stderr.decode()
+    assert run_in_process("inspect", empty, "--timeline", "--allow-empty").returncode == 0
+    assert run_in_process("inspect", text, "--timeline", "--allow-empty").returncode == 1
+
+
 def test_wrong_sidecars_and_options(tmp_path: Path) -> None:
     body = b"".join(encode_sse(e) for e in EVENTS)
     capture = tmp_path / "run.sse"

@@ -9,7 +9,8 @@ brings its own timings. Print the text (``_timeline_text``) or, with
 (``timeline_html``; one stream only: a HAR with several AG-UI responses needs
 ``--entry``).
 
-Contract: exit 1 when a frame was bad (it is on the timeline as a bad frame),
+Contract: exit 1 when a frame was bad (it is on the timeline as a bad frame) or
+the input held no event (as ``inspect``: ``--allow-empty`` accepts an empty stream),
 2 for usage errors (``--frame``/``--hex`` with ``--timeline``, ``--timing``
 with a HAR), 1 for a timing file that is not one or does not match its
 capture, 3 when a file cannot be read or written.
@@ -25,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from ._args import read_capture
+from ._args import no_events, read_capture
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, InputError, UsageError
 from ._inputs import Source
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace, describe: Callable[[dict[str, Any]], str]) -> 
             source.chunks = rechunk(source.chunks, timings)
         stream = read_capture(args, source, keep_going=True)
         timeline = build(source, stream, describe, timings)
-        bad = bad or stream.errors > 0
+        bad = bad or stream.errors > 0 or no_events(args, stream)
         if args.json:
             out.write(orjson.dumps(timeline.as_json()).decode() + "\n")
         else:
