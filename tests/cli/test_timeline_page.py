@@ -1,4 +1,5 @@
-"""The HTML timeline (``inspect --timeline --html``) in a real headless Chromium.
+"""The HTML timeline (``inspect --timeline --html``), and the cost report (``cost
+--html``), in a real headless Chromium.
 
 One browser for the module (tests/support/chromium.py, Debian's chromium, which
 ``make chromium`` installs). Each page must load with no uncaught exception and
@@ -164,3 +165,18 @@ def test_the_harness_fails_on_a_page_that_throws(
     errors = browser.errors()
     assert errors, "the harness missed it"
     assert errors[0].startswith(expected), errors
+
+
+def test_the_cost_report_renders_too(browser: Chromium, tmp_path: Path) -> None:
+    # agui-wire cost --html, the other self-contained page: no error, every chart drawn
+    html = tmp_path / "cost.html"
+    r = run_in_process("cost", "--events", 200, "--repeats", 1, "--html", html)
+    assert r.returncode == 0, r.stderr.decode()
+    browser.open_page(html)
+    assert browser.errors() == []
+    sizes = browser.evaluate(
+        "Array.from(document.querySelectorAll('svg'), s => s.getBoundingClientRect())"
+        ".map(b => [b.width, b.height])"
+    )
+    assert len(sizes) >= 3
+    assert all(w > 300 and h > 40 for w, h in sizes), sizes
