@@ -3,7 +3,8 @@
 ``POST /agent`` answers a run whose events are spaced by known pauses (``PLAN``:
 the pause before each event, in seconds), negotiated by ``EventStreamResponse``
 (SSE or protobuf), echoing the request's threadId/runId and the user's message,
-so a test can check both the request that was sent and the times measured.
+so a test can check both the request that was sent and the times measured;
+``?gzip=1`` sends it gzip-compressed.
 ``/fail`` answers 500; ``/page`` answers HTML; ``/cut`` sends two SSE events and
 then breaks the connection mid-body; ``/slow`` streams a text delta every 50 ms
 for a minute (to interrupt).
@@ -84,7 +85,9 @@ async def agent(request: Request) -> Response:
                 await asyncio.sleep(pause)
             yield event
 
-    return EventStreamResponse(events(), request, keepalive=None)
+    # ?gzip=1: compressed (Content-Encoding: gzip), flushed after every event
+    compress = ["gzip"] if request.query_params.get("gzip") == "1" else False
+    return EventStreamResponse(events(), request, keepalive=None, compress=compress)
 
 
 async def fail(request: Request) -> Response:

@@ -134,6 +134,13 @@ def test_record_with_an_input_file_and_headers(agent: str, tmp_path: Path) -> No
     events = agui_wire.decode((tmp_path / "out.sse").read_bytes(), agui_wire.SSE_MEDIA_TYPE)
     assert events[0]["runId"] == "r-file"
     assert events[3]["delta"] == "from a file"
+    # gzip on the wire: recorded as the client reads it, decompressed, chunk by chunk
+    r = run_in_process("record", f"{agent}/agent?gzip=1", "-o", "gz.sse", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert sidecar(tmp_path / "gz.sse")[0]["content_encoding"] == "gzip"
+    events = agui_wire.decode((tmp_path / "gz.sse").read_bytes(), agui_wire.SSE_MEDIA_TYPE)
+    assert [e["type"] for e in events][-1] == "RUN_FINISHED"
+    assert len(sidecar(tmp_path / "gz.sse")) > 10  # flushed per event: still paced chunks
     # the default name when -o is not given, by the transport that answered
     r = run_in_process("record", f"{agent}/agent", "--accept", "proto", cwd=tmp_path)
     assert r.returncode == 0, r.stderr.decode()
