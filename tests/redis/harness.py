@@ -316,6 +316,13 @@ class RedisClusterNodes:
         return f"redis://127.0.0.1:{self.ports[0]}/0"
 
     def start(self) -> RedisClusterNodes:
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()  # no node left behind
+            raise
+
+    def _start(self) -> RedisClusterNodes:
         binary = redis_server_binary()
         for _ in range(self.count):
             port = free_cluster_port()

@@ -184,7 +184,10 @@ class Backend:
                 "EVALSHA", script.sha, len(keys), *keys, *args, script=script.body
             )
 
-        return list(await self.retry(run_id, send))
+        try:  # the usual case without the retry loop's frames (a call per event)
+            return list(await send())
+        except RETRYABLE:
+            return list(await self.retry(run_id, send))
 
     async def script(
         self, run_id: str, script: _Script, keys: list[str], args: list[Any]

@@ -148,12 +148,3 @@ def entries(run_id: str, cursor: int, stream: Any) -> tuple[Batch, bool]:
 
 def _pairs(flat: list[Any]) -> dict[bytes, Any]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
-
-
-def streams_of(reply: Any) -> list[tuple[bytes, list[Any]]]:
-    """``(key, entries)`` of each stream in an ``XREAD`` reply (RESP2 or RESP3)."""
-    if not reply:
-        return []
-    if isinstance(reply, Mapping):  # RESP3
-        return [(k, list(v[0]) if v else []) for k, v in reply.items()]
-    return [(k, list(v)) for k, v in reply]

@@ -24,7 +24,12 @@ import asyncio
 from collections import deque
 from typing import Any, Final
 
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
+
+try:
+    from hiredis import pack_command as _pack
+except ImportError:  # pragma: no cover - redis[hiredis] installs it
+    _pack = None  # type: ignore[assignment]
 
 MAX_BATCH: Final = 256  # commands per pipeline
 
@@ -38,6 +43,15 @@ class _Call:
         self.args = args
         self.future = future
         self.script = script  # the body, for an EVALSHA whose script may need loading
+
+
+class _Held:
+    """A lane's connection on one Redis (taken from the pool while the lane runs)."""
+
+    __slots__ = ("connection",)
+
+    def __init__(self) -> None:
+        self.connection: Any = None
 
 
 class Pipeliner:
@@ -72,6 +86,16 @@ class Pipeliner:
             self.tasks.discard(asyncio.current_task())  # type: ignore[arg-type,unused-ignore]
 
     async def _take(self) -> None:
+        held = (
+            _Held() if _pack is not None and not hasattr(self.redis, "get_node_from_key") else None
+        )
+        try:
+            await self._drain(held)
+        finally:
+            if held is not None and held.connection is not None:
+                await self.redis.connection_pool.release(held.connection)
+
+    async def _drain(self, held: _Held | None) -> None:
         queue = self.queue
         while queue:
             calls: list[_Call] = []
@@ -83,7 +107,7 @@ class Pipeliner:
                 continue
             self.busy += 1
             try:
-                await self._send(calls)
+                await self._send(calls, held)
             except BaseException as exc:  # the connection (or we were cancelled)
                 for call in calls:
                     if not call.future.done():
@@ -96,20 +120,19 @@ class Pipeliner:
             finally:
                 self.busy -= 1
 
-    async def _send(self, calls: list[_Call]) -> None:
-        pipe = self.redis.pipeline(transaction=False)
-        for call in calls:
-            pipe.execute_command(*call.args)
-        replies = await pipe.execute(raise_on_error=False)
+    async def _send(self, calls: list[_Call], held: _Held | None) -> None:
+        async def execute(commands: list[tuple[Any, ...]]) -> list[Any]:
+            if held is None:
+                return await self._pipeline(commands)
+            return await self._raw(commands, held)
+
+        replies = await execute([call.args for call in calls])
         missing = [c for c, r in zip(calls, replies, strict=True) if isinstance(r, NoScriptError)]
         if missing:
             for body in {c.script for c in missing if c.script is not None}:
                 await self.redis.script_load(body)
-            pipe = self.redis.pipeline(transaction=False)
-            for call in missing:
-                pipe.execute_command(*call.args)
             again = dict(
-                zip(map(id, missing), await pipe.execute(raise_on_error=False), strict=True)
+                zip(map(id, missing), await execute([c.args for c in missing]), strict=True)
             )
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
         for call, reply in zip(calls, replies, strict=True):
@@ -119,6 +142,38 @@ class Pipeliner:
                 call.future.set_exception(reply)
             else:
                 call.future.set_result(reply)
+
+    async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Through redis-py's pipeline (a cluster: it routes each command by slot)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for args in commands:
+            pipe.execute_command(*args)
+        return list(await pipe.execute(raise_on_error=False))
+
+    async def _raw(self, commands: list[tuple[Any, ...]], held: _Held) -> list[Any]:
+        """On one Redis: packed by hiredis (C) on the lane's own connection, replies as
+        Redis sent them (redis-py's pipeline encodes every argument in Python)."""
+        assert _pack is not None
+        pool = self.redis.connection_pool
+        if held.connection is None:
+            held.connection = await pool.get_connection()
+        connection = held.connection
+        replies: list[Any] = []
+        try:
+            await connection.send_packed_command(
+                b"".join([_pack(args) for args in commands]), check_health=False
+            )
+            for _ in commands:
+                try:
+                    replies.append(await connection.read_response())
+                except ResponseError as exc:
+                    replies.append(exc)
+        except BaseException:
+            held.connection = None
+            await connection.disconnect()
+            await pool.release(connection)
+            raise
+        return replies
 
     def cancel(self) -> None:
         for task in list(self.tasks):

@@ -37,15 +37,21 @@ import logging
 import math
 import secrets
 from collections import deque
+from collections.abc import Mapping
 from typing import Any, Final
 
 from redis.exceptions import ResponseError
+
+try:
+    from hiredis import pack_command as _pack
+except ImportError:  # pragma: no cover - redis[hiredis] installs it
+    _pack = None  # type: ignore[assignment]
 
 from .._codec.framing import frame
 from .._decoder import decode_proto
 from ..errors import RunLost, StoreError, StoreUnavailable
 from ._backend import RETRYABLE, Backend
-from ._batches import Batch, entries, streams_of
+from ._batches import Batch, entries
 from ._keys import TERMINAL, RunKeys
 
 logger = logging.getLogger("agui_wire.redis")
@@ -55,10 +61,10 @@ LANE_KEYS: Final = 1024
 MAX_LANES: Final = 16
 _FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized by bytes)
 # A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
-# before it re-arms (1,024 runs: 5 ms), so that a read serves many events: the
+# before it re-arms (1,024 runs: 10 ms), so that a read serves many events: the
 # ``XREAD`` names every run, so its cost grows with the lane, not with the events.
 _COALESCE_FROM: Final = 128
-_COALESCE: Final = 5e-6
+_COALESCE: Final = 1e-5
 
 
 class Inbox:
@@ -232,6 +238,7 @@ class _Lane:
         self.count = min(_FIRST_COUNT, tails.backend.batch)
         self.task: asyncio.Task[None] | None = None
         self.ringing: set[asyncio.Task[None]] = set()
+        self.connection: Any = None  # held while the lane lives (one Redis)
 
     def add(self, run: TailRun) -> None:
         self.runs[run.key] = run
@@ -263,21 +270,17 @@ class _Lane:
                 runs = self.runs.values()
                 self.rung = False
                 try:
-                    # a cluster: straight to the node of the lane's slot (else redis-py
-                    # asks a node for the keys of every XREAD, on a connection of its own)
-                    where = backend.node_of(self.bell)
-                    reply = await backend.redis.execute_command(
-                        "XREAD",
-                        "COUNT",
+                    reply = await self._read(
+                        b"XREAD",
+                        b"COUNT",
                         self.count,
-                        "BLOCK",
+                        b"BLOCK",
                         backend.poll_ms,
-                        "STREAMS",
+                        b"STREAMS",
                         *self.runs,
                         self.bell,
                         *[run.since for run in runs],
                         self.bell_id,
-                        **where,
                     )
                 except RETRYABLE as exc:
                     now = loop.time()
@@ -315,12 +318,43 @@ class _Lane:
             if self in lanes:
                 lanes.remove(self)
             self.task = None
+            if self.connection is not None:
+                connection, self.connection = self.connection, None
+                await self.tails.backend.redis.connection_pool.release(connection)  # type: ignore[union-attr]
 
-    def _dispatch(self, reply: Any, now: float) -> None:
+    async def _read(self, *args: Any) -> Any:
+        """The lane's ``XREAD``. On one Redis, on a connection the lane keeps, the
+        command packed by hiredis in C (a lane names a thousand keys per read; redis-py
+        would encode each in Python); in a cluster through the client, straight to the
+        master of the lane's slot (else redis-py asks a node for the keys of every
+        read, on a connection of its own)."""
+        backend = self.tails.backend
+        if backend.cluster or _pack is None:
+            # bytes command name: redis-py applies no reply callback (the same raw
+            # shape as below)
+            reply = await backend.redis.execute_command(*args, **backend.node_of(self.bell))
+            return _pairs(reply)
+        pool = backend.redis.connection_pool  # type: ignore[union-attr]
+        if self.connection is None:
+            self.connection = await pool.get_connection()
+        connection = self.connection
+        try:
+            await connection.send_packed_command(_pack(args), check_health=False)
+            reply = await connection.read_response()  # as Redis sent it: RESP2 or 3
+        except ResponseError:
+            raise
+        except BaseException:
+            self.connection = None
+            await connection.disconnect()
+            await pool.release(connection)
+            raise
+        return _pairs(reply)
+
+    def _dispatch(self, reply: list[tuple[bytes, list[Any]]], now: float) -> None:
         tails = self.tails
         backend = tails.backend
         biggest = 0
-        for key, found in streams_of(reply):
+        for key, found in reply:
             if key == self.bell:
                 if found:
                     self.bell_id = found[-1][0]
@@ -366,6 +400,13 @@ class _Lane:
         if not blamed:
             for run in runs:
                 self.tails.fail(run, StoreError(run.keys.run_id, f"Redis refused a read: {exc}"))
+
+
+def _pairs(reply: Any) -> list[tuple[bytes, list[Any]]]:
+    """``(key, entries)`` of an ``XREAD`` reply as Redis sent it (RESP2 or 3)."""
+    if not reply:
+        return []
+    return list(reply.items()) if isinstance(reply, Mapping) else [(k, v) for k, v in reply]
 
 
 def _for_run(error: StoreUnavailable, run: TailRun) -> StoreUnavailable:
