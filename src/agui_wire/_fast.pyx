@@ -3,9 +3,10 @@
 protobuf encoder and decoder for event dicts, and the SSE writer's and reader's
 common cases, and the per-chunk decoders of EventDecoder.
 
-Each part is the C twin ``_codec/_X.pxi`` of a pure-Python module
-``_codec/X.py`` with identical behaviour, which the test suite runs side by side
-(``AGUI_WIRE_PURE=1`` forces the pure twins everywhere).
+Each part is the C twin ``_codec/_X.pxi`` (or its parts ``_X_<part>.pxi``, in X.py's
+order) of a pure-Python module ``_codec/X.py`` with identical behaviour, which the
+test suite runs side by side (``AGUI_WIRE_PURE=1`` forces the pure twins everywhere).
+``_codec/_common.pxi`` comes first: what every twin may use without declaring it.
 """
 
 include "_codec/_common.pxi"

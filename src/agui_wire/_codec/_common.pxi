@@ -1,7 +1,8 @@
 # What every C twin may use without declaring it: _fast.pyx includes this file first.
 #
 # Contract: each _codec/_X.pxi stands alone beside this file. It cimports and imports
-# what it uses itself (a cimport or import repeated in two files costs nothing), and a
+# what it uses itself (a cimport or import repeated in two files costs nothing); the
+# parts _X_<part>.pxi of one twin share their C definitions (not their imports); a
 # C name it takes from another twin is declared on a `# uses _Y.pxi: name, ...` line
 # at its top, as an import would be (_fast.pyx includes that twin first).
 # tests/contract/test_c_twins.py checks both on each file read alone, so a name that
