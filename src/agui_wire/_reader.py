@@ -48,8 +48,9 @@ from ._codec.framing import as_bytes_view, check_max_frame_size
 from ._codec.options import UnknownPolicy, Utf8Policy, check_policies
 from ._codec.proto_reader import check_max_depth
 from ._codec.records import Record, payload_records
-from ._codec.sources import ByteSource, chunks, sniff
+from ._codec.sources import Buffer, ByteSource, chunks, sniff
 from ._codec.sse_reader import (
+    WINDOW,
     SSEMessage,
     SSEParser,
     check_max_event_size,
@@ -137,14 +138,21 @@ class RecordReader:
         """The error that ended the stream, or ``None``."""
         return self._stopped
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Record]:
-        """Add ``chunk`` to the stream; return the records it completes."""
+    def feed(self, chunk: Buffer) -> list[Record]:
+        """Add ``chunk`` (any contiguous bytes-like object) to the stream; return
+        the records it completes."""
         if self._stopped is not None:
             raise self._stopped
         if self._closed:
             raise StreamClosed("RecordReader.feed() called after close()")
         if type(chunk) is not bytes:
-            chunk = bytes(as_bytes_view(chunk))  # a TypeError for what is not bytes-like
+            # read in place, never copied whole (a TypeError for what is not bytes-like);
+            # released after, so that no stored error pins the caller's buffer
+            with as_bytes_view(chunk) as view:
+                return self._feed(view)
+        return self._feed(chunk)
+
+    def _feed(self, chunk: bytes | memoryview) -> list[Record]:
         if self.content_type is None:
             try:
                 kind = sniff(chunk)
@@ -159,11 +167,15 @@ class RecordReader:
         self._fed += len(chunk)
         if self._sse is None:
             return self._settle(self._feed_frames(chunk))
-        if not self.keep_going or len(chunk) <= _SSE_PIECE:
+        if type(chunk) is bytes and (not self.keep_going or len(chunk) <= _SSE_PIECE):
             return self._settle(self._feed_sse(chunk, at))
+        # bounded pieces of bytes: the parser is fed a stream split anywhere
+        piece = _SSE_PIECE if self.keep_going else WINDOW
         records: list[Record] = []
-        for start in range(0, len(chunk), _SSE_PIECE):
-            records += self._feed_sse(chunk[start : start + _SSE_PIECE], at + start)
+        for start in range(0, len(chunk), piece):
+            records += self._feed_sse(bytes(chunk[start : start + piece]), at + start)
+            if not self.keep_going and records and records[-1].error is not None:
+                break  # the stream has ended
         return self._settle(records)
 
     def close(self) -> list[Record]:
@@ -196,7 +208,7 @@ class RecordReader:
 
     # -- binary -------------------------------------------------------------------------
 
-    def _feed_frames(self, chunk: bytes) -> list[Record]:
+    def _feed_frames(self, chunk: bytes | memoryview) -> list[Record]:
         frames = self._frames
         index, offset = frames.frames_read, frames.offset
         try:

@@ -1,8 +1,8 @@
 """The per-chunk decoders, Cython vs pure Python: ``FrameDecoder`` and ``SSEDecoder``
 (``agui_wire._codec.stream_decoder``) give the same events, errors (class, text,
 index, offsets), warnings and counts, call by call, for any stream, any chunking
-and the options ``EventDecoder`` passes; the SSE twin also matches the SSE reader
-fed ``bytearray`` chunks (which never take the fast path)."""
+and the options ``EventDecoder`` passes; the SSE twin also matches the general
+SSE parser alone (no fast path), and both twins give the same for any buffer type."""
 
 from __future__ import annotations
 
@@ -77,6 +77,21 @@ def test_frame_decoder_twins_agree(frames: list[bytes], cuts: list[int], options
     assert fast == trace(_fast.FrameDecoder(**options), [bytearray(c) for c in chunks])
 
 
+class GeneralSSEDecoder(stream_decoder.SSEDecoder):
+    """The pure SSEDecoder with its reader's fast path off: every chunk goes to the
+    general WHATWG parser (what SSEEventReader.feed does when the fast path declines)."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+        if self._failed is not None:
+            raise self._failed
+        reader = self._reader
+        if reader._error is not None:
+            raise reader._error
+        return self._deliver(reader._decode(reader.parser.feed(chunk)))
+
+
 BLOCKS = st.sampled_from(captures.SSE_BLOCKS)
 SSE_OPTIONS = st.sampled_from(
     [
@@ -94,8 +109,12 @@ def test_sse_decoder_twins_agree(blocks: list[bytes], cuts: list[int], options: 
     fast = _fast.SSEDecoder(**options)
     steps = trace(fast, chunks)
     assert steps == trace(stream_decoder.SSEDecoder(**options), chunks)
-    # bytearray chunks never take the fast path: the general parser's answer
-    assert steps == trace(_fast.SSEDecoder(**options), [bytearray(c) for c in chunks])
+    # the general parser's answer (no fast path)
+    assert steps == trace(GeneralSSEDecoder(**options), chunks)
+    # a chunk of any buffer type (read in place by the C fast path) decodes the same
+    for kind in (bytearray, lambda c: memoryview(b"xy" + c + b"z")[2:-1]):
+        assert steps == trace(_fast.SSEDecoder(**options), [kind(c) for c in chunks])
+        assert steps == trace(stream_decoder.SSEDecoder(**options), [kind(c) for c in chunks])
     # what the fast path skipped is accounted for in the parser
     pure = stream_decoder.SSEDecoder(**options)
     trace(pure, chunks)

@@ -13,7 +13,9 @@
 # refusal (no payload is decoded twice). SSEDecoder takes a chunk of plain blocks
 # (_sse_plain_blocks) without entering Python while its SSE parser is known to
 # sit at a block start, and owes the parser the bytes and events it skipped
-# until the parser is next used.
+# until the parser is next used; a chunk of another buffer type is read there in
+# place (buffer protocol, no copy), and what it leaves goes to the reader as a
+# view, released before feed returns (a held error must not pin the buffer).
 
 # uses _framing.pxi: FrameReader, _FR_HEADER, _FR_MAX_FRAME_SIZE, _fr_be32
 # uses _proto_reader*.pxi: _DE_MAX_DEPTH, _de_decode, _de_ptr, decode_payload
@@ -24,6 +26,8 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint32_t
 from libc.string cimport memchr
+
+from mmap import mmap as _fd_mmap
 
 from agui_wire import _mediatypes as _fd_mediatypes
 from agui_wire import schema as _fd_schema
@@ -250,22 +254,58 @@ cdef class SSEDecoder:
             if memchr(buf, 13, <size_t>n) == NULL:  # no CR: SSEEventReader's fast path
                 out = []
                 end = _sse_plain_blocks(buf, n, 0, self._max_size, self._max_brackets, out)
-                self._fed_due += end
-                self._index_due += len(out)
-                if end == n:
-                    if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
-                        return self._deliver(out)
-                    self._count += len(out)
-                    return out
-                self._settle_due()
-                try:
-                    out = self._reader._rest(out, chunk, end)
-                finally:
-                    self._clean = self._is_clean()
-                return self._deliver(out)
+                return self._after_plain(out, chunk, end, n)
+        elif self._clean:
+            return self._feed_buffer(chunk)
         self._settle_due()
         try:
             out = self._reader.feed(chunk)
+        finally:
+            self._clean = self._is_clean()
+        return self._deliver(out)
+
+    cdef list _feed_buffer(self, object chunk):
+        # feed() of a chunk that is not bytes, at a block start: the fast path reads
+        # the caller's buffer in place (no copy); what it leaves goes to the reader
+        # as a view, which reads it a window at a time (never a copy of the chunk).
+        cdef Py_buffer view
+        cdef list out = []
+        cdef Py_ssize_t n, end = 0
+        cdef bint plain
+        mv = _fd_framing.as_bytes_view(chunk)  # a TypeError for what is not contiguous bytes
+        try:
+            PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
+            try:
+                n = view.len
+                plain = memchr(view.buf, 13, <size_t>n) == NULL  # no CR
+                if plain:
+                    end = _sse_plain_blocks(<char*>view.buf, n, 0, self._max_size,
+                                            self._max_brackets, out)
+            finally:
+                PyBuffer_Release(&view)
+            if plain:
+                return self._after_plain(out, mv, end, n)
+            self._settle_due()
+            try:
+                out = self._reader.feed(mv)
+            finally:
+                self._clean = self._is_clean()
+            return self._deliver(out)
+        finally:
+            mv.release()  # a stored error's traceback must not pin the caller's buffer
+
+    cdef list _after_plain(self, list out, object chunk, Py_ssize_t end, Py_ssize_t n):
+        # the fast path took chunk[:end] (out): account for it; the reader reads the rest
+        self._fed_due += end
+        self._index_due += len(out)
+        if end == n:
+            if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
+                return self._deliver(out)
+            self._count += len(out)
+            return out
+        self._settle_due()
+        try:
+            out = self._reader._rest(out, chunk, end)
         finally:
             self._clean = self._is_clean()
         return self._deliver(out)
@@ -323,7 +363,7 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
                                    invalid_utf8, max_depth, max_frame_size, max_event_size)
     if type(data) is bytes:
         buf = data
-    elif type(data) is bytearray or type(data) is memoryview:
+    elif type(data) is bytearray or type(data) is memoryview or type(data) is _fd_mmap:
         buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
         return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,

@@ -40,6 +40,7 @@ Contract of ``FrameReader``:
 
 from __future__ import annotations
 
+from mmap import mmap
 from struct import Struct
 from typing import Final
 
@@ -208,14 +209,20 @@ class FrameReader:
     def closed(self) -> bool:
         return self._closed
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[bytes | memoryview]:
-        """Add ``chunk`` to the stream; return the payloads of the frames it completes."""
+    def feed(self, chunk: bytes | bytearray | memoryview | mmap) -> list[bytes | memoryview]:
+        """Add ``chunk`` (any contiguous bytes-like object) to the stream; return the
+        payloads of the frames it completes."""
         if self._error is not None:
             raise self._error
         if self._closed:
             raise StreamClosed(_CLOSED)
-        data = chunk if type(chunk) is bytes else None  # immutable: slices may be views
-        mv = memoryview(chunk) if data is not None else as_bytes_view(chunk)
+        if type(chunk) is bytes:  # immutable: slices may be views
+            return self._feed(chunk, memoryview(chunk))
+        with as_bytes_view(chunk) as mv:  # released: no stored error pins the caller's buffer
+            return self._feed(None, mv)
+
+    def _feed(self, data: bytes | None, mv: memoryview) -> list[bytes | memoryview]:
+        # data: the chunk when it is bytes (views of it may be handed out), else None
         n = len(mv)
         self._fed += n
         out: list[bytes | memoryview] = []

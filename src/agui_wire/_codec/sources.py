@@ -1,10 +1,11 @@
 """What a decoder reads from: a capture as bytes, a binary file or chunks, and its format.
 
 Strategy: every whole-capture reader (the one-shot decoders, ``read_frames``,
-``iter_decode``) takes a ``ByteSource`` and walks it with ``chunks``: a buffer is one
-chunk, a file is read ``READ_SIZE`` bytes at a time, anything else is iterated as it
-is. ``sniff`` tells the transport from the first byte, so a reader given no content
-type can pick its decoder before it has seen more than one chunk.
+``iter_decode``) takes a ``ByteSource`` and walks it with ``chunks``: a buffer (any
+contiguous bytes-like object, an ``mmap`` included) is one chunk, a file is read
+``READ_SIZE`` bytes at a time, anything else is iterated as it is. ``sniff`` tells
+the transport from the first byte, so a reader given no content type can pick its
+decoder before it has seen more than one chunk.
 
 Contract: ``sniff(head)`` is ``PROTO_MEDIA_TYPE`` for a first byte of 0 (the high
 byte of the length prefix of any frame under 16 MiB), ``SSE_MEDIA_TYPE`` for a
@@ -19,22 +20,27 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterable, Iterator
-from typing import IO, Final
+from mmap import mmap
+from typing import IO, Final, TypeAlias
 
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ..errors import GZIP_HINT, GZIP_MAGIC, DecodeError, not_bytes
 
-__all__ = ["READ_SIZE", "ByteSource", "chunks", "sniff"]
+__all__ = ["READ_SIZE", "Buffer", "ByteSource", "chunks", "sniff"]
 
 READ_SIZE: Final = 1 << 16
 
-ByteSource = bytes | bytearray | memoryview | IO[bytes] | Iterable[bytes]
+# What the decoders are fed: any contiguous bytes-like object (these are the usual
+# ones; ``framing.as_bytes_view`` takes any other, an ``array.array`` say).
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap
+ByteSource = Buffer | IO[bytes] | Iterable[bytes]
 
 
-def chunks(source: ByteSource) -> Iterator[bytes | bytearray | memoryview]:
-    """The chunks of ``source``: a buffer whole, a file ``READ_SIZE`` bytes at a
-    time, an iterable of chunks as it comes."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
+def chunks(source: ByteSource) -> Iterator[Buffer]:
+    """The chunks of ``source``: a buffer whole (an ``mmap`` too, read in place,
+    not through its file position), a file ``READ_SIZE`` bytes at a time, an
+    iterable of chunks as it comes; ``TypeError`` for anything else."""
+    if isinstance(source, (bytes, bytearray, memoryview, mmap)):
         yield source
     elif isinstance(source, (str, os.PathLike, io.TextIOBase)):
         raise not_bytes(source)  # a path, or text: say what to pass
@@ -45,7 +51,21 @@ def chunks(source: ByteSource) -> Iterator[bytes | bytearray | memoryview]:
                 raise not_bytes(source)
             yield chunk
     else:
-        for chunk in source:
+        try:
+            memoryview(source).release()  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:  # another bytes-like object (array.array...): one chunk
+            yield source  # type: ignore[misc]
+            return
+        try:
+            parts = iter(source)
+        except TypeError:
+            raise TypeError(
+                "source must be a bytes-like object, a binary file or an iterable of "
+                f"chunks, not {type(source).__name__}"
+            ) from None
+        for chunk in parts:
             if isinstance(chunk, str):  # the lines of a text-mode file, say
                 raise not_bytes(chunk, "chunk")
             yield chunk

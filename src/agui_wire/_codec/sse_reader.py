@@ -48,6 +48,18 @@ Decisions:
   instead (the first fault in the stream wins); the JSON of an event over the
   limit is never judged, since judging it would mean holding it whole.
   A ``retry`` longer than 18 digits is ignored.
+* What the parser holds is those bytes, whatever the chunk: a line is checked
+  against the limit before it is copied out of the chunk (never the chunk
+  whole); an event's data is kept as bytes and decoded once at dispatch (its
+  first value, when short, is decoded at once: the common one-line event costs
+  what it did), since a ``str`` per line costs 8-24x the bytes the limit counts
+  for short lines; a long line's UTF-8 is checked ``WINDOW`` bytes at a time.
+  A chunk of any contiguous buffer type is read ``WINDOW`` bytes at a time,
+  each piece copied to ``bytes`` (``bytes.find`` finds line ends; a memoryview
+  has no such search), and every view of the caller's buffer is released before
+  ``feed`` returns, so a held error never pins a ``bytearray`` or ``mmap``.
+  Peak memory for an event over the limit: at most about ``max_event_size``
+  plus a window, for any buffer type (tests/contract/test_buffers.py).
 * Errors never lose good events: ``feed()`` returns what was complete before the
   error, which is then raised by the next ``feed()``/``close()`` (at once if
   nothing precedes it) and is visible as ``pending_error``. A failed reader stays
@@ -73,7 +85,7 @@ Decisions:
 from __future__ import annotations
 
 from codecs import utf_8_decode as _utf8_decode
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
 import orjson
@@ -83,6 +95,7 @@ from ..errors import DecodeError, SSEError, SSELimitExceeded, StreamClosed
 from ..schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, JSON_MAX_NESTING
 from .framing import as_bytes_view
 from .proto_reader import check_max_depth
+from .sources import Buffer
 
 __all__ = [
     "SSEEventReader",
@@ -90,12 +103,20 @@ __all__ = [
     "SSEParser",
     "decode_sse_message",
     "plain_sse_blocks",
+    "utf8_fault",
 ]
 
 _BOM: Final = b"\xef\xbb\xbf"
 _MAX_RETRY_DIGITS: Final = 18
 # orjson refuses documents nested deeper than this, the event object included
 ORJSON_MAX_DEPTH: Final = JSON_MAX_NESTING
+# A chunk that is not bytes is read this many bytes at a time, each piece copied to
+# bytes (pure Python finds line ends with bytes.find, which a memoryview lacks): the
+# copy is bounded by this, never the whole chunk. Long lines are checked for UTF-8
+# this many bytes at a time too.
+WINDOW: Final = 1 << 18
+# a data value at least this long is appended through a view, not a slice (a copy)
+_VIEW_MIN: Final = 1 << 16
 
 Errors = Literal["strict", "replace"]
 
@@ -173,6 +194,8 @@ class SSEParser:
         "_max",
         "_retry",
         "_skip_lf",
+        "_strict",
+        "_text",
         "retry",
     )
 
@@ -183,13 +206,18 @@ class SSEParser:
             raise ValueError("errors must be 'strict' or 'replace'")
         self._max = check_max_event_size(max_event_size)
         self._errors = errors
+        self._strict = errors == "strict"
         self._fed = 0  # bytes fed
         self._head = True  # still looking at the first bytes (BOM)
         self._buf = bytearray()  # the incomplete line
         self._buf_start = 0  # stream offset of the incomplete line
         self._skip_lf = False  # the last chunk ended with CR: ignore one LF
-        self._data: list[str] = []
-        self._data_len = 0  # bytes of data values so far, plus one per joining LF
+        # The event's data: its first value decoded when it is short (_text), else
+        # every value so far as bytes, each followed by an LF (_data), decoded at
+        # dispatch: a str per line would cost far more than the bytes the limit counts
+        self._text: str | None = None
+        self._data = bytearray()
+        self._data_len = 0  # bytes of data values so far, plus one LF each
         self._event = ""
         self._id = ""  # the last event id buffer
         self._last_id = ""  # the last event id string
@@ -220,16 +248,35 @@ class SSEParser:
         """The error this parser has hit (raised by the next call), or ``None``."""
         return self._error
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEMessage]:
-        """Add ``chunk`` to the stream; return the events it completes."""
+    def feed(self, chunk: Buffer) -> list[SSEMessage]:
+        """Add ``chunk`` (any contiguous bytes-like object) to the stream; return
+        the events it completes."""
         if self._error is not None:
             raise self._error
         if self._closed:
             raise StreamClosed("SSEParser.feed() called after close()")
-        data = chunk if type(chunk) is bytes else bytes(as_bytes_view(chunk))
         out: list[SSEMessage] = []
         try:
-            self._feed(data, out)
+            if type(chunk) is bytes:
+                self._feed(chunk, 0, len(chunk), out)
+            else:
+                with as_bytes_view(chunk) as view:
+                    for start in range(0, len(view), WINDOW):
+                        piece = view[start : start + WINDOW].tobytes()
+                        self._feed(piece, 0, len(piece), out)
+        except DecodeError as exc:
+            return self._fail(exc, out)
+        return out
+
+    def _feed_part(self, chunk: bytes, start: int, end: int) -> list[SSEMessage]:
+        """``feed(chunk[start:end])`` without the slice (a copy of it)."""
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise StreamClosed("SSEParser.feed() called after close()")
+        out: list[SSEMessage] = []
+        try:
+            self._feed(chunk, start, end, out)
         except DecodeError as exc:
             return self._fail(exc, out)
         return out
@@ -244,7 +291,7 @@ class SSEParser:
         out: list[SSEMessage] = []
         try:
             if self._buf:
-                line = bytes(self._buf)
+                line = self._buf
                 self._buf = bytearray()
                 self._line(line, self._buf_start, out)
             self._dispatch(out)
@@ -260,7 +307,7 @@ class SSEParser:
             and not self._buf
             and not self._skip_lf
             and self._block < 0
-            and not self._data
+            and not self._data_len
             and not self._event
             and self._retry is None
             and self._error is None
@@ -290,54 +337,52 @@ class SSEParser:
     def _fail(self, exc: DecodeError, out: list[SSEMessage]) -> list[SSEMessage]:
         self._error = exc
         self._buf = bytearray()
-        self._data = []
+        self._text = None
+        self._data = bytearray()
         if not out:
             raise exc
         return out
 
-    def _feed(self, chunk: bytes, out: list[SSEMessage]) -> None:
-        base = self._fed  # stream offset of chunk[0]
-        self._fed += len(chunk)
+    def _feed(self, chunk: bytes, pos: int, n: int, out: list[SSEMessage]) -> None:
+        # chunk[pos:n] is the next part of the stream; never sliced whole (a copy):
+        # each line is checked against the limit before it is copied out
+        base = self._fed - pos  # stream offset of chunk[0]
+        self._fed += n - pos
         if self._head:
-            # A BOM may arrive split: hold up to 3 bytes until it can be judged.
-            buf = self._buf
-            buf += chunk
-            if len(buf) < 3 and _BOM.startswith(buf):
+            pos = self._settle_head(chunk, pos, n)
+            if pos < 0:
                 return
-            self._head = False
-            chunk = bytes(buf)
-            self._buf = bytearray()
-            base = 0
-            if chunk.startswith(_BOM):
-                chunk = chunk[3:]
-                base = 3
-            self._buf_start = base
-        n = len(chunk)
-        pos = 0
-        if self._skip_lf and n:
+        if self._skip_lf and pos < n:
             self._skip_lf = False
-            if chunk[0] == 0x0A:
-                pos = 1
-        # next LF / CR at or after pos; n when there is none
+            if chunk[pos] == 0x0A:
+                pos += 1
+        # next LF / CR at or after pos; n when there is none before n (two-argument
+        # find: cheaper, and only _feed_part's first part ends before the chunk does,
+        # with a blank line, so no search runs past n twice)
         lf = chunk.find(b"\n", pos)
-        if lf < 0:
+        if lf < 0 or lf > n:
             lf = n
         cr = chunk.find(b"\r", pos)
-        if cr < 0:
+        if cr < 0 or cr > n:
             cr = n
         buf = self._buf
+        line: bytes | bytearray
         while True:
             end = lf if lf < cr else cr
             if end >= n:
                 break
             if buf:
-                buf += chunk[pos:end]
-                line = bytes(buf)
                 start = self._buf_start
+                if self._data_len + len(buf) + end - pos > self._max:
+                    raise self._too_big(buf, chunk, pos, end, start)
+                buf += chunk[pos:end]
+                line = buf
                 buf = self._buf = bytearray()
             else:
-                line = chunk[pos:end]
                 start = base + pos
+                if self._data_len + end - pos > self._max:
+                    raise self._too_big(b"", chunk, pos, end, start)
+                line = chunk[pos:end]
             if line:
                 self._line(line, start, out)
             else:
@@ -351,37 +396,56 @@ class SSEParser:
                 pos = end + 1
                 if cr < pos:
                     cr = chunk.find(b"\r", pos)
-                    if cr < 0:
+                    if cr < 0 or cr > n:
                         cr = n
                 if lf < pos:
                     lf = chunk.find(b"\n", pos)
-                    if lf < 0:
+                    if lf < 0 or lf > n:
                         lf = n
             else:
                 pos = end + 1
                 lf = chunk.find(b"\n", pos)
-                if lf < 0:
+                if lf < 0 or lf > n:
                     lf = n
         if pos < n:
             if not buf:
                 self._buf_start = base + pos
-            buf += chunk[pos:]
-            size = self._data_len + len(buf)
-            if size > self._max:
-                raise self._too_big(buf, self._buf_start)
+            if self._data_len + len(buf) + n - pos > self._max:
+                raise self._too_big(buf, chunk, pos, n, self._buf_start)
+            buf += chunk[pos:n]
 
-    def _too_big(self, line: bytes | bytearray, line_start: int) -> DecodeError:
-        """``SSELimitExceeded`` at the first byte of ``line`` past ``max_event_size``,
-        unless a fault comes before that byte: invalid UTF-8 is then the error (a
-        sequence the limit cuts is not a fault). The event's JSON is not judged: it
-        is never held whole, which is what the limit is for."""
+    def _settle_head(self, chunk: bytes, pos: int, n: int) -> int:
+        """Judge the leading BOM (it may arrive split: up to 3 bytes are held until
+        it can be judged). Where the stream goes on in ``chunk``, -1 if undecided."""
+        held = bytes(self._buf)  # 0-2 bytes, the start of a BOM
+        take = min(3 - len(held), n - pos)
+        head = held + chunk[pos : pos + take]
+        if len(head) < 3 and _BOM.startswith(head):
+            self._buf = bytearray(head)
+            return -1
+        self._head = False
+        if head == _BOM:
+            self._buf = bytearray()
+            return pos + take
+        # no BOM: the bytes held (no line end among them) start the first line
+        self._buf_start = 0
+        return pos
+
+    def _too_big(
+        self, head: bytes | bytearray, chunk: bytes, pos: int, end: int, line_start: int
+    ) -> DecodeError:
+        """``SSELimitExceeded`` at the first byte past ``max_event_size`` of the line
+        ``head + chunk[pos:end]`` (never joined: a copy), unless a fault comes before
+        that byte: invalid UTF-8 is then the error (a sequence the limit cuts is not a
+        fault). The event's JSON is not judged: it is never held whole, which is what
+        the limit is for."""
         room = max(self._max - self._data_len, 0)
         at = line_start + room
         if self._errors == "strict":
-            try:
-                _utf8_decode(line[:room], "strict", False)  # not final: may be cut short
-            except UnicodeDecodeError as exc:
-                return self._bad_utf8(exc, line_start)
+            rest = max(room - len(head), 0)
+            fault = utf8_fault(((head, 0, min(room, len(head))), (chunk, pos, pos + rest)), False)
+            if fault is not None:
+                return self._bad_utf8(fault[0], fault[1], line_start)
         return SSELimitExceeded(
             f"SSE event larger than max_event_size {self._max} bytes",
             index=self._index,
@@ -389,12 +453,12 @@ class SSEParser:
             frame_offset=self._block if self._block >= 0 else line_start,
         )
 
-    def _line(self, line: bytes, start: int, out: list[SSEMessage]) -> None:
+    def _line(self, line: bytes | bytearray, start: int, out: list[SSEMessage]) -> None:
         if not line:
             self._dispatch(out)
             return
         if self._data_len + len(line) > self._max:
-            raise self._too_big(line, start)
+            raise self._too_big(line, b"", 0, 0, start)
         if self._block < 0:
             self._block = start
         # fast path: a data line (field names are ASCII, so bytes compare as text)
@@ -405,13 +469,17 @@ class SSEParser:
         else:
             skip = 0
         if skip:
-            value = self._decode(line, start, skip)
-            self._data.append(value)
-            self._data_len += len(line) - skip + 1
+            if not self._data_len and len(line) <= WINDOW:
+                self._text = self._decode(line, start, skip)  # the common case: one value
+                self._data_len = len(line) - skip + 1
+            else:
+                self._add_value(line, start, skip)
+            return
+        if line[0] == 0x3A:  # ":" a comment: checked, not kept
+            if self._strict and not line.isascii():
+                self._check_utf8(line, start)
             return
         text = self._decode(line, start, 0)
-        if text[0] == ":":
-            return
         colon = text.find(":")
         if colon < 0:
             name = text
@@ -421,9 +489,8 @@ class SSEParser:
             value = text[colon + 1 :]
             if value[:1] == " ":
                 value = value[1:]
-        if name == "data":  # "data" without a colon
-            self._data.append(value)
-            self._data_len += 1
+        if name == "data":  # "data" without a colon: an empty value
+            self._add_value(line, start, len(line))
         elif name == "event":
             self._event = value
         elif name == "id":
@@ -437,27 +504,68 @@ class SSEParser:
         ):
             self._retry = self.retry = int(value)
 
-    def _decode(self, line: bytes, start: int, skip: int) -> str:
+    def _add_value(self, line: bytes | bytearray, start: int, skip: int) -> None:
+        """Add ``line[skip:]`` to the event's data as bytes (checked, in strict mode)."""
+        if self._strict and not line.isascii():
+            self._check_utf8(line, start)
+        data = self._data
+        if self._text is not None:  # the first value joins the bytes
+            data += self._text.encode()
+            data.append(0x0A)
+            self._text = None
+        if len(line) - skip < _VIEW_MIN:
+            data += line[skip:]
+        else:
+            with memoryview(line) as view:  # no second copy of a long line
+                data += view[skip:]
+        data.append(0x0A)
+        self._data_len += len(line) - skip + 1
+
+    def _check_utf8(self, line: bytes | bytearray, start: int) -> None:
+        """``SSEError`` unless ``line`` (at stream offset ``start``) is valid UTF-8;
+        a long line is checked a window at a time (never decoded whole)."""
+        if len(line) <= WINDOW:
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self._bad_utf8(exc.start, exc.reason, start) from None
+            return
+        fault = utf8_fault(((line, 0, len(line)),), True)
+        if fault is not None:
+            raise self._bad_utf8(fault[0], fault[1], start)
+
+    def _decode(self, line: bytes | bytearray, start: int, skip: int) -> str:
         try:
             return (line[skip:] if skip else line).decode("utf-8", self._errors)
         except UnicodeDecodeError as exc:
-            raise self._bad_utf8(exc, start + skip) from None
+            raise self._bad_utf8(exc.start, exc.reason, start + skip) from None
 
-    def _bad_utf8(self, exc: UnicodeDecodeError, start: int) -> SSEError:
-        """The error for invalid UTF-8 in bytes that start at stream offset ``start``."""
+    def _bad_utf8(self, at: int, reason: str, start: int) -> SSEError:
+        """The error for invalid UTF-8 ``at`` bytes into bytes that start at stream
+        offset ``start``."""
         return SSEError(
-            f"invalid UTF-8 ({exc.reason})",
+            f"invalid UTF-8 ({reason})",
             index=self._index,
-            offset=start + exc.start,
+            offset=start + at,
             frame_offset=self._block if self._block >= 0 else start,
         )
 
     def _dispatch(self, out: list[SSEMessage]) -> None:
         self._last_id = self._id
-        if self._data:
+        if self._data_len:
+            text = self._text
+            if text is None:
+                data = self._data
+                del data[-1]  # the LF after the last value
+                # strict: every line was checked; replace: a line end never joins
+                # a bad sequence, so this is each line decoded, joined with LF
+                text = data.decode("utf-8", self._errors)
+                self._data = bytearray()
+            else:
+                self._text = None
             out.append(
                 SSEMessage(
-                    "\n".join(self._data),
+                    text,
                     self._event or "message",
                     self._last_id,
                     self._retry,
@@ -466,11 +574,37 @@ class SSEParser:
                 )
             )
             self._index += 1
-            self._data = []
             self._data_len = 0
         self._event = ""
         self._retry = None
         self._block = -1
+
+
+def utf8_fault(parts: Iterable[tuple[Buffer, int, int]], final: bool) -> tuple[int, str] | None:
+    """The first invalid UTF-8 in the bytes ``obj[start:end]`` of each part, joined:
+    its offset in them and the decoder's reason, else ``None``. ``final``: a
+    sequence the end cuts short is a fault. Decoded ``WINDOW`` bytes at a time and
+    dropped, so it never holds them whole (as a ``str``, up to 4x their size)."""
+    carry = b""  # the start of a sequence a window cut
+    at = 0  # offset of carry[0] in the joined bytes
+    for obj, start, end in parts:
+        if start >= end:
+            continue
+        with memoryview(obj) as view:
+            for lo in range(start, end, WINDOW):
+                window = carry + view[lo : min(lo + WINDOW, end)]
+                try:
+                    used = _utf8_decode(window, "strict", False)[1]
+                except UnicodeDecodeError as exc:
+                    return at + exc.start, exc.reason
+                carry = window[used:]
+                at += used
+    if final and carry:
+        try:
+            _utf8_decode(carry, "strict", True)
+        except UnicodeDecodeError as exc:
+            return at + exc.start, exc.reason
+    return None
 
 
 def decode_sse_message(
@@ -619,12 +753,16 @@ class SSEEventReader:
         """The error this reader has hit (raised by the next call), or ``None``."""
         return self._error or self.parser.pending_error
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
-        """Add ``chunk`` to the stream; return the events it completes."""
+    def feed(self, chunk: Buffer) -> list[dict[str, Any]]:
+        """Add ``chunk`` (any contiguous bytes-like object) to the stream; return
+        the events it completes."""
         if self._error is not None:
             raise self._error
+        if type(chunk) is not bytes:
+            with as_bytes_view(chunk) as view:
+                return self._feed_view(view)
         parser = self.parser
-        if type(chunk) is not bytes or b"\r" in chunk or not parser._may_skip_bom(chunk):
+        if b"\r" in chunk or not parser._may_skip_bom(chunk):
             return self._decode(parser.feed(chunk))
         # The general parser finishes what an earlier chunk left open (up to the
         # first blank line); from a block start the fast path takes plain blocks;
@@ -638,7 +776,7 @@ class SSEEventReader:
                 pos = chunk.find(b"\n\n") + 2
                 if pos < 2:
                     return self._decode(parser.feed(chunk))
-            out = self._decode(parser.feed(chunk[:pos]))
+            out = self._decode(parser._feed_part(chunk, 0, pos))
             if self.pending_error is not None or not parser._at_block_start():
                 return self._rest(out, chunk, pos)
         events, end = self._plain_blocks(chunk, pos, parser._max, self._max_brackets)
@@ -647,11 +785,34 @@ class SSEEventReader:
             out += events
         return self._rest(out, chunk, end)
 
-    def _rest(self, out: list[dict[str, Any]], chunk: bytes, pos: int) -> list[dict[str, Any]]:
+    def _feed_view(self, view: memoryview) -> list[dict[str, Any]]:
+        """``feed`` of a flat byte view: ``WINDOW`` bytes at a time, each copied to
+        bytes (the parser is fed a stream split anywhere: the same events and
+        errors as the whole chunk). An error after events waits for the next call."""
+        if not view:
+            return self.feed(b"")
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(view), WINDOW):
+            try:
+                out += self.feed(view[start : start + WINDOW].tobytes())
+            except DecodeError:
+                if not out:
+                    raise
+                break  # held as pending_error
+            if self.pending_error is not None:
+                break
+        return out
+
+    def _rest(self, out: list[dict[str, Any]], chunk: Buffer, pos: int) -> list[dict[str, Any]]:
+        """``out`` and the events of ``chunk[pos:]`` (``chunk``: bytes or a flat
+        byte view), read by the general parser."""
         if pos >= len(chunk) or self.pending_error is not None:
             return out
         try:
-            return out + self._decode(self.parser.feed(chunk[pos:]))
+            if type(chunk) is bytes:
+                return out + self._decode(self.parser._feed_part(chunk, pos, len(chunk)))
+            with memoryview(chunk) as view, view[pos:] as rest:
+                return out + self._decode(self.parser.feed(rest))
         except DecodeError as exc:
             if not out:
                 raise

@@ -84,7 +84,7 @@ from . import proto_reader
 from .framing import FrameReader, as_bytes_view
 from .options import UnknownPolicy, Utf8Policy, check_options
 from .records import payload_records
-from .sources import ByteSource, chunks, sniff
+from .sources import Buffer, ByteSource, chunks, sniff
 from .sse_reader import SSEEventReader
 
 __all__ = [
@@ -115,7 +115,7 @@ class ChunkDecoder(Protocol):
     @property
     def events_read(self) -> int: ...
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]: ...
+    def feed(self, chunk: Buffer) -> list[Event]: ...
 
     def close(self) -> list[Event]: ...
 
@@ -202,7 +202,7 @@ class FrameDecoder(FrameReader):
     def pending_error(self) -> DecodeError | None:
         return self._failed or self._error
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:  # type: ignore[override]
+    def feed(self, chunk: Buffer) -> list[Event]:  # type: ignore[override]
         """Add ``chunk`` to the stream; return the events of the frames it completes."""
         if self._failed is not None:
             raise self._failed
@@ -280,7 +280,7 @@ class SSEDecoder:
     def pending_error(self) -> DecodeError | None:
         return self._failed or self._reader.pending_error
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
+    def feed(self, chunk: Buffer) -> list[Event]:
         """Add ``chunk`` to the stream; return the events it completes."""
         if self._failed is not None:
             raise self._failed
@@ -418,7 +418,7 @@ class EventDecoder:
             return ""
         return cast(SSEChunkDecoder, reader).last_event_id
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[dict[str, Any]]:
+    def feed(self, chunk: Buffer) -> list[dict[str, Any]]:
         """Add ``chunk`` to the stream; return the events it completes."""
         feed = self._feed
         if feed is not None:
@@ -428,10 +428,12 @@ class EventDecoder:
         if self._closed:
             raise StreamClosed("EventDecoder.feed() called after close()")
         # the transport is not known yet
-        if type(chunk) is not bytes:
-            chunk = as_bytes_view(chunk)  # a TypeError for what is not bytes-like
         try:
-            kind = sniff(chunk)
+            if type(chunk) is bytes:
+                kind = sniff(chunk)
+            else:  # a TypeError for what is not bytes-like; the view is released
+                with as_bytes_view(chunk) as view:  # (a stored error must not pin it)
+                    kind = sniff(view)
         except DecodeError as exc:
             self._error = exc  # a failed decoder stays failed
             raise
