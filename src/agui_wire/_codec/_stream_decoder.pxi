@@ -254,6 +254,13 @@ cdef class SSEDecoder:
             if memchr(buf, 13, <size_t>n) == NULL:  # no CR: SSEEventReader's fast path
                 out = []
                 end = _sse_plain_blocks(buf, n, 0, self._max_size, self._max_brackets, out)
+                if end == n:  # the common case, inline (_after_plain's first branch)
+                    self._fed_due += end
+                    self._index_due += len(out)
+                    if self._limit >= 0 and self._count + <unsigned long long>len(out) > <unsigned long long>self._limit:
+                        return self._deliver(out)
+                    self._count += len(out)
+                    return out
                 return self._after_plain(out, chunk, end, n)
         elif self._clean:
             return self._feed_buffer(chunk)
