@@ -113,9 +113,14 @@ frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
 	AGUI_WIRE_REQUIRE_FRAMEWORKS=1 $(BIN)/pytest -q -p no:cacheprovider tests/frameworks
 	PYTHONPATH=src .venv-fw/sdk-0.1/bin/python -m pytest -q -p no:cacheprovider tests/contract/test_compat.py
 
-# The run store under load: redis-server, two uvicorn replicas, 1/10/100 subscribers.
+# The run store under load: redis-server, two uvicorn replicas, 1/10/100 subscribers
+# (BENCH_ARGS go to it); then 100/1,000/10,000 live runs on one replica (~3 min), and
+# a replica's memory per request (30 compact joiners of 100,000 events; one slow reader
+# of 300 x 1 MB events; ~1 min). The README and docs/scaling.md figures come from here.
 bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/redis_scale.py
+	$(BIN)/python benchmarks/redis_memory.py
 
 # Every fuzz target (tests/fuzz/) for FUZZ_SECONDS each, two at a time, seeded from
 # the corpus; prints executions per target and the crashes (must be 0).

@@ -68,7 +68,7 @@ async def replica(url: str, runs: int, deltas: int, interval: float) -> dict[str
         yield {"type": "RUN_FINISHED", "threadId": "bench", "runId": run_id}
 
     async def one(n: int) -> int:
-        run_id = f"scale-{n}"
+        run_id = f"scale-{runs}-{n}"  # one Redis serves every size
         task = await store.start(run_id, produce(run_id, interval * max(n, 0) / runs))
         expected = 1
         async for event_id, event in store.subscribe(run_id):
@@ -108,6 +108,7 @@ def measure(url: str, runs: int, deltas: int, interval: float) -> dict[str, Any]
     import redis
 
     admin = redis.Redis.from_url(url)
+    base = len(admin.client_list())  # admin itself (the replica not started yet)
     child = subprocess.Popen(
         [sys.executable, __file__, "--replica", url, str(runs), str(deltas), str(interval)],
         stdin=subprocess.PIPE,
@@ -117,7 +118,6 @@ def measure(url: str, runs: int, deltas: int, interval: float) -> dict[str, Any]
     assert child.stdin is not None
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "ready"
-    base = len(admin.client_list())  # admin itself
     redis_cpu = _redis_cpu(admin)
     child.stdin.write("go\n")
     child.stdin.flush()
@@ -140,8 +140,8 @@ def _redis_cpu(admin: Any) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, nargs="+", default=[100, 1000, 10000])
-    parser.add_argument("--deltas", type=int, default=20)
-    parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--deltas", type=int, default=10)
+    parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="CI size: 100 and 1,000 runs, short")
     parser.add_argument("--replica", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()

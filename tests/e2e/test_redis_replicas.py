@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import tempfile
 import time
@@ -282,3 +283,52 @@ def test_http_agent_applies_a_compact_run_like_the_whole_run(
     assert compact.extra["state"] == whole.extra["state"] == FINAL_STATE
     run_messages = [m for m in whole.extra["messages"] if m["id"] != "user-1"]
     assert compact.extra["messages"] == run_messages
+
+
+def test_two_users_never_share_a_run_across_replicas(cluster) -> None:
+    """Issue 23 items 1-2 over real sockets: Bob POSTing Alice's runId (on the other
+    replica) starts a run of his own; anyone but Alice reading her run gets the 404
+    of an unknown run, on both replicas and both transports; bad run ids are 400s."""
+    run_id = new_run()
+    a, b = (r.url for r in cluster.replicas)
+    body = {"threadId": "thread-alice", "runId": run_id, "messages": []}
+
+    def post(url: str, user: str | None, thread: str, accept: str) -> httpx.Response:
+        headers = {"accept": accept, **({"x-agui-user": user} if user else {})}
+        return httpx.post(
+            f"{url}/agent", json={**body, "threadId": thread}, headers=headers, timeout=60
+        )
+
+    alice = post(a, "alice", "thread-alice", SSE_MEDIA_TYPE)
+    bob = post(b, "bob", "thread-bob", PROTO_MEDIA_TYPE)
+    assert decode(alice.content, SSE_MEDIA_TYPE) == scripted_run("thread-alice", run_id)
+    assert decode(bob.content, PROTO_MEDIA_TYPE) == scripted_run("thread-bob", run_id)
+    for url in (a, b):
+        for accept in (SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE):
+            own = httpx.get(
+                f"{url}/runs/{run_id}/events", headers={"accept": accept, "x-agui-user": "alice"}
+            )
+            assert decode(own.content, accept) == scripted_run("thread-alice", run_id)
+            unknown = httpx.get(
+                f"{url}/runs/never-{run_id}/events",
+                headers={"accept": accept, "x-agui-user": "mallory"},
+            )
+            for user in ("mallory", None):
+                headers = {"accept": accept, **({"x-agui-user": user} if user else {})}
+                other = httpx.get(f"{url}/runs/{run_id}/events", headers=headers)
+                assert other.status_code == unknown.status_code == 404
+                assert other.text == unknown.text.replace(f"never-{run_id}", run_id)
+    for bad in (123, None, "x" * 10_000, "\ud800"):
+        refused = httpx.post(
+            f"{a}/agent",
+            content=json.dumps({**body, "runId": bad}),  # a lone surrogate as \ud800
+            headers={
+                "accept": SSE_MEDIA_TYPE,
+                "content-type": "application/json",
+                "x-agui-user": "alice",
+            },
+        )
+        assert refused.status_code == 400, refused.text
+        assert "256 UTF-8 bytes" in refused.text
+    refused = httpx.get(f"{b}/runs/{'x' * 300}/events", headers={"x-agui-user": "alice"})
+    assert refused.status_code == 400, refused.text

@@ -11,7 +11,10 @@ deployment sharing runs through Redis (``AGUI_REDIS_URL``).
 * ``POST /publish?run=R``: a benchmark run whose deltas are their publish time
   (``time.time()``), so subscribers measure latency.
 
-``AGUI_LEASE`` (seconds, default 2) and ``AGUI_TTL`` configure the store.
+``AGUI_LEASE`` (seconds, default 2) and ``AGUI_TTL`` configure the store. The
+owner of a request's runs is its ``x-agui-user`` header (none: the shared
+namespace), standing for the app's authentication; a run id that is not one is a
+400.
 """
 
 from __future__ import annotations
@@ -78,19 +81,27 @@ def _events(request: Request, body: dict[str, Any], run_id: str) -> list[Event]:
     return token_run(thread_id, run_id, int(count), int(request.query_params.get("size", "8")))
 
 
+def _owner(request: Request) -> str | None:
+    return request.headers.get("x-agui-user")
+
+
 async def _start(request: Request, body: dict[str, Any], run_id: str) -> None:
     delay = float(request.query_params.get("delay", "0"))
+    events = paced(_events(request, body, run_id), delay)
     with contextlib.suppress(RunInProgress):  # running elsewhere: this request reads it
-        await store().start(run_id, paced(_events(request, body, run_id), delay))
+        await store().start(run_id, events, owner=_owner(request))
 
 
 async def agent(request: Request) -> Response:
     body = await request.json()
-    run_id = body["runId"]
-    if resume_after(request) is None:
-        await _start(request, body, run_id)
+    run_id = body.get("runId")
+    try:
+        if resume_after(request) is None:
+            await _start(request, body, run_id)
+    except ValueError as exc:  # a runId (or Last-Event-ID) that is not one
+        return PlainTextResponse(f"{exc}\n", status_code=400)
     compact = request.query_params.get("compact") == "1"
-    return store().response(run_id, request, compact=compact)
+    return store().response(run_id, request, compact=compact, owner=_owner(request))
 
 
 async def start(request: Request) -> Response:
@@ -101,7 +112,8 @@ async def start(request: Request) -> Response:
 
 async def events(request: Request) -> Response:
     compact = request.query_params.get("compact") == "1"
-    return store().response(request.path_params["run_id"], request, compact=compact)
+    run_id = request.path_params["run_id"]
+    return store().response(run_id, request, compact=compact, owner=_owner(request))
 
 
 async def publish(request: Request) -> Response:
