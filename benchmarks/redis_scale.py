@@ -19,8 +19,12 @@ interval), RUN_FINISHED. While they run, this process samples ``CLIENT LIST``
 * publish -> deliver latency p50 / p99 over every delta;
 * Redis CPU per delivered event beside it (``INFO cpu``).
 
-The machine is shared (2 cores): numbers are indicative, and the growth from
-one N to the next within one run is what to compare.
+``events/s`` is the rate the producers offer (runs / ``--interval``), ``wall``
+the time from the first start to the last reader's end (a run alone takes
+``deltas x interval``): when the replica's CPU cannot keep up with the offered
+rate, events queue and the latency is that queue. The machine is shared (2
+cores): numbers are indicative, and the growth from one N to the next within one
+run is what to compare.
 """
 
 from __future__ import annotations
@@ -160,8 +164,8 @@ def main() -> None:
         f"reader per run; {os.cpu_count()} CPUs (shared)\n"
     )
     header = (
-        f"{'runs':>7} {'events':>9} {'conns':>6} {'CPU/event':>10} {'Redis CPU/ev':>13} "
-        f"{'p50':>8} {'p99':>8}  checks"
+        f"{'runs':>7} {'events':>9} {'events/s':>9} {'wall':>6} {'conns':>6} {'CPU/event':>10} "
+        f"{'Redis CPU/ev':>13} {'p50':>9} {'p99':>9}  checks"
     )
     print(header)
     failed = False
@@ -173,11 +177,12 @@ def main() -> None:
                 ok = r["problem_count"] == 0 and r["delivered"] == runs * (args.deltas + 4)
                 ok = ok and r["connections"] <= 32
                 failed |= not ok
+                ideal = runs * args.deltas / (args.deltas * args.interval)  # events/s offered
                 print(
-                    f"{runs:>7,} {r['delivered']:>9,} {r['connections']:>6} "
-                    f"{r['cpu'] / r['delivered'] * 1e6:>8.1f}us "
+                    f"{runs:>7,} {r['delivered']:>9,} {ideal:>9,.0f} {r['wall']:>5.1f}s "
+                    f"{r['connections']:>6} {r['cpu'] / r['delivered'] * 1e6:>8.1f}us "
                     f"{r['redis_cpu'] / r['delivered'] * 1e6:>11.1f}us "
-                    f"{r['p50'] * 1e3:>6.1f}ms {r['p99'] * 1e3:>6.1f}ms  "
+                    f"{r['p50'] * 1e3:>7.1f}ms {r['p99'] * 1e3:>7.1f}ms  "
                     + ("ok" if ok else f"FAILED {r['problems']}"),
                     flush=True,
                 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
@@ -95,6 +96,7 @@ class Producer:
         self.events = events
         self.lost: StoreError | None = None
         self.keys = keys.both
+        self.renewed = -math.inf  # loop time the lease was last renewed (sent)
 
     def _check(self, code: int, last: int) -> int:
         if code == 0:
@@ -113,6 +115,7 @@ class Producer:
 
     async def append(self, first: int, payloads: list[bytes]) -> None:
         backend = self.backend
+        self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
         code, last = await backend.script(
             self.run_id,
             backend.append,
@@ -140,9 +143,16 @@ class Producer:
         self._check(code, last)
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
+        """Renew the lease ``lease / 3`` after it was last renewed: an append renews
+        it too, so a run that produces more often than that sends no renewals."""
         backend = self.backend
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(backend.lease / 3)
+            wait = self.renewed + backend.lease / 3 - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            self.renewed = loop.time()
             try:
                 code, last = await backend.script(
                     self.run_id,
@@ -160,6 +170,7 @@ class Producer:
     async def run(self) -> int:
         main = asyncio.current_task()
         assert main is not None
+        self.renewed = asyncio.get_running_loop().time()  # by the claim
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
         source = Source(self.events, None, asyncio.get_running_loop())
         skip = self.stored  # a retried run: these are stored already
