@@ -6,7 +6,9 @@ by default, each line naming its entry) — is piped into every reader:
 ``validate -``, ``encode -`` (both transports), ``convert -``, ``inspect -`` and
 ``cost -``. One stream's forms must read back as the capture itself does; the
 several-response forms must be refused with one line saying how to pick an entry.
-The capture is a real pydantic-ai run (tests/cli/captures).
+The capture is a real pydantic-ai run (tests/cli/captures). The commands run in
+this process (``run_in_process``: some 40 runs without an interpreter start-up
+each); tests/cli/test_cli_decode.py pipes through the real console script.
 """
 
 from __future__ import annotations
@@ -15,7 +17,18 @@ import orjson
 import pytest
 
 import agui_wire
-from tests.support.cli_support import jsonl
+from tests.support.cli_support import jsonl, run_in_process
+
+_RUNS: dict[tuple[object, ...], object] = {}
+
+
+def run(*args: object, input: bytes | None = None):
+    """``run_in_process``, each distinct run once (decode forms and direct reads repeat)."""
+    key = (*map(str, args), input)
+    if key not in _RUNS:
+        _RUNS[key] = run_in_process(*args, input=input)
+    return _RUNS[key]
+
 
 ONE_STREAM = {
     "plain": (),
@@ -52,26 +65,26 @@ def _normal(reader: str, out: bytes) -> object:
 
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("form", list(ONE_STREAM))
-def test_every_decode_form_reads_back(cli, real, form, reader) -> None:
+def test_every_decode_form_reads_back(real, form, reader) -> None:
     capture = real["pydantic-ai.bin"]
-    decoded = cli("decode", capture, *ONE_STREAM[form])
+    decoded = run("decode", capture, *ONE_STREAM[form])
     assert decoded.returncode == 0, decoded.stderr
     command = READERS[reader]
     # encode reads JSON Lines only: the capture itself goes through convert
-    direct = cli("convert" if command[0] == "encode" else command[0], capture, *command[2:])
-    piped = cli(*command, input=decoded.stdout)
+    direct = run("convert" if command[0] == "encode" else command[0], capture, *command[2:])
+    piped = run(*command, input=decoded.stdout)
     assert piped.returncode == direct.returncode == 0, piped.stderr
     assert _normal(reader, piped.stdout) == _normal(reader, direct.stdout)
 
 
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("form", list(SEVERAL))
-def test_several_responses_are_refused_with_one_line(cli, real, form, reader) -> None:
-    decoded = cli("decode", real["frameworks.har"], *SEVERAL[form])
+def test_several_responses_are_refused_with_one_line(real, form, reader) -> None:
+    decoded = run("decode", real["frameworks.har"], *SEVERAL[form])
     assert decoded.returncode == 0, decoded.stderr
     if form == "har":
         assert {e["entry"] for e in jsonl(decoded.stdout)} == {1, 2, 3, 4}
-    piped = cli(*READERS[reader], input=decoded.stdout)
+    piped = run(*READERS[reader], input=decoded.stdout)
     assert piped.returncode == 1
     said = piped.stderr.decode()
     if reader in ("validate", "inspect"):  # they report a bad frame on stdout
@@ -82,18 +95,18 @@ def test_several_responses_are_refused_with_one_line(cli, real, form, reader) ->
     assert "jq -c 'select(.entry == 1) | .event'" in said
 
 
-def test_the_jq_way_out_works(cli, real) -> None:
+def test_the_jq_way_out_works(real) -> None:
     # what the refusal suggests, done by hand: one entry's events, unwrapped
-    decoded = cli("decode", real["frameworks.har"])
+    decoded = run("decode", real["frameworks.har"])
     events = [e["event"] for e in jsonl(decoded.stdout) if e["entry"] == 3]
-    piped = cli("validate", "-", input=b"".join(orjson.dumps(e) + b"\n" for e in events))
+    piped = run("validate", "-", input=b"".join(orjson.dumps(e) + b"\n" for e in events))
     assert piped.returncode == 0, piped.stdout
     assert f"valid: {len(events)} events".encode() in piped.stdout
 
 
-def test_one_entry_of_a_har_reads_back_enveloped(cli, real) -> None:
-    decoded = cli("decode", real["frameworks.har"], "--entry", "4", "--envelope")
+def test_one_entry_of_a_har_reads_back_enveloped(real) -> None:
+    decoded = run("decode", real["frameworks.har"], "--entry", "4", "--envelope")
     assert {e["entry"] for e in jsonl(decoded.stdout)} == {4}
-    piped = cli("validate", "-", input=decoded.stdout)
+    piped = run("validate", "-", input=decoded.stdout)
     assert piped.returncode == 0, piped.stdout
     assert b"stdin: valid: 22 events" in piped.stdout

@@ -3,9 +3,9 @@
 ``run_cli(*args, input=b"", tty_stdout=False)`` runs the real console script
 (``agui-wire`` next to the interpreter, else ``python -m agui_wire``) in a
 subprocess; ``tty_stdout`` gives it a pseudo-terminal as stdout.
-``run_in_process(*args)`` runs the same ``main`` in this process (no
-interpreter start-up: for the many small error-path checks), its stdout and
-stderr captured, returning the same ``CompletedProcess``. ``jsonl``
+``run_in_process(*args, input=None)`` runs the same ``main`` in this process (no
+interpreter start-up: for the many small error-path checks), ``input`` as its
+stdin, its stdout and stderr captured, returning the same ``CompletedProcess``. ``jsonl``
 parses its JSON Lines output. ``chrome_har`` builds a HAR file the way Chrome's
 devtools export it (binary bodies base64-encoded with ``"encoding": "base64"``).
 """
@@ -66,19 +66,27 @@ def run_cli(
     return subprocess.CompletedProcess(proc.args, proc.returncode, bytes(out), err)
 
 
-def run_in_process(*args: Any, cwd: Any = None) -> subprocess.CompletedProcess[bytes]:
+def run_in_process(
+    *args: Any, cwd: Any = None, input: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     from agui_wire._cli import main
 
     out, err = io.BytesIO(), io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    stdin = io.TextIOWrapper(io.BytesIO(input or b""), encoding="utf-8")
     argv = [str(a) for a in args]
-    with (
-        contextlib.chdir(cwd or os.getcwd()),
-        contextlib.redirect_stdout(stdout),
-        contextlib.redirect_stderr(stderr),
-    ):
-        code = main(argv)
+    saved_stdin = sys.stdin
+    sys.stdin = stdin  # `-`: the command reads sys.stdin.buffer
+    try:
+        with (
+            contextlib.chdir(cwd or os.getcwd()),
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+        ):
+            code = main(argv)
+    finally:
+        sys.stdin = saved_stdin
     stdout.flush()
     stderr.flush()
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any, cast
 
+from ..errors import EncodeError
 from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._capture import CaptureFrame, CaptureStream
 from ._common import InputError, UsageError, say
@@ -39,6 +40,7 @@ __all__ = [
     "open_output",
     "read_capture",
     "skip_frame",
+    "skip_unencodable",
     "sources",
 ]
 
@@ -222,6 +224,21 @@ def skip_frame(log: LeftOut, source: Source, frame: CaptureFrame) -> None:
     elif frame.note is not None:
         unit = "frame" if source.format == "proto" else "event"
         log.add(source.label, frame.index, frame.offset, LATER, frame.note, frame.length, unit)
+
+
+def skip_unencodable(
+    log: LeftOut, label: str, frame: CaptureFrame, exc: EncodeError, what: str
+) -> None:
+    """An event ``frame`` held that cannot be encoded (``what``: "cannot encode")."""
+    log.add(
+        label,
+        frame.index,
+        frame.offset,
+        exc.event_type,
+        f"{what}: {exc.reason}",
+        frame.length,
+        path=exc.path,
+    )
 
 
 def no_events(args: argparse.Namespace, stream: CaptureStream) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from .. import __version__
-from .._compression import available
+from .._compression import BROTLI_QUALITY, ZSTD_LEVEL, available
 
 __all__ = [
     "COALESCE_BYTES",
@@ -96,6 +96,16 @@ class CostReport:
     @property
     def left_out_bytes(self) -> int:
         return sum(s.get("size") or 0 for s in self.left_out)
+
+    def levels(self) -> str:
+        """'gzip level 6, Brotli quality 5, zstd level 3': the codings measured only."""
+        keys = {t.key for t in self.transports}
+        text = f"gzip level {self.gzip_level}"
+        if "sse+br" in keys:
+            text += f", Brotli quality {BROTLI_QUALITY}"
+        if "sse+zstd" in keys:
+            text += f", zstd level {ZSTD_LEVEL}"
+        return text
 
     def transport(self, key: str) -> TransportCost:
         return next(t for t in self.transports if t.key == key)

@@ -24,11 +24,17 @@ from typing import Any, Final
 
 import orjson
 
-from .._compression import BROTLI_QUALITY, ZSTD_LEVEL
 from .._encoder import encode_proto, encode_sse
 from .._sample import realistic_run
 from ..errors import EncodeError
-from ._args import add_input_options, left_out, no_events, read_capture, skip_frame
+from ._args import (
+    add_input_options,
+    left_out,
+    no_events,
+    read_capture,
+    skip_frame,
+    skip_unencodable,
+)
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, say
 from ._costmodel import COALESCE_BYTES, TRANSPORTS, CostReport, split_key
@@ -72,24 +78,13 @@ def _short(key: str) -> str:
     return head if coding is None else f"{head}+{ {'gzip': 'gz'}.get(coding, coding) }"
 
 
-def _codings(report: CostReport) -> str:
-    """'gzip level 6, Brotli 5, zstd 3': the codings measured, with their levels."""
-    keys = {t.key for t in report.transports}
-    text = f"gzip level {report.gzip_level}"
-    if "sse+br" in keys:
-        text += f", Brotli {BROTLI_QUALITY}"
-    if "sse+zstd" in keys:
-        text += f", zstd {ZSTD_LEVEL}"
-    return text
-
-
 def table(report: CostReport) -> str:
     """The terminal report."""
     n = report.events
     sse = report.transport("sse")
     lines = [
         f"agui-wire cost: {report.source}",
-        f"{n:,} events; {_codings(report)}, flushed per event; CPU: median of "
+        f"{n:,} events; {report.levels()}, flushed per event; CPU: median of "
         f"{report.repeats} interleaved passes on {report.machine['cpu']}",
         "",
         f"{'transport':<17}{'bytes':>11}{'per event':>11}{'vs SSE':>8}"
@@ -211,16 +206,7 @@ def _encodable(
             encode_proto(event, lossy_numbers=args.lossy_numbers, extra_keys=args.extra_keys)
             encode_sse(event)
         except EncodeError as exc:
-            reason = f"cannot be encoded in both transports: {exc.reason}"
-            log.add(
-                label,
-                frame.index,
-                frame.offset,
-                exc.event_type,
-                reason,
-                frame.length,
-                path=exc.path,
-            )
+            skip_unencodable(log, label, frame, exc, "cannot be encoded in both transports")
             continue
         kept.append(event)
     return kept

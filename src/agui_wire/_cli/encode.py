@@ -34,6 +34,7 @@ from ._args import (
     open_output,
     read_capture,
     skip_frame,
+    skip_unencodable,
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
@@ -134,22 +135,13 @@ def write_events(
             except EncodeError as exc:
                 progress.close()
                 ok = False
-                reason = f"cannot encode: {exc.reason}"
                 if not args.keep_going:
                     where = f"event {frame.index}"
                     if frame.offset is not None:
                         where += f" (byte {frame.offset})"
                     say(f"{source.label}: {where}: cannot encode: {cli_words(str(exc))}")
                     return False
-                log.add(
-                    source.label,
-                    frame.index,
-                    frame.offset,
-                    exc.event_type,
-                    reason,
-                    frame.length,
-                    path=exc.path,
-                )
+                skip_unencodable(log, source.label, frame, exc, "cannot encode")
                 continue
             out.write(data)
     finally:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
-from .._compression import BROTLI_QUALITY, ZSTD_LEVEL
 from ._costmodel import CostReport, TransportCost
 
 __all__ = ["render_html"]
@@ -131,17 +130,6 @@ def _left_out_note(report: CostReport) -> str:
         "<table><thead><tr><th>input</th><th>index</th><th>byte</th><th>type</th><th>at</th>"
         f"<th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
     )
-
-
-def _levels(report: CostReport) -> str:
-    """'gzip is level 6, Brotli quality 5, zstd level 3': only the codings measured."""
-    keys = {t.key for t in report.transports}
-    text = f"gzip is level {report.gzip_level}"
-    if "sse+br" in keys:
-        text += f", Brotli quality {BROTLI_QUALITY}"
-    if "sse+zstd" in keys:
-        text += f", zstd level {ZSTD_LEVEL}"
-    return text
 
 
 def _missing_note(report: CostReport) -> str:
@@ -343,7 +331,7 @@ transports. Lighter bars: decode.</p>{_send_note(report)}</div>
 <div class="card notes">
 <p>Each event is encoded as a server writes it: SSE as <code>data: &lt;json&gt;\\n\\n</code>
 (text/event-stream), protobuf as a 4-byte big-endian length and one <code>ag_ui.Event</code>
-(application/vnd.ag-ui.event+proto). {_levels(report)}, each flushed after every event,
+(application/vnd.ag-ui.event+proto). {report.levels()}, each flushed after every event,
 which a streaming server must do for the client to see each event when it is
 sent{_missing_note(report)};
 gzipping the whole response at once (the dashed lines) gives SSE
