@@ -5,16 +5,20 @@ Strategy: argparse with one subcommand per module (``decode``, ``encode``,
 ``register(subparsers, common)``, which opens its parser with
 ``_parser.add_command``, and a ``run(args) -> int``. Shared pieces: ``_inputs``
 (file / stdin / gzip / HAR, format detection), ``_capture`` (frames with
-positions, ``--keep-going``), ``_args`` (options, output), ``_progress`` (the
-stderr bar), ``protodump`` (field-by-field protobuf dump), ``report`` (the HTML
-cost report), ``_timings`` (a recording's arrival times), ``timeline`` with
-``_timeline``, ``_timeline_text`` and ``timeline_html`` (``inspect --timeline``).
+positions, ``--keep-going``, JSON Lines envelopes, what an eventless input held),
+``_args`` (options, output), ``_leftout`` (every event gone past, listed),
+``_style`` (colour on a terminal), ``_progress`` (the stderr bar), ``protodump``
+(field-by-field protobuf dump), ``cost_measure``, ``verdict``, ``_costmodel`` and
+``report`` (what ``cost`` measures, says and draws), ``_timings`` (a recording's
+arrival times), ``timeline`` with ``_timeline``, ``_timeline_text`` and
+``timeline_html`` (``inspect --timeline``).
 Console script ``agui-wire`` and ``python -m agui_wire`` both run ``main``; with
 no command it lists the commands, one line each.
 
 Contract (also in ``--help`` and docs/cli.md): exit status 0 ok; 1 problems
 found (a frame that does not decode, an invalid event or stream, an event that
-cannot be encoded); 2 usage error; 3 I/O error. Errors are one line on stderr
+cannot be encoded or is left out, an input with no event); 2 usage error; 3 I/O
+error. Errors are one line on stderr
 naming the input, frame/event index and byte offset. stdout carries only the
 command's output; progress bars appear on stderr only when it is a terminal.
 """
