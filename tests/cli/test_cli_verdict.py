@@ -258,3 +258,19 @@ def test_the_table_names_the_codings_measured() -> None:
     keys = {t.key for t in report.transports}
     assert ("Brotli" in header) == ("sse+br" in keys)
     assert ("zstd" in header) == ("sse+zstd" in keys)
+
+
+def test_protobuf_smaller_uncompressed_sse_smaller_with_gzip() -> None:
+    # the sample run: mostly short text deltas, whose keys and ids gzip finds in SSE
+    from agui_wire._sample import realistic_run
+
+    v = measure(realistic_run(2000, 0), repeats=1).verdict
+    plain, gz = v["ratio_uncompressed"], v["ratio_gzip"]
+    assert plain < 1 < gz
+    assert v["worth_it"] == "only-uncompressed"
+    assert v["headline"] == (
+        f"Not for size, if you compress: protobuf is {_pct(plain)} smaller than SSE "
+        f"uncompressed, but with gzip on both it is {_pct(gz)} larger. Binary pays off only "
+        "where the stream cannot be compressed."
+    )
+    assert "compression turns protobuf's lead into a deficit" in " ".join(v["reasons"])
