@@ -41,8 +41,12 @@ class Folds:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.running: dict[str, asyncio.Future[Fold]] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def fold(self, keys: RunKeys) -> Fold:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # folds of another event loop cannot be awaited here
+            self.loop, self.running = loop, {}
         future = self.running.get(keys.stream)
         if future is None or (future.done() and future.exception() is not None):
             future = self.running[keys.stream] = asyncio.ensure_future(self._fold(keys))

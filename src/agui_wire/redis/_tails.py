@@ -136,8 +136,13 @@ class Tails:
         self.lanes: dict[int | None, list[_Lane]] = {}  # by shard (cluster) / None
         self.sweeper: asyncio.Task[None] | None = None
         self.checks: set[asyncio.Task[None]] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def attach(self, keys: RunKeys, position: int, inbox: Inbox) -> TailRun:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # a store used from a new event loop: start afresh
+            self.loop = loop
+            self.runs, self.lanes, self.sweeper, self.checks = {}, {}, None, set()
         run = self.runs.get(keys.stream)
         if run is None:
             run = self.runs[keys.stream] = TailRun(keys, position)
