@@ -4,7 +4,8 @@ default pool of 100), 1,000 concurrent runs with one local reader each all finis
 every reader gets every event with contiguous ids, and the replica never holds more
 than 32 connections to Redis (``CLIENT LIST``, sampled while the runs are live).
 Not a timed test: it checks counts, never durations (benchmarks/redis_scale.py
-measures those at 100 / 1,000 / 10,000 runs).
+measures those at 100 / 1,000 / 10,000 runs). And runs that share a lane stay
+apart: one run's key turned into garbage fails that run only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from agui_wire.errors import StoreError
 from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 
@@ -88,3 +90,46 @@ def test_a_thousand_live_runs_through_few_connections(fresh_redis) -> None:
         await admin.aclose()
 
     run(main())
+
+
+def test_one_broken_run_does_not_stop_the_others_of_its_lane(redis_server, run_id) -> None:
+    """Runs share a lane (one XREAD names them all): a run whose key is overwritten
+    by something that is not a stream fails its own readers with a StoreError, and
+    the other runs of the lane go on to their end."""
+
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        store = RunStore(r, lease=5)
+        gate = asyncio.Event()
+        ids = [f"{run_id}-{n}" for n in range(20)]
+
+        async def gated(items: list[dict[str, Any]]) -> Any:
+            yield items[0]
+            await gate.wait()
+            async for item in paced(items[1:], 0.01):
+                yield item
+
+        for i in ids:
+            await store.start(i, gated(events(i)))
+        readers = [asyncio.ensure_future(collect(store, i)) for i in ids]
+        tails = store._reading.tails
+        while len(tails.runs) < len(ids):  # all in the lane
+            await asyncio.sleep(0.01)
+        broken = ids[7]
+        await r.delete(store.stream_key(broken))
+        await r.set(store.stream_key(broken), "not a stream")
+        gate.set()
+        results = await asyncio.gather(*readers, return_exceptions=True)
+        for i, got in zip(ids, results, strict=True):
+            if i == broken:
+                assert isinstance(got, StoreError), got
+                assert "string" in str(got)
+            else:
+                assert got == list(enumerate(events(i), 1))
+        await r.aclose()
+
+    run(main())
+
+
+async def collect(store: RunStore, run_id: str) -> list[tuple[int, dict[str, Any]]]:
+    return [item async for item in store.subscribe(run_id)]
