@@ -24,7 +24,7 @@ from ..errors import EncodeError
 from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._capture import CaptureFrame, CaptureStream
 from ._common import InputError, UsageError, say
-from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Source, describe_entries, open_sources
+from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Input, describe_entries, open_sources
 from ._leftout import LATER, LeftOut
 from ._progress import Progress, progress_enabled
 
@@ -163,7 +163,7 @@ def add_output_options(parser: argparse.ArgumentParser, *, binary: bool) -> None
         )
 
 
-def sources(args: argparse.Namespace, path: str | None, *, allow_many: bool) -> list[Source]:
+def sources(args: argparse.Namespace, path: str | None, *, allow_many: bool) -> list[Input]:
     """The sources of ``path`` (``None``: see the module doc); with several HAR
     entries and ``allow_many`` False, a usage error listing them."""
     if path is None:
@@ -185,7 +185,7 @@ def sources(args: argparse.Namespace, path: str | None, *, allow_many: bool) -> 
 
 def read_capture(
     args: argparse.Namespace,
-    source: Source,
+    source: Input,
     *,
     keep_going: bool | None = None,
     progress: Progress | None = None,
@@ -208,7 +208,7 @@ def left_out(args: argparse.Namespace, action: str = "skipped") -> LeftOut:
     return LeftOut(verbose=getattr(args, "verbose", False), action=action)
 
 
-def skip_frame(log: LeftOut, source: Source, frame: CaptureFrame) -> None:
+def skip_frame(log: LeftOut, source: Input, frame: CaptureFrame) -> None:
     """A bad frame gone past (``--keep-going``) or a note (a later protocol's event)."""
     if frame.error is not None:
         err = frame.error
@@ -257,7 +257,7 @@ def no_events(args: argparse.Namespace, stream: CaptureStream) -> bool:
     return True
 
 
-def new_progress(args: argparse.Namespace, label: str, source: Source) -> Progress:
+def new_progress(args: argparse.Namespace, label: str, source: Input) -> Progress:
     return Progress(
         label,
         source.size,

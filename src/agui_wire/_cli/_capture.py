@@ -6,7 +6,7 @@ the ``DecodeError`` that frame raised, or a note (an event of a later protocol
 that was skipped). Binary frames and SSE events are the library's
 ``RecordReader`` records (``agui_wire._reader``: the same reader as
 ``agui_wire.read_frames``, which goes past bad frames with ``keep_going``); this
-adapter adds the capture's ``Source`` (chunks, progress), the notes, SSE
+adapter adds the capture's ``Input`` (chunks, progress), the notes, SSE
 lengths, and JSON Lines, a capture format of this command only.
 
 Contract:
@@ -45,7 +45,7 @@ from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import RecordReader
 from ..errors import DecodeError, JsonLineError
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
-from ._inputs import Source
+from ._inputs import Input
 
 __all__ = ["CaptureFrame", "CaptureStream"]
 
@@ -71,11 +71,11 @@ class CaptureFrame:
 
 
 class CaptureStream:
-    """Iterable of ``CaptureFrame``s for one ``Source`` (see the module doc)."""
+    """Iterable of ``CaptureFrame``s for one ``Input`` (see the module doc)."""
 
     def __init__(
         self,
-        source: Source,
+        source: Input,
         *,
         keep_going: bool = False,
         unknown_events: str = "skip",

@@ -1,6 +1,7 @@
 """Opening captures: a file or stdin, gzip, HAR, and telling the format.
 
-Strategy: every input becomes one or more ``Source``s, each a stream of byte
+Strategy: every file (or stdin) becomes one or more ``Input``s (not a
+``_streaming`` producer, nor a decoder's ``ByteSource``), each a stream of byte
 chunks in one format (``proto``, ``sse`` or ``jsonl``) with a label for messages
 and, for HAR, the entry it came from. Nothing is read whole except HAR, which is
 JSON and must be parsed at once (up to ``max_har_size`` bytes).
@@ -52,7 +53,7 @@ __all__ = [
     "DEFAULT_MAX_HAR_SIZE",
     "FORMATS",
     "HarEntry",
-    "Source",
+    "Input",
     "describe_entries",
     "open_sources",
 ]
@@ -137,7 +138,7 @@ class HarEntry:
 
 
 @dataclass
-class Source:
+class Input:
     """One stream to decode: its chunks, format, and where it came from."""
 
     label: str  # for messages: a path, "stdin", "x.har entry 3"
@@ -303,7 +304,7 @@ def open_sources(
     format: str = "auto",
     entry: int | None = None,
     max_har_size: int = DEFAULT_MAX_HAR_SIZE,
-) -> list[Source]:
+) -> list[Input]:
     """The streams in the input at ``path`` (``-``: stdin); see the module doc."""
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r} (choose from {', '.join(FORMATS)})")
@@ -327,7 +328,7 @@ def open_sources(
     if kind != "har":
         if entry is not None:
             raise UsageError(f"--entry is for HAR files; {label} is not one")
-        return [Source(label, kind, _guard(_chunks(reader), label), size, _reader=reader)]
+        return [Input(label, kind, _guard(_chunks(reader), label), size, _reader=reader)]
     try:
         data = _read_all(reader, max_har_size, label)
     except (OSError, EOFError, zlib.error) as exc:
@@ -355,7 +356,7 @@ def open_sources(
         body = e.body if e.body is not None else b""
         fmt = format if format not in ("auto", "har") else None
         sources.append(
-            Source(
+            Input(
                 f"{label} entry {e.index}",
                 fmt or _body_format(e),
                 iter([body[i : i + READ_SIZE] for i in range(0, len(body), READ_SIZE)]),

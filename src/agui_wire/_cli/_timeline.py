@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from ._capture import CaptureFrame, CaptureStream
 from ._common import CliError
-from ._inputs import Source
+from ._inputs import Input
 from ._timings import Timings
 
 __all__ = [
@@ -233,7 +233,7 @@ def _epoch(iso: Any) -> float | None:
         return None
 
 
-def _har_clock(source: Source) -> tuple[list[float] | None, str, float | None, float | None]:
+def _har_clock(source: Input) -> tuple[list[float] | None, str, float | None, float | None]:
     """A HAR entry's per-message times (seconds since its request), the note, and
     its whole-response first-byte and end times."""
     har = source.har
@@ -277,7 +277,7 @@ def _frames_with_arrival(
 
 
 def build(
-    source: Source,
+    source: Input,
     stream: CaptureStream,
     describe: Callable[[dict[str, Any]], str],
     timings: Timings | None = None,

@@ -38,7 +38,7 @@ from ._args import (
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, say
-from ._inputs import Source
+from ._inputs import Input
 from ._leftout import cli_words
 from ._parser import add_command
 
@@ -100,7 +100,7 @@ def add_encode_options(p: argparse.ArgumentParser) -> None:
 
 def write_events(
     args: argparse.Namespace,
-    source: Source,
+    source: Input,
     out: IO[bytes],
     encode: Callable[[dict[str, Any]], bytes],
 ) -> bool:

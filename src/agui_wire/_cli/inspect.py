@@ -35,7 +35,7 @@ from ._args import (
 from ._args import sources as open_args_sources
 from ._capture import CaptureFrame
 from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError, human_bytes
-from ._inputs import Source
+from ._inputs import Input
 from ._leftout import cli_words
 from ._parser import add_command
 from .protodump import dump_frame, hexdump
@@ -168,7 +168,7 @@ def _row(frame: CaptureFrame) -> str:
     return head + f"{event.get('type', '?')!s:<26}  " + _describe(event)
 
 
-def _record(frame: CaptureFrame, source: Source) -> dict[str, Any]:
+def _record(frame: CaptureFrame, source: Input) -> dict[str, Any]:
     rec: dict[str, Any] = {}
     if source.entry is not None:
         rec["entry"] = source.entry
@@ -183,7 +183,7 @@ def _record(frame: CaptureFrame, source: Source) -> dict[str, Any]:
     return rec
 
 
-def _detail(frame: CaptureFrame, source: Source, window: _Window, hex_: bool, out: IO[str]) -> None:
+def _detail(frame: CaptureFrame, source: Input, window: _Window, hex_: bool, out: IO[str]) -> None:
     print(_row(frame), file=out)
     if frame.event is not None:
         print(orjson.dumps(frame.event, option=orjson.OPT_INDENT_2).decode(), file=out)
@@ -200,7 +200,7 @@ def _detail(frame: CaptureFrame, source: Source, window: _Window, hex_: bool, ou
             print(line, file=out)
 
 
-def _inspect(args: argparse.Namespace, source: Source, out: IO[str]) -> tuple[int, int, int]:
+def _inspect(args: argparse.Namespace, source: Input, out: IO[str]) -> tuple[int, int, int]:
     window = _Window()
     wanted = args.frame
     detail = wanted is not None or args.hex

@@ -29,7 +29,7 @@ import orjson
 from ._args import no_events, read_capture
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS, InputError, UsageError
-from ._inputs import Source
+from ._inputs import Input
 from ._timeline import Timeline, build
 from ._timeline_text import render_text
 from ._timings import SUFFIX, Timings, read_timings, rechunk, sidecar_of
@@ -59,7 +59,7 @@ def add_timeline_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _timings_for(args: argparse.Namespace, source: Source) -> Timings | None:
+def _timings_for(args: argparse.Namespace, source: Input) -> Timings | None:
     if source.har is not None:
         if args.timing:
             raise UsageError("--timing is for captures made by agui-wire record; a HAR has its own")

@@ -33,7 +33,7 @@ from ._args import (
 )
 from ._args import sources as open_args_sources
 from ._common import EXIT_OK, EXIT_PROBLEMS
-from ._inputs import Source
+from ._inputs import Input
 from ._leftout import cli_words
 from ._parser import add_command
 from ._style import Style
@@ -93,7 +93,7 @@ def _decode_problem(frame: Any) -> Problem:
 
 
 def _validate(
-    args: argparse.Namespace, source: Source, out: IO[str]
+    args: argparse.Namespace, source: Input, out: IO[str]
 ) -> tuple[list[Problem], int, int]:
     validator = StreamValidator(
         schema=not args.no_schema, sequence=not args.no_sequence, state=not args.no_state
