@@ -1,6 +1,6 @@
 """``agui-wire decode``: a capture (binary, SSE, HAR, gzip) as JSON Lines.
 
-Strategy: ``_read.FrameStream`` per source, one JSON line per event written as it
+Strategy: a ``_capture.CaptureStream`` per input, one JSON line per event written as it
 is decoded (output is flushed after every input chunk, so a live stream piped
 in shows up live); bad frames and notes go to stderr with their index and byte
 offset. ``--envelope`` wraps each event with its position; a HAR file with

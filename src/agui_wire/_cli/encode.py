@@ -1,7 +1,7 @@
 """``agui-wire encode``: JSON Lines of events to a binary or SSE stream.
 
-Strategy: the events are read as a stream (``_read`` JSON Lines: one event per
-line; an indented ``decode --pretty`` output or one JSON array also works) and
+Strategy: the events are read as a stream (``_capture``'s JSON Lines: one event
+per line; an indented ``decode --pretty`` output or one JSON array also works) and
 each is written as soon as it is encoded, with ``agui_wire.encode_proto`` or
 ``encode_sse``. ``write_events`` is shared with ``convert``.
 
