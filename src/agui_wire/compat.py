@@ -55,7 +55,7 @@ from ._codec import backend
 from ._encoder import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, negotiate
-from .errors import EncodeError, LossyNumberWarning
+from .errors import EncodeError, LossyNumberWarning, MissingDependency
 
 __all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]
 
@@ -245,16 +245,18 @@ def install(*, wildcard_proto: bool = False) -> list[str]:
     with ``agui_wire.compat.EventEncoder`` and rebinds the name in every module
     that already imported the SDK's class (the frameworks' endpoint modules), so
     it works before or after the framework is imported. Idempotent. Returns the
-    ``module.attribute`` names rebound by this call. Raises ``ImportError``
-    when the official SDK (``ag-ui-protocol``) is not installed.
+    ``module.attribute`` names rebound by this call. Raises ``MissingDependency``
+    (an ``ImportError`` naming the ``pydantic`` extra) when the official SDK
+    (``ag-ui-protocol``) is not installed.
     ``wildcard_proto=True``: ``Accept: */*`` gets protobuf too, as the AG-UI 1.0
     binding says (off by default: httpx, requests and curl send ``*/*`` and
     read SSE); each call sets it, ``uninstall()`` turns it off.
     """
     if _SDK_CLASS is None:
-        raise ImportError(
-            "agui_wire.install() replaces the encoder of the official SDK, "
-            "which is not installed: pip install 'agui-wire[pydantic]'"
+        raise MissingDependency(
+            "agui_wire.install() (it replaces the official SDK's encoder)",
+            "ag-ui-protocol",
+            "pydantic",
         )
     with _lock:
         _set_rule(bool(wildcard_proto))

@@ -113,3 +113,29 @@ def test_import_redis_without_redis_py_names_the_extra() -> None:
         "installed: pip install 'agui-wire[redis]'"
     )
     assert issubclass(MissingDependency, ImportError)
+
+
+def test_install_without_the_sdk_names_the_extra() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['ag_ui'] = None\n"  # as where ag-ui-protocol is not installed
+        "import agui_wire\n"
+        "try:\n"
+        "    agui_wire.install()\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc.name, '|', exc)\n"
+    )
+    root = Path(agui_wire.__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+    )
+    assert r.stdout.strip() == (
+        "MissingDependency ag-ui-protocol | agui_wire.install() (it replaces the official "
+        "SDK's encoder) needs the 'ag-ui-protocol' package, which is not installed: "
+        "pip install 'agui-wire[pydantic]'"
+    )
