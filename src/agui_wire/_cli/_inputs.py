@@ -55,6 +55,7 @@ __all__ = [
     "HarEntry",
     "Input",
     "describe_entries",
+    "format_of",
     "open_sources",
 ]
 
@@ -178,7 +179,9 @@ def _open_raw(path: str) -> tuple[IO[bytes], str, int | None]:
     return fh, path, size
 
 
-def _classify(content_type: str | None) -> str | None:
+def format_of(content_type: str | None) -> str | None:
+    """The capture format of an AG-UI response's Content-Type (``proto``, ``sse``),
+    ``None`` for anything else."""
     if not content_type:
         return None
     try:
@@ -217,7 +220,7 @@ def _har_entries(data: bytes, label: str) -> tuple[list[HarEntry], int]:
         content = _obj(response.get("content"))
         ctype = content.get("mimeType") if isinstance(content.get("mimeType"), str) else None
         header_ctype = _header(response.get("headers"), "content-type")
-        kind = _classify(ctype) or _classify(header_ctype)
+        kind = format_of(ctype) or format_of(header_ctype)
         if kind is None:
             continue
         request = _obj(entry.get("request"))
@@ -369,7 +372,7 @@ def open_sources(
 
 
 def _body_format(entry: HarEntry) -> str:
-    return _classify(entry.content_type) or "sse"
+    return format_of(entry.content_type) or "sse"
 
 
 def _guard(chunks: Iterator[bytes], label: str) -> Iterator[bytes]:

@@ -27,8 +27,9 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 import orjson
 
-from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
+from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, UsageError, human_bytes, say
+from ._inputs import format_of
 from ._parser import add_command
 from ._timings import SUFFIX, TimingWriter
 
@@ -165,14 +166,6 @@ def _httpx() -> Any:
     return httpx
 
 
-def _kind(content_type: str) -> str | None:
-    try:
-        kind = media_type(content_type)
-    except ValueError:
-        return None
-    return "proto" if kind == PROTO_MEDIA_TYPE else "sse"
-
-
 def _output_path(args: argparse.Namespace, kind: str | None) -> str:
     if args.output:
         return str(args.output)
@@ -221,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
             if not response.is_success:
                 raise _refused(response, args.url)
             ctype = response.headers.get("content-type", "")
-            kind = _kind(ctype)
+            kind = format_of(ctype)
             if kind is None:
                 say(
                     f"warning: {args.url} answered {ctype or 'no content type'}, not an AG-UI "
