@@ -87,7 +87,7 @@ __all__ = [
     "encode_frame",
     "encode_frames",
     "encode_payload",
-    "event_type",
+    "known_event_type",
 ]
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
@@ -788,7 +788,7 @@ def check_encode_options(extra_keys: str, max_depth: int, lossy_numbers: bool = 
         raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
 
 
-def event_type(event: Mapping[str, Any], etype: Any) -> str:
+def known_event_type(event: Mapping[str, Any], etype: Any) -> str:
     """``etype`` (``event``'s ``type``) when it names an event, else the refusal
     every encoder gives for it (this one, the Cython twin's fallback, upb's)."""
     if isinstance(etype, str) and etype in EVENTS:
@@ -826,7 +826,7 @@ def _encode(
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     given = event
     event = _plain_object(event)
-    etype = event_type(event, _plain_str(event.get("type")))
+    etype = known_event_type(event, _plain_str(event.get("type")))
     encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.opened(given)
     return encoder.event(event)

@@ -74,7 +74,7 @@ from ..schema import (
     number_from_double,
 )
 from .proto_reader import check_max_depth, raise_other_fault, read_varint
-from .proto_writer import check_encode_options, event_type
+from .proto_writer import check_encode_options, known_event_type
 
 __all__ = ["decode_payload", "encode_payload", "event_from_proto", "event_to_proto"]
 
@@ -463,7 +463,7 @@ def event_to_proto(
     check_encode_options(extra_keys, max_depth)
     if not isinstance(event, dict):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
-    etype = event_type(event, event.get("type"))
+    etype = known_event_type(event, event.get("type"))
     return _Builder(etype, lossy_numbers, extra_keys, max_depth).event(event)
 
 
