@@ -203,9 +203,10 @@ def read_capture(
     )
 
 
-def left_out(args: argparse.Namespace, action: str = "skipped") -> LeftOut:
-    """The log of what this command leaves out (``-v`` lists every entry)."""
-    return LeftOut(verbose=getattr(args, "verbose", False), action=action)
+def left_out(args: argparse.Namespace, action: str = "skipped", *, keep: bool = False) -> LeftOut:
+    """The log of what this command leaves out (``-v`` lists every entry; ``keep``
+    holds them all in ``items``)."""
+    return LeftOut(verbose=getattr(args, "verbose", False), action=action, keep=keep)
 
 
 def skip_frame(log: LeftOut, source: Input, frame: CaptureFrame) -> None:

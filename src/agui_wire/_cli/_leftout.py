@@ -10,8 +10,10 @@ from the library name Python keywords (``lossy_numbers=True``); ``cli_words``
 turns them into the options of this command line (``--lossy-numbers``).
 
 Contract: ``add`` never raises; ``summary()`` is ``None`` when nothing was left
-out or every one was listed (``always``: only when nothing was); ``items`` keeps
-every entry (``cost`` puts them in its report).
+out or every one was listed (``always``: only when nothing was); with ``keep``,
+``items`` holds every entry (``cost`` puts them in its report: it holds every event
+anyway); without, only the count by type is kept, so ``decode --keep-going`` on a
+stream of a million bad frames holds no more than on a clean one.
 """
 
 from __future__ import annotations
@@ -79,13 +81,18 @@ class Skipped:
 class LeftOut:
     """The events a command left out (see the module doc)."""
 
-    def __init__(self, *, verbose: bool = False, action: str = "left out") -> None:
+    def __init__(
+        self, *, verbose: bool = False, action: str = "left out", keep: bool = False
+    ) -> None:
         self.verbose = verbose
         self.action = action  # "left out", "skipped", "not encoded"
-        self.items: list[Skipped] = []
+        self.items: list[Skipped] = []  # every entry, with ``keep``; else none
+        self._keep = keep
+        self._count = 0
+        self._types: Counter[str] = Counter()  # entries by type, in order of appearance
 
     def __len__(self) -> int:
-        return len(self.items)
+        return self._count
 
     def add(
         self,
@@ -99,25 +106,23 @@ class LeftOut:
         path: str = "",
     ) -> Skipped:
         item = Skipped(input, index, offset, type, cli_words(reason), size, unit, path)
-        self.items.append(item)
-        if self.verbose or len(self.items) <= SHOWN:
+        self._count += 1
+        self._types[type or "undecodable"] += 1
+        if self._keep:
+            self.items.append(item)
+        if self.verbose or self._count <= SHOWN:
             said = item.describe()
             say(said if item.reason.startswith(self.action) else f"{said} ({self.action})")
         return item
 
-    @property
-    def bytes(self) -> int:
-        return sum(s.size or 0 for s in self.items)
-
     def by_type(self) -> str:
         """``STATE_SNAPSHOT x3, RAW x2``."""
-        counts = Counter(s.type or "undecodable" for s in self.items)
-        return ", ".join(f"{t} x{n}" if n > 1 else t for t, n in counts.most_common())
+        return ", ".join(f"{t} x{n}" if n > 1 else t for t, n in self._types.most_common())
 
     def summary(self, *, always: bool = False) -> str | None:
         """The count, by type, and how many were not listed; ``None`` when nothing was
         left out, or (unless ``always``) when every one was listed."""
-        n = len(self.items)
+        n = self._count
         hidden = 0 if self.verbose else max(n - SHOWN, 0)
         if not n or not (hidden or always):
             return None

@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats < 1 or args.events < 2:
         raise CliError("--repeats must be >= 1 and --events >= 2", code=2)
     failed = False
-    log = left_out(args, "left out")
+    log = left_out(args, "left out", keep=True)
     input_bytes = 0
     if args.captures:
         found, what, input_bytes, failed = _capture_events(args, log)
