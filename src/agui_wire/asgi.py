@@ -386,9 +386,10 @@ class _Stream:
         self.keepalive = response.keepalive
         self.ping = KEEPALIVE_COMMENT
         if self.binary:
-            if not response.binary_keepalive:
-                self.keepalive = None
-            self.ping = encoder.encode(KEEPALIVE_EVENT)
+            if response.binary_keepalive:
+                self.ping = encoder.encode(KEEPALIVE_EVENT)
+            else:
+                self.keepalive = None  # silent: nothing to encode per response
         self.compressor = None if coding is None else compressor(coding)
         self.last_write = self.time()
         self.writing = False  # a body message is being sent
