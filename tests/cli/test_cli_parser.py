@@ -15,7 +15,8 @@ import pytest
 from agui_wire._cli import build_parser, main
 from agui_wire._cli._parser import MAX_WIDTH
 
-COMMANDS = ("decode", "encode", "convert", "inspect", "validate", "cost")
+COMMANDS = ("decode", "encode", "convert", "inspect", "validate", "cost", "record")
+REQUIRED = {"encode": ["--to", "sse"], "convert": ["--to", "sse"], "record": ["URL"]}
 
 
 def test_bare_command_lists_every_command_one_line_each(capsys) -> None:
@@ -32,7 +33,7 @@ def test_bare_command_lists_every_command_one_line_each(capsys) -> None:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_wrong_option_prints_that_commands_usage(capsys, command) -> None:
-    required = ["--to", "sse"] if command in ("encode", "convert") else []
+    required = REQUIRED.get(command, [])
     assert main([command, *required, "--bogus"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"usage: agui-wire {command} ")
