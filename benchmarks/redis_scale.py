@@ -19,6 +19,10 @@ interval), RUN_FINISHED. While they run, this process samples ``CLIENT LIST``
 * publish -> deliver latency p50 / p99 over every delta;
 * Redis CPU per delivered event beside it (``INFO cpu``).
 
+``--gc N`` raises the replica's first cyclic-GC threshold: with thousands of live
+runs, Python's default (a collection every 700 allocations, the oldest generation
+every 100 of those) rescans the live objects over and over.
+
 ``events/s`` is the rate the producers offer (runs / ``--interval``), ``wall``
 the time from the first start to the last reader's end (a run alone takes
 ``deltas x interval``): when the replica's CPU cannot keep up with the offered
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -108,13 +113,22 @@ async def replica(url: str, runs: int, deltas: int, interval: float) -> dict[str
     }
 
 
-def measure(url: str, runs: int, deltas: int, interval: float) -> dict[str, Any]:
+def measure(url: str, runs: int, deltas: int, interval: float, threshold: int) -> dict[str, Any]:
     import redis
 
     admin = redis.Redis.from_url(url)
     base = len(admin.client_list())  # admin itself (the replica not started yet)
     child = subprocess.Popen(
-        [sys.executable, __file__, "--replica", url, str(runs), str(deltas), str(interval)],
+        [
+            sys.executable,
+            __file__,
+            "--replica",
+            url,
+            str(runs),
+            str(deltas),
+            str(interval),
+            str(threshold),
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -147,10 +161,19 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=10)
     parser.add_argument("--interval", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="CI size: 100 and 1,000 runs, short")
-    parser.add_argument("--replica", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--gc",
+        type=int,
+        default=0,
+        help="the replica's first cyclic-GC threshold (gc.set_threshold(N, 20, 100)); "
+        "0: Python's default (700, 10, 10)",
+    )
+    parser.add_argument("--replica", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replica:
-        url, runs, deltas, interval = args.replica
+        url, runs, deltas, interval, threshold = args.replica
+        if int(threshold):
+            gc.set_threshold(int(threshold), 20, 100)
         result = asyncio.run(replica(url, int(runs), int(deltas), float(interval)))
         print(json.dumps(result), flush=True)
         return
@@ -161,7 +184,8 @@ def main() -> None:
 
     print(
         f"{args.deltas} deltas per run, {args.interval:g} s apart; one replica, one local "
-        f"reader per run; {os.cpu_count()} CPUs (shared)\n"
+        f"reader per run; GC threshold {args.gc or 'default'}; {os.cpu_count()} CPUs "
+        "(shared)\n"
     )
     header = (
         f"{'runs':>7} {'events':>9} {'events/s':>9} {'wall':>6} {'conns':>6} {'CPU/event':>10} "
@@ -173,7 +197,7 @@ def main() -> None:
         server = RedisServer(Path(tmp)).start()
         try:
             for runs in args.runs:
-                r = measure(server.url, runs, args.deltas, args.interval)
+                r = measure(server.url, runs, args.deltas, args.interval, args.gc)
                 ok = r["problem_count"] == 0 and r["delivered"] == runs * (args.deltas + 4)
                 ok = ok and r["connections"] <= 32
                 failed |= not ok
