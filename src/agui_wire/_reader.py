@@ -81,6 +81,7 @@ class RecordReader:
         "_depth",
         "_fed",
         "_frames",
+        "_held",
         "_ibase",
         "_max_event_size",
         "_pbase",
@@ -123,6 +124,7 @@ class RecordReader:
         self._skipping = False  # SSE: resynchronising, looking for a blank line
         self._carry = b""  # SSE: the last bytes seen while skipping
         self._fed = 0  # bytes fed
+        self._held = b""  # a lone first byte 0x1f, until the next byte names the error
         self._stopped: DecodeError | None = None
         self._closed = False
         if self.content_type == SSE_MEDIA_TYPE:
@@ -154,11 +156,13 @@ class RecordReader:
 
     def _feed(self, chunk: bytes | memoryview) -> list[Record]:
         if self.content_type is None:
+            held = self._held + bytes(chunk[: 2 - len(self._held)])
             try:
-                kind = sniff(chunk)
+                kind = sniff(held, final=False)
             except DecodeError as exc:
                 return self._settle([Record(0, 0, error=exc, fatal=True)])
-            if kind is None:
+            if kind is None:  # no bytes yet, or a lone 0x1f (sniff raises for it later)
+                self._held = held
                 return []
             self.content_type = kind
             if kind == SSE_MEDIA_TYPE:
@@ -186,6 +190,11 @@ class RecordReader:
         if self._closed:
             return []
         self._closed = True
+        if self._held:  # the stream was one byte, 0x1f: what sniff says of it
+            try:
+                sniff(self._held)
+            except DecodeError as exc:
+                return self._settle([Record(0, 0, error=exc, fatal=True)])
         if self._sse is not None:
             return self._settle(self._close_sse())
         frames = self._frames

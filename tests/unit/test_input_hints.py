@@ -90,6 +90,44 @@ def test_read_frames_of_gzip_names_it() -> None:
     assert "gzip-compressed" in str(record.error)
 
 
+def _stream_error(read: str, chunks: list[bytes]) -> str:
+    """The error a streaming reader stops with, fed ``chunks`` one by one."""
+    if read == "read_frames":
+        errors = [r.error for r in agui_wire.read_frames(iter(chunks)) if r.error]
+        return str(errors[-1])
+    if read == "iter_decode":
+        with pytest.raises(DecodeError) as info:
+            list(agui_wire.iter_decode(iter(chunks)))
+        return str(info.value)
+    return _fed_error(chunks)
+
+
+def _fed_error(chunks: list[bytes]) -> str:
+    decoder = agui_wire.EventDecoder()
+    try:
+        for chunk in chunks:
+            decoder.feed(chunk)
+        decoder.close()
+    except DecodeError as exc:
+        return str(exc)
+    raise AssertionError("EventDecoder accepted the stream")
+
+
+@pytest.mark.parametrize("read", ["EventDecoder", "iter_decode", "read_frames"])
+@pytest.mark.parametrize("head", [b"\x1f\x8bP\r\n", b"\x1f\x00", b"\x1f"])
+def test_a_stream_cut_after_its_first_byte_says_what_decode_says(read, head) -> None:
+    # 0x1f alone cannot tell gzip's magic (1f 8b) from a bad first byte: a streaming
+    # reader waits for the next byte, so its error is decode()'s however the stream
+    # is cut (found by fuzz_decode: byte by byte, gzip went unnamed).
+    with pytest.raises(DecodeError) as info:
+        agui_wire.decode(head)
+    whole = str(info.value)
+    assert ("gzip-compressed" in whole) == head.startswith(b"\x1f\x8b")
+    cuts = [[head], [head[:1], head[1:]], [bytes([b]) for b in head], [head[:1], b"", head[1:]]]
+    for chunks in cuts:
+        assert _stream_error(read, [c for c in chunks if c or len(chunks) == 4]) == whole
+
+
 def test_import_redis_without_redis_py_names_the_extra() -> None:
     script = (
         "import sys\n"

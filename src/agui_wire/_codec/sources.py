@@ -71,15 +71,20 @@ def chunks(source: ByteSource) -> Iterator[Buffer]:
             yield chunk
 
 
-def sniff(head: bytes | bytearray | memoryview) -> str | None:
+def sniff(head: bytes | bytearray | memoryview, *, final: bool = True) -> str | None:
     """The transport of a capture from its first bytes, ``None`` if ``head`` is empty.
 
     A frame's length prefix starts with a 0 byte for every frame under 16 MiB;
     SSE is text, whose first byte is a BOM, a line end or a printable character.
+    A stream fed in pieces passes ``final=False``: then a lone first byte 0x1f is
+    ``None`` too, since the next byte tells gzip's magic from a bad first byte and
+    the error must read the same however the stream is cut.
     """
     if not head:
         return None
     first = head[0]
+    if not final and len(head) == 1 and first == GZIP_MAGIC[0]:
+        return None
     if first == 0:
         return PROTO_MEDIA_TYPE
     if first in (0xEF, 0x0A, 0x0D, 0x09) or 0x20 <= first < 0x7F:

@@ -322,6 +322,7 @@ class EventDecoder:
         "_depth",
         "_error",
         "_feed",
+        "_held",
         "_max_event_size",
         "_max_events",
         "_max_frame_size",
@@ -369,6 +370,7 @@ class EventDecoder:
         # chunk is one call into it (one C call with the extension)
         self._feed: Callable[[Any], list[dict[str, Any]]] | None = None
         self._closed = False
+        self._held = b""  # a lone first byte 0x1f, until the next byte names the error
         if self.content_type is not None:
             self._start(self.content_type)
 
@@ -429,15 +431,18 @@ class EventDecoder:
             raise StreamClosed("EventDecoder.feed() called after close()")
         # the transport is not known yet
         try:
-            if type(chunk) is bytes:
-                kind = sniff(chunk)
+            if type(chunk) is bytes and not self._held:
+                kind = sniff(chunk, final=False)
+                held = chunk
             else:  # a TypeError for what is not bytes-like; the view is released
                 with as_bytes_view(chunk) as view:  # (a stored error must not pin it)
-                    kind = sniff(view)
+                    held = self._held + bytes(view[: 2 - len(self._held)])
+                    kind = sniff(held, final=False)
         except DecodeError as exc:
             self._error = exc  # a failed decoder stays failed
             raise
-        if kind is None:
+        if kind is None:  # no bytes yet, or a lone 0x1f (sniff raises for it later)
+            self._held = held
             return []
         self._start(kind)
         assert self._feed is not None
@@ -447,6 +452,12 @@ class EventDecoder:
         """End of stream: the events still held; ``TruncatedStream`` if a frame is cut."""
         if self._error is not None:
             raise self._error
+        if self._held:  # the stream was one byte, 0x1f: what sniff says of it
+            try:
+                sniff(self._held)
+            except DecodeError as exc:
+                self._error = exc
+                raise
         self._closed = True
         self._feed = None
         self.__dict__.pop("feed", None)
