@@ -46,6 +46,7 @@ from typing import Final
 
 from ..errors import (
     GZIP_HINT,
+    GZIP_MAGIC,
     DecodeError,
     EncodeError,
     FrameTooLarge,
@@ -64,6 +65,7 @@ __all__ = [
 # Payloads at least this long that sit inside an immutable bytes chunk are handed
 # back as memoryviews instead of copies.
 ZERO_COPY_MIN: Final = 2048
+_GZIP_PREFIX: Final = int.from_bytes(GZIP_MAGIC, "big")  # as the high half of a prefix
 
 _U32: Final = Struct(">I")
 _unpack_from = _U32.unpack_from
@@ -95,7 +97,7 @@ def _too_long_to_frame(n: int) -> str:
 
 def _too_large(index: int, offset: int, declared: int, limit: int) -> FrameTooLarge:
     # a gzip stream read as frames: its magic 1f 8b is the first prefix's high bytes
-    gzip = f"; {GZIP_HINT}" if offset == 0 and declared >> 16 == 0x1F8B else ""
+    gzip = f"; {GZIP_HINT}" if offset == 0 and declared >> 16 == _GZIP_PREFIX else ""
     return FrameTooLarge(
         f"frame declares {declared} bytes, above max_frame_size {limit}{gzip}",
         index=index,
