@@ -60,7 +60,7 @@ class Skipped:
     type: str | None  # the event type, when known
     reason: str
     size: int | None = None  # its bytes in the input, when known
-    unit: str = "event"  # what index counts: "event", "frame" (binary), "line"
+    unit: str = "event"  # what index counts: "event" (SSE, JSON Lines) or "frame" (binary)
     path: str = ""  # JSON pointer to the offending value inside the event, when known
 
     def describe(self) -> str:
