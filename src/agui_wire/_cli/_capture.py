@@ -184,22 +184,38 @@ class CaptureStream:
         pending: list[bytes] = []  # lines of a multi-line (pretty) JSON value
         pending_at = (0, 0)  # (offset, line number) where it started
         pending_size = 0
-        buf = b""
-        buf_at = 0
         array: bytearray | None = None  # the input is one JSON array
 
         def lines() -> Iterator[tuple[bytes, int]]:
-            nonlocal buf, buf_at
+            # A line within a chunk is one slice of it; a line across chunks is
+            # gathered in place (bytes joined per chunk, and searched whole each
+            # time, were quadratic in the line's length).
+            tail = bytearray()  # a line the chunks so far have not ended
+            tail_at = 0
+            base = 0  # stream offset of chunk[0]
             for chunk in self._chunks():
-                buf += chunk
                 start = 0
-                while (nl := buf.find(b"\n", start)) >= 0:
-                    yield buf[start : nl + 1], buf_at + start
+                nl = chunk.find(b"\n")
+                if tail:
+                    if nl < 0:
+                        tail += chunk
+                        base += len(chunk)
+                        continue
+                    tail += chunk[: nl + 1]
+                    yield bytes(tail), tail_at
+                    tail = bytearray()
                     start = nl + 1
-                buf_at += start
-                buf = buf[start:]
-            if buf:
-                yield buf, buf_at
+                    nl = chunk.find(b"\n", start)
+                while nl >= 0:
+                    yield chunk[start : nl + 1], base + start
+                    start = nl + 1
+                    nl = chunk.find(b"\n", start)
+                if start < len(chunk):
+                    tail_at = base + start
+                    tail += chunk[start:]
+                base += len(chunk)
+            if tail:
+                yield bytes(tail), tail_at
 
         for line, offset in lines():
             line_no += 1
