@@ -15,7 +15,9 @@ one ``XREAD`` (a cluster refuses keys of different slots in one command):
     {prefix}{<shard tag>}<hash>:lease    its producer's lease
 
 Entries. ``n-0`` is the run's n-th event (1-based), field ``p`` its protobuf
-payload; ``N-1`` (after the last event ``N-0``), field ``end``, is the run's end.
+payload; ``N-1`` (after the last event ``N-0``), field ``end`` (the reason; and
+``by``, the token of the producer that ended it, so its retry knows it did), is
+the run's end.
 
 Imports nothing of the package: everything else builds on it.
 """
@@ -145,7 +147,7 @@ local function top(key)
   local t = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
   if #t == 0 then return nil, nil end
   local ms, seq = string.match(t[1][1], '^(%d+)-(%d+)$')
-  return tonumber(ms), tonumber(seq)
+  return tonumber(ms), tonumber(seq), t[1][2]
 end
 """
 
@@ -155,7 +157,10 @@ ACQUIRE: Final = (
     + """
 local last, seq = top(KEYS[1])
 if last and seq > 0 then return {1, last} end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local holder = redis.call('GET', KEYS[2])
+if holder == ARGV[1] then return {0, last or 0} end  -- ours: a retry after a lost reply
+if not holder then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
   if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
   return {0, last or 0}
 end
@@ -197,12 +202,15 @@ return {0, last}
 FINISH: Final = (
     _TOP
     + """
-local last, seq = top(KEYS[1])
+local last, seq, fields = top(KEYS[1])
 last = last or 0
 if last < tonumber(ARGV[3]) then return {3, last} end
-if seq and seq > 0 then return {1, last} end
+if seq and seq > 0 then
+  if fields[3] == 'by' and fields[4] == ARGV[1] then return {0, last} end  -- ended by us
+  return {1, last}
+end
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {2, last} end
-redis.call('XADD', KEYS[1], last .. '-1', 'end', ARGV[4])
+redis.call('XADD', KEYS[1], last .. '-1', 'end', ARGV[4], 'by', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('DEL', KEYS[2])
 return {0, last}
