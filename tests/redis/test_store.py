@@ -115,7 +115,11 @@ def test_retried_publish_stores_each_event_once(redis_server, run_id) -> None:
         assert await r.xrange(store.stream_key(run_id)) == stored
         assert len(stored) == len(RUN) + 1  # the events and the end marker
         assert [entry_id for entry_id, _ in stored[:3]] == [b"1-0", b"2-0", b"3-0"]
-        assert stored[-1] == (f"{len(RUN)}-1".encode(), {b"end": b"finished"})
+        end_id, end = stored[-1]
+        assert end_id == f"{len(RUN)}-1".encode()
+        assert end[b"end"] == b"finished"  # and ``by``: the producer's token
+        assert sorted(end) == [b"by", b"end"]
+        assert len(end[b"by"]) == 24
         await r.aclose()
 
     run(main())

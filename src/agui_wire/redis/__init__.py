@@ -11,8 +11,9 @@ through small Lua scripts, each atomic in Redis, that own the rules:
 * **Idempotent producer**: an append skips every event whose index is at or
   below the stream's last id, so a retried job that produces the same run again
   stores each event once (the first write wins), and a request retried after a
-  lost reply cannot store an event twice. A run that has ended is not produced
-  again: ``publish`` returns at once without iterating.
+  lost reply cannot store an event twice; a retried claim finds its own token in
+  the lease, a retried end its own token in the end marker. A run that has ended
+  is not produced again: ``publish`` returns at once without iterating.
 * **Lease**: a producer holds the run's lease key (``SET NX PX lease``) and
   renews it every ``lease / 3`` and on every append. Appends check the lease
   token, so a producer that lost it (stalled past the lease) cannot write.
@@ -70,9 +71,7 @@ same note): a run's *generation* is one more field the ACQUIRE script writes
 when it first stores the run (a ``:meta`` key beside ``:lease``, same tag), and
 the ids given to clients become ``<generation>.<n>`` (built in ``_batches``,
 parsed by ``_http.resume_after``; ``Subscription`` compares it in ``open``).
-Lost-reply safety is per script in ``_keys`` (ACQUIRE/FINISH answer "already
-yours" for a token that already holds or ended the run) with the retry loop in
-``Backend.retry``. Stall detection belongs to ``Backend.retry`` and the lanes'
+Stall detection belongs to ``Backend.retry`` and the lanes'
 ``XREAD`` (a deadline of ``lease + 2 s`` on each call). Typed errors for OOM,
 eviction and garbage map redis-py's errors in ``Backend.retry`` /
 ``_pipeline`` replies and in ``_batches.entries`` (a bad entry: a
