@@ -46,7 +46,7 @@ import orjson
 
 from .._codec.sources import sniff
 from .._mediatypes import PROTO_MEDIA_TYPE, media_type
-from ..errors import DecodeError
+from ..errors import GZIP_MAGIC, DecodeError
 from ._common import CliError, InputError, UsageError, human_bytes
 
 __all__ = [
@@ -62,7 +62,6 @@ __all__ = [
 FORMATS: Final = ("auto", "proto", "sse", "jsonl", "har")
 DEFAULT_MAX_HAR_SIZE: Final = 512 * 1024 * 1024
 READ_SIZE: Final = 1 << 16
-_GZIP_MAGIC: Final = b"\x1f\x8b"
 _HAR_HEAD: Final = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
 
 
@@ -315,7 +314,7 @@ def open_sources(
     outer = _Peekable(raw)
     reader = outer
     try:
-        if outer.peek(2) == _GZIP_MAGIC:
+        if outer.peek(2) == GZIP_MAGIC:
             reader = _Peekable(gzip.GzipFile(fileobj=outer, mode="rb"), counter=outer)  # type: ignore[call-overload]
             label += " (gzip)"
         kind = format if format != "auto" else _detect(reader, path)
