@@ -23,7 +23,7 @@ from typing import IO, Any, cast
 from ..errors import EncodeError
 from ..schema import DEFAULT_MAX_FRAME_SIZE
 from ._capture import CaptureFrame, CaptureStream
-from ._common import InputError, UsageError, say
+from ._common import InputError, UsageError, is_terminal, say
 from ._inputs import DEFAULT_MAX_HAR_SIZE, FORMATS, Input, describe_entries, open_sources
 from ._leftout import LATER, LeftOut
 from ._progress import Progress, progress_enabled
@@ -74,7 +74,7 @@ def add_capture_argument(
 
 
 def _stdin_unless_terminal() -> str:
-    if _isatty(sys.stdin) or sys.stdin is None:
+    if is_terminal(sys.stdin) or sys.stdin is None:
         raise UsageError(
             "no input: name a file, or pipe one in (stdin is a terminal; - reads it anyway)"
         )
@@ -271,7 +271,7 @@ def open_output(path: str | None, *, binary: bool, force: bool = False) -> Itera
     """Where a command writes its output (see the module doc)."""
     if path is None or path == "-":
         out = sys.stdout.buffer
-        if binary and not force and _isatty(sys.stdout):
+        if binary and not force and is_terminal(sys.stdout):
             raise UsageError(
                 "refusing to write binary protobuf to a terminal: use -o FILE, pipe it, "
                 "or pass --force"
@@ -295,10 +295,3 @@ def open_output(path: str | None, *, binary: bool, force: bool = False) -> Itera
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         fh.close()
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False

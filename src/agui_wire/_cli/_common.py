@@ -1,4 +1,5 @@
-"""Exit codes, errors and stderr messages shared by every ``agui-wire`` command.
+"""Exit codes, errors, stderr messages and the terminal test shared by every
+``agui-wire`` command.
 
 Contract: a command returns its exit status or raises ``CliError``; ``main``
 turns the error into one ``agui-wire: ...`` line on stderr and its code. Codes:
@@ -10,7 +11,7 @@ error (bad options, ambiguous input, binary output to a terminal); 3 I/O error
 from __future__ import annotations
 
 import sys
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 __all__ = [
     "EXIT_IO",
@@ -21,6 +22,7 @@ __all__ = [
     "InputError",
     "UsageError",
     "human_bytes",
+    "is_terminal",
     "say",
 ]
 
@@ -63,3 +65,11 @@ def human_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     raise AssertionError
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal; ``False`` for a closed, replaced or absent one."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

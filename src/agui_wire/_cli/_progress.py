@@ -16,7 +16,7 @@ import time
 from types import TracebackType
 from typing import TextIO
 
-from ._common import human_bytes
+from ._common import human_bytes, is_terminal
 
 __all__ = ["Progress", "progress_enabled"]
 
@@ -25,11 +25,7 @@ def progress_enabled(no_progress: bool = False, stream: TextIO | None = None) ->
     """Whether to draw: stderr is a terminal and the user did not opt out."""
     if no_progress or os.environ.get("AGUI_WIRE_NO_PROGRESS"):
         return False
-    stream = stream or sys.stderr
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return is_terminal(stream or sys.stderr)
 
 
 class Progress:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import IO, Final
 
+from ._common import is_terminal
+
 __all__ = ["Style"]
 
 _CODES: Final = {"error": "1;31", "note": "36", "valid": "1;32", "invalid": "1;31", "dim": "2"}
@@ -19,11 +21,11 @@ class Style:
     """``paint(text, kind)``: ``text`` in the colour of ``kind`` when colour is on."""
 
     def __init__(self, stream: IO[str]) -> None:
-        try:
-            tty = stream.isatty()
-        except (AttributeError, ValueError):
-            tty = False
-        self.on = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") != "dumb"
+        self.on = (
+            is_terminal(stream)
+            and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM", "") != "dumb"
+        )
 
     def paint(self, text: str, kind: str) -> str:
         return f"\x1b[{_CODES[kind]}m{text}\x1b[0m" if self.on else text
