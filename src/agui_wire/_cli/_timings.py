@@ -84,14 +84,10 @@ class Timings:
     path: str
     header: dict[str, Any]
     offsets: list[int] = field(default_factory=list)  # chunk start offsets, ascending
-    lengths: list[int] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # seconds since the request
+    size: int = 0  # the bytes the chunks cover (where the next chunk starts)
     end: float | None = None  # the stream's end (None: the recording was cut short)
     error: str | None = None  # why the stream ended early, as recorded
-
-    @property
-    def size(self) -> int:
-        return self.offsets[-1] + self.lengths[-1] if self.offsets else 0
 
     @property
     def response_at(self) -> float | None:
@@ -152,8 +148,8 @@ def read_timings(path: str, capture_size: int | None = None) -> Timings:
             if timings.arrivals and at < timings.arrivals[-1]:
                 raise CliError(f"{where}: arrives at {at} s, before the chunk before it")
             timings.offsets.append(offset)
-            timings.lengths.append(length)
             timings.arrivals.append(float(at))
+            timings.size = offset + length
     if timings is None:
         raise CliError(f"{path}: an empty timing file")
     if capture_size is not None and capture_size != timings.size:
