@@ -417,14 +417,14 @@ class _Spans:
         span.last_delta_mark = mark
 
     def add(self, mark: Mark, event: dict[str, Any]) -> None:
-        etype = mark.type
-        if etype.startswith(("RUN_", "STEP_", "SUBAGENT_")):
+        lane = mark.lane  # lane_of(mark.type): the event family, by its type's prefix
+        if lane == "run":
             self._lifecycle(mark, event)
-        elif etype.startswith("TEXT_MESSAGE_"):
+        elif lane == "messages":
             self._message(mark, event)
-        elif etype.startswith("TOOL_CALL_"):
+        elif lane == "tool calls":
             self._tool_call(mark, event)
-        elif etype.startswith(("REASONING_", "THINKING_")):
+        elif lane == "reasoning":
             self._reasoning(mark, event)
 
     def _lifecycle(self, mark: Mark, event: dict[str, Any]) -> None:
