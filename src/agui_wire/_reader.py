@@ -44,16 +44,14 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from typing import Any, Final, Literal
 
 from ._codec import backend
-from ._codec.framing import as_bytes_view, check_max_frame_size
-from ._codec.options import UnknownPolicy, Utf8Policy, check_policies
-from ._codec.proto_reader import check_max_depth
+from ._codec.framing import as_bytes_view
+from ._codec.options import UnknownPolicy, Utf8Policy, check_options
 from ._codec.records import Record, payload_records
 from ._codec.sources import Buffer, ByteSource, chunks, sniff
 from ._codec.sse_reader import (
     WINDOW,
     SSEMessage,
     SSEParser,
-    check_max_event_size,
     decode_sse_message,
 )
 from ._codec.stream_decoder import bound_decoder
@@ -105,9 +103,8 @@ class RecordReader:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
     ) -> None:
-        check_policies(unknown_events, invalid_utf8)
-        check_max_depth(max_depth)
-        check_max_event_size(max_event_size)
+        # EventDecoder's checks, in its order (no max_events here)
+        check_options(unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, None)
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
         self.keep_going = keep_going
@@ -115,7 +112,7 @@ class RecordReader:
         self._utf8 = invalid_utf8
         self._depth = max_depth
         self._max_event_size = max_event_size
-        self._frames = backend.FrameReader(check_max_frame_size(max_frame_size))
+        self._frames = backend.FrameReader(max_frame_size)
         # the per-frame call is the hot loop of a binary stream: bound once
         self._decode_payload = bound_decoder(backend.decode_payload, invalid_utf8, max_depth)
         self._sse: SSEParser | None = None

@@ -176,6 +176,26 @@ def test_options_are_checked() -> None:
         RecordReader(SSE_MEDIA_TYPE).feed(5)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"max_frame_size": -1, "max_event_size": 0},
+        {"max_depth": 0, "max_frame_size": -1},
+        {"invalid_utf8": "ignore", "max_depth": 0},
+    ],
+)
+def test_the_first_bad_option_is_eventdecoders(options: dict[str, Any]) -> None:
+    # One option check for every decoder (_codec.options): with two bad options,
+    # RecordReader names the one EventDecoder names (it named max_event_size before
+    # max_frame_size)
+    first = next(iter(options))
+    with pytest.raises(ValueError, match=f"^{first} ") as expected:
+        agui_wire.EventDecoder(**options)
+    with pytest.raises(ValueError, match=f"^{first} ") as got:
+        RecordReader(**options)
+    assert str(got.value) == str(expected.value)
+
+
 _PROTO_STREAM = FRAMES[0] + BAD_PAYLOAD + FUTURE + FRAMES[1] + FRAMES[2][:9]
 _SSE_STREAM = (
     b"\xef\xbb\xbf"
