@@ -128,13 +128,15 @@ def test_a_stream_cut_after_its_first_byte_says_what_decode_says(read, head) -> 
         assert _stream_error(read, [c for c in chunks if c or len(chunks) == 4]) == whole
 
 
-def test_import_redis_without_redis_py_names_the_extra() -> None:
+def _import_error_without(module: str, code: str) -> str:
+    """What ``code`` raises (an ImportError: type, ``name``, message) in a fresh
+    interpreter where ``module`` is not installed."""
     script = (
         "import sys\n"
-        "sys.modules['redis'] = None\n"  # as where redis-py is not installed
+        f"sys.modules[{module!r}] = None\n"  # as where it is not installed
         "try:\n"
-        "    import agui_wire.redis\n"
-        "except ImportError as exc:\n"
+        + "".join(f"    {line}\n" for line in code.splitlines())
+        + "except ImportError as exc:\n"
         "    print(type(exc).__name__, exc.name, '|', exc)\n"
     )
     root = Path(agui_wire.__file__).resolve().parents[1]
@@ -146,7 +148,11 @@ def test_import_redis_without_redis_py_names_the_extra() -> None:
         timeout=120,
         env={"PYTHONPATH": str(root), "PATH": ""},
     )
-    assert r.stdout.strip() == (
+    return r.stdout.strip()
+
+
+def test_import_redis_without_redis_py_names_the_extra() -> None:
+    assert _import_error_without("redis", "import agui_wire.redis") == (
         "MissingDependency redis | agui_wire.redis needs the 'redis' package, which is not "
         "installed: pip install 'agui-wire[redis]'"
     )
@@ -154,25 +160,8 @@ def test_import_redis_without_redis_py_names_the_extra() -> None:
 
 
 def test_install_without_the_sdk_names_the_extra() -> None:
-    script = (
-        "import sys\n"
-        "sys.modules['ag_ui'] = None\n"  # as where ag-ui-protocol is not installed
-        "import agui_wire\n"
-        "try:\n"
-        "    agui_wire.install()\n"
-        "except ImportError as exc:\n"
-        "    print(type(exc).__name__, exc.name, '|', exc)\n"
-    )
-    root = Path(agui_wire.__file__).resolve().parents[1]
-    r = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        env={"PYTHONPATH": str(root), "PATH": ""},
-    )
-    assert r.stdout.strip() == (
+    # ag_ui: where ag-ui-protocol is not installed
+    assert _import_error_without("ag_ui", "import agui_wire\nagui_wire.install()") == (
         "MissingDependency ag-ui-protocol | agui_wire.install() (it replaces the official "
         "SDK's encoder) needs the 'ag-ui-protocol' package, which is not installed: "
         "pip install 'agui-wire[pydantic]'"
