@@ -8,7 +8,7 @@ import struct
 import orjson
 
 from agui_wire import encode_proto, encode_sse
-from tests.support.cli_support import jsonl
+from tests.support.cli_support import jsonl, run_in_process
 
 
 def test_encode_to_proto_and_sse(cli, captures, run_events) -> None:
@@ -219,3 +219,31 @@ def test_inspect_sse_hexdump(cli, captures, run_events) -> None:
     offset = sum(len(encode_sse(e)) for e in run_events[:3])
     assert f"{offset:>8}  64 61 74 61 3a 20" in text  # "data: "
     assert "|data: {" in text
+
+
+def test_a_pretty_event_is_parsed_when_it_can_end_not_per_line(monkeypatch, tmp_path) -> None:
+    # A multi-line (pretty) JSON value was joined and parsed again at every line:
+    # quadratic in its lines (a 0.36 MB STATE_SNAPSHOT of 20,000 lines took 4.6 s to
+    # inspect). An object can end only on a line that ends with "}".
+    from agui_wire._cli import _capture
+
+    parsed: list[int] = []
+
+    class Counting:
+        JSONDecodeError = orjson.JSONDecodeError
+
+        @staticmethod
+        def loads(data: bytes) -> object:
+            parsed.append(len(data))
+            return orjson.loads(data)
+
+    monkeypatch.setattr(_capture, "orjson", Counting)
+    event = {"type": "STATE_SNAPSHOT", "snapshot": {f"k{i}": [i, "}"] for i in range(2000)}}
+    path = tmp_path / "pretty.jsonl"
+    path.write_bytes(orjson.dumps(event, option=orjson.OPT_INDENT_2) + b"\n")
+    r = run_in_process("decode", path, "--format", "jsonl")
+    assert r.returncode == 0, r.stderr
+    assert jsonl(r.stdout) == [event]
+    # its first line alone, then at the two lines ending with "}": snapshot's and the
+    # event's (every one of its 8,005 lines before)
+    assert len(parsed) == 3

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -246,9 +247,13 @@ class CaptureStream:
                 continue
             pending.append(line)
             pending_size += len(line)
-            try:
-                value = orjson.loads(b"".join(pending))
-            except orjson.JSONDecodeError:
+            value = _UNSET
+            # the value is an object: only a line ending with "}" can end it, so the
+            # lines are joined and parsed there only (every line was quadratic)
+            if text.endswith(b"}"):
+                with suppress(orjson.JSONDecodeError):
+                    value = orjson.loads(b"".join(pending))
+            if value is _UNSET:
                 if pending_size > _MAX_JSON_DOC:
                     yield self._json_error(
                         index,
