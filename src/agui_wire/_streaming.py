@@ -5,8 +5,9 @@ need, and nothing that writes HTTP: the ASGI type aliases, reading a header
 from a scope, the producer as one async iterator (``Source``: async iterables
 as they are, sync ones inline or in a worker thread) and how it is closed,
 the event a failed producer ends its stream with, ``EncodedEvents``
-(pre-encoded batches, public through ``agui_wire.asgi``), and the binary
-keep-alive event (which ``agui_wire.client`` drops).
+(pre-encoded batches, public through ``agui_wire.asgi``), the binary
+keep-alive event (which ``agui_wire.client`` drops), and the names of the
+headers a resumable response carries (which ``agui_wire.client`` reads).
 
 Contract: private to the package; ``agui_wire.asgi`` re-exports only
 ``EncodedEvents`` and ``KEEPALIVE_EVENT``. Failures while closing a producer
@@ -49,6 +50,14 @@ TERMINAL: Final = ("RUN_FINISHED", "RUN_ERROR")
 #: a ``CUSTOM`` event of this reserved name, which ``agui_wire.client`` drops.
 KEEPALIVE_NAME: Final = "agui_wire.keepalive"
 KEEPALIVE_EVENT: Final[Mapping[str, Any]] = {"type": "CUSTOM", "name": KEEPALIVE_NAME, "value": {}}
+
+
+#: The headers of a resumable response (``agui_wire.redis``'s ``RunStore.response``):
+#: the body continues the run after event ``AFTER_HEADER``, once its first
+#: ``SNAPSHOT_HEADER`` events (a compact prefix) are read; ``agui_wire.client``
+#: counts from them to reconnect (binary frames carry no id).
+AFTER_HEADER: Final = "agui-after"
+SNAPSHOT_HEADER: Final = "agui-snapshot-events"
 
 
 def is_keepalive(event: Mapping[str, Any]) -> bool:

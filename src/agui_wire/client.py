@@ -67,7 +67,7 @@ import orjson
 
 from ._decoder import EventDecoder
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
-from ._streaming import is_keepalive
+from ._streaming import AFTER_HEADER, SNAPSHOT_HEADER, is_keepalive
 from .errors import (
     AgentHTTPError,
     IncompleteRun,
@@ -98,10 +98,6 @@ BODY_EXCERPT: Final = 2048  # bytes of an error response's body kept in the erro
 DEFAULT_RETRIES: Final = 5  # consecutive reconnects without progress
 DEFAULT_BACKOFF: Final = 0.25  # seconds before the first reconnect, doubled each time
 MAX_BACKOFF: Final = 5.0
-# The headers of a resumable response (agui_wire.redis; named here so that
-# this module does not import the Redis client).
-_AFTER: Final = "agui-after"
-_SNAPSHOT: Final = "agui-snapshot-events"
 _RETRY_STATUS: Final = frozenset({502, 503, 504})
 
 Event = dict[str, Any]
@@ -208,8 +204,8 @@ class _Resume:
         return self.position is not None
 
     def opened(self, response: httpx.Response) -> None:
-        after = response.headers.get(_AFTER)
-        snapshot = response.headers.get(_SNAPSHOT, "0")
+        after = response.headers.get(AFTER_HEADER)
+        snapshot = response.headers.get(SNAPSHOT_HEADER, "0")
         self.resumable = after is not None and after.isdigit() and snapshot.isdigit()
         self.received = 0
         if not self.resumable:
