@@ -163,27 +163,22 @@ class _Walker:
         return True
 
     def on_CClassDefNode(self, node: Any, scope: _Scope) -> bool:
-        self.scan.defined.add(node.class_name)
+        return self._class(node.class_name, node, scope)
+
+    def on_PyClassDefNode(self, node: Any, scope: _Scope) -> bool:
+        # a Python class (the C twin's EventDecoder, a subclass of the pure one)
+        return self._class(node.name, node, scope)
+
+    def _class(self, name: str, node: Any, scope: _Scope) -> bool:
+        self.scan.defined.add(name)
         if node.bases is not None:
             self.visit(node.bases, scope)
         self.visit(node.decorators, scope)
         members = _Scope()  # attributes and methods: never module names
         self.visit(node.body, members)
-        for name, line in members.used.items():
-            if name not in members.bound:
-                self.module.use(name, line)
-        return True
-
-    def on_PyClassDefNode(self, node: Any, scope: _Scope) -> bool:
-        # a Python class (the C twin's EventDecoder, a subclass of the pure one)
-        self.scan.defined.add(node.name)
-        self.visit(node.bases, scope)
-        self.visit(node.decorators, scope)
-        members = _Scope()  # attributes and methods: never module names
-        self.visit(node.body, members)
-        for name, line in members.used.items():
-            if name not in members.bound:
-                self.module.use(name, line)
+        for used, line in members.used.items():
+            if used not in members.bound:
+                self.module.use(used, line)
         return True
 
     def on_CVarDefNode(self, node: Any, scope: _Scope) -> bool:
