@@ -179,7 +179,9 @@ def _can_reset_peak() -> bool:
 BACKENDS = {"cython": {"AGUI_WIRE_REQUIRE_FAST": "1"}, "pure": {"AGUI_WIRE_PURE": "1"}}
 
 
-def backend_env(backend: str) -> dict[str, str]:
+def run_probe(backend: str, script: str, *args: str) -> Any:
+    """What ``script`` prints (JSON), run with ``args`` in a fresh interpreter on
+    ``backend`` (its peak memory is its own)."""
     this_pass = {k for k in ("AGUI_WIRE_PURE", "AGUI_WIRE_REQUIRE_FAST") if os.environ.get(k)}
     if this_pass and this_pass != set(BACKENDS[backend]):
         pytest.skip(f"the {backend} backend is measured in its own pass of the suite")
@@ -187,7 +189,17 @@ def backend_env(backend: str) -> dict[str, str]:
         k: v for k, v in os.environ.items() if k not in ("AGUI_WIRE_PURE", "AGUI_WIRE_REQUIRE_FAST")
     }
     env.update(BACKENDS[backend])
-    return env
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
 
 CHUNK = 48 << 20  # several times either limit: a copy of it shows at once
@@ -206,19 +218,8 @@ EXPECTED = {
 def test_an_oversized_event_costs_the_same_in_any_buffer(
     backend: str, transport: str, kind: str
 ) -> None:
-    env = backend_env(backend)
     args = json.dumps({"transport": transport, "kind": kind, "size": CHUNK})
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    result = run_probe(backend, PROBE, args)
     limit = DEFAULT_MAX_EVENT_SIZE if transport == "sse" else DEFAULT_MAX_FRAME_SIZE
     bound_kib = 2 * limit // 1024
     for entry, (growth_kib, outcome) in result.items():
@@ -268,18 +269,7 @@ print(json.dumps([hwm() - before, outcome]))
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_what_an_sse_event_holds_is_its_bytes(backend: str, shape: str) -> None:
     limit = 2 << 20
-    env = backend_env(backend)
-    proc = subprocess.run(
-        [sys.executable, "-c", SHAPES_PROBE, shape, str(limit)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    growth_kib, outcome = json.loads(proc.stdout)
+    growth_kib, outcome = run_probe(backend, SHAPES_PROBE, shape, str(limit))
     assert outcome == "SSELimitExceeded"
     assert growth_kib <= 2 * limit // 1024, f"peak RSS grew {growth_kib} KiB"
 
