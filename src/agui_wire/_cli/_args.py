@@ -8,7 +8,8 @@ look like a hang.
 Contract of ``open_output``: ``-o FILE`` (or none / ``-`` for stdout); a name
 ending ``.gz`` is written gzip-compressed. Binary output (protobuf frames) to a
 terminal is refused (exit 2) unless ``--force``: it would only garble the
-screen. Errors opening the file are I/O errors (exit 3).
+screen. Errors opening the file are I/O errors (exit 3); so are those of
+``write_page`` (an ``--html FILE`` page, written whole).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "skip_frame",
     "skip_unencodable",
     "sources",
+    "write_page",
 ]
 
 
@@ -295,3 +297,12 @@ def open_output(path: str | None, *, binary: bool, force: bool = False) -> Itera
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         fh.close()
+
+
+def write_page(path: str, html: str) -> None:
+    """``--html FILE``: the page written to ``path`` (UTF-8), or an ``InputError``."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(html)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

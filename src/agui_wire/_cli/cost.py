@@ -34,9 +34,10 @@ from ._args import (
     read_capture,
     skip_frame,
     skip_unencodable,
+    write_page,
 )
 from ._args import sources as open_args_sources
-from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, InputError, say
+from ._common import EXIT_OK, EXIT_PROBLEMS, CliError, say
 from ._costmodel import COALESCE_BYTES, TRANSPORTS, CostReport, split_key
 from ._leftout import LeftOut
 from ._parser import add_command
@@ -258,11 +259,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from .report import render_html
 
-        try:
-            with open(args.html, "w", encoding="utf-8") as fh:
-                fh.write(render_html(report))
-        except OSError as exc:
-            raise InputError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+        write_page(args.html, render_html(report))
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -26,11 +26,11 @@ from typing import Any
 
 import orjson
 
-from ._args import no_events, read_capture
+from ._args import no_events, read_capture, write_page
 from ._args import sources as open_args_sources
-from ._common import EXIT_OK, EXIT_PROBLEMS, InputError, UsageError
+from ._common import EXIT_OK, EXIT_PROBLEMS, UsageError
 from ._inputs import Input
-from ._timeline import Timeline, build
+from ._timeline import build
 from ._timeline_text import render_text
 from ._timings import SUFFIX, Timings, read_timings, rechunk, sidecar_of
 
@@ -71,16 +71,6 @@ def _timings_for(args: argparse.Namespace, source: Input) -> Timings | None:
     return None if path is None else read_timings(path)
 
 
-def _write_html(path: str, timeline: Timeline) -> None:
-    from .timeline_html import render_html
-
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(render_html(timeline))
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
 def run(args: argparse.Namespace, describe: Callable[[dict[str, Any]], str]) -> int:
     """``inspect --timeline``: ``describe`` is inspect's ids-and-preview of an event."""
     if args.frame is not None or args.hex:
@@ -102,7 +92,9 @@ def run(args: argparse.Namespace, describe: Callable[[dict[str, Any]], str]) -> 
                 print(file=out)
             render_text(timeline, out)
         if args.html:
-            _write_html(args.html, timeline)
+            from .timeline_html import render_html
+
+            write_page(args.html, render_html(timeline))
             where = os.path.abspath(args.html)
             print(f"HTML timeline: {where}", file=sys.stderr if args.json else out)
     return EXIT_PROBLEMS if bad else EXIT_OK
