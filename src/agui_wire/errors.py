@@ -35,14 +35,19 @@ __all__ = [
     "NotAcceptable",
     "PatchError",
     "PointerError",
+    "ResumePastEnd",
+    "RunAbandoned",
     "RunInProgress",
     "RunLost",
     "RunNotFound",
+    "RunReplaced",
     "SSEError",
     "SSELimitExceeded",
     "SchemaError",
     "SequenceError",
+    "StoreCorrupted",
     "StoreError",
+    "StoreFull",
     "StoreUnavailable",
     "StreamClosed",
     "TruncatedStream",
@@ -424,6 +429,51 @@ class RunLost(StoreError):
     persistence (or lost writes it had confirmed), or the run's key was deleted.
     The run cannot continue; its subscribers get a ``RUN_ERROR`` (code
     ``RUN_LOST``)."""
+
+
+class RunReplaced(RunLost):
+    """The run a reader (or a resume position) belongs to is gone and the run id
+    names a newer run now: another *generation* (Redis lost the run and it was
+    produced again). Its events are never read as a continuation; HTTP readers get
+    a ``RUN_ERROR`` (code ``RUN_REPLACED``)."""
+
+
+class RunAbandoned(StoreError):
+    """``publish``/``start`` found the run's producer gone without ending it (its
+    lease expired and nobody noticed yet): the run was ended for it (``RUN_ERROR``,
+    code ``LEASE_EXPIRED``) and is not produced again. A producer that replays the
+    run deterministically (a retried job) passes ``replay=True`` to continue it."""
+
+
+class StoreFull(StoreError):
+    """Redis refused a write for lack of memory (``maxmemory`` with the
+    ``noeviction`` policy). The run was ended as failed where Redis allowed it
+    (``RUN_ERROR``, code ``STORE_FULL``)."""
+
+
+class StoreCorrupted(StoreError):
+    """A run's key holds what the store never writes: the wrong type, an entry
+    with missing or unknown fields, a payload that does not decode, an entry id out
+    of place. ``key`` and ``entry_id`` (``None`` for the key as a whole) name it."""
+
+    def __init__(self, run_id: str, key: str, entry_id: str | None, reason: str) -> None:
+        self.key = key
+        self.entry_id = entry_id
+        where = f"key {key!r}" if entry_id is None else f"key {key!r}, entry {entry_id}"
+        super().__init__(run_id, f"{where}: {reason}")
+
+
+class ResumePastEnd(StoreError, ValueError):
+    """A resume position after the last event of a run that has ended: the run never
+    had that event (HTTP: 400). ``after`` is the position, ``last`` the run's last
+    event."""
+
+    def __init__(self, run_id: str, after: int, last: int) -> None:
+        self.after = after
+        self.last = last
+        super().__init__(
+            run_id, f"resuming after event {after}, but the run ended after event {last}"
+        )
 
 
 class RunInProgress(StoreError):

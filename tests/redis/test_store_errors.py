@@ -1,0 +1,180 @@
+"""Every Redis failure is a typed agui_wire error (issue 23 item 6), against the real
+redis-server: out of memory under ``noeviction`` (``StoreFull``, the run ended as
+failed: ``RUN_ERROR`` code ``STORE_FULL``), a live run evicted (``RunLost`` saying
+so), garbage in a run's key (``StoreCorrupted`` naming the key and the entry:
+the wrong type, a missing field, a payload that does not decode, a stray entry
+that looks like an end), on the Python and the HTTP paths: never a redis-py
+exception, ``KeyError``, ``WRONGTYPE`` or a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
+from agui_wire.errors import RunLost, StoreCorrupted, StoreError, StoreFull
+from agui_wire.redis import RunStore
+from tests.redis.conftest import run
+from tests.redis.test_store import call
+
+STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def tick(i: int, size: int = 0) -> dict[str, Any]:
+    return {"type": "CUSTOM", "name": "t", "value": "x" * size or i}
+
+
+async def collect(store: RunStore, run_id: str, **kwargs: Any) -> list[tuple[int, Any]]:
+    return [item async for item in store.subscribe(run_id, **kwargs)]
+
+
+async def http(store: RunStore, run_id: str, accept: str) -> tuple[int, list[dict[str, Any]]]:
+    start, bodies = await call(store.response(run_id), headers=[("accept", accept)])
+    body = b"".join(bodies)
+    return start["status"], decode(body, accept) if start["status"] == 200 else [body]
+
+
+async def generation(r: aioredis.Redis, key: str) -> int:
+    """The run's generation, as its last entry id carries it (``n-<gen>``, the end
+    ``n-<gen + 1>``)."""
+    top = await r.xrevrange(key, count=1)
+    seq = int(top[0][0].split(b"-")[1])
+    return seq - seq % 2
+
+
+def test_out_of_memory_is_store_full_and_ends_the_run(fresh_redis, run_id, caplog) -> None:
+    server = fresh_redis()
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=2)
+        used = int((await r.info("memory"))["used_memory"])
+        await r.config_set("maxmemory-policy", "noeviction")
+        await r.config_set("maxmemory", used + 2_000_000)
+
+        async def grows() -> Any:
+            yield STARTED
+            for i in range(10_000):  # 20 MB: far past maxmemory
+                yield tick(i, 2000)
+
+        with pytest.raises(StoreFull, match="full"):
+            await store.publish(run_id, grows())
+        got = [e for _, e in await collect(store, run_id)]
+        assert got[0] == STARTED
+        assert 100 < len(got) < 10_000
+        assert got[-1]["type"] == "RUN_ERROR"
+        assert got[-1]["code"] == "STORE_FULL"
+        for accept in (SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE):
+            assert await http(store, run_id, accept) == (200, got)
+        # a new run is refused while Redis is full, typed
+        with pytest.raises(StoreFull):
+            await store.publish(f"{run_id}-2", [STARTED, FINISHED])
+        await r.aclose()
+
+    with caplog.at_level(logging.ERROR, logger="agui_wire.redis"):
+        run(main())
+    assert not [r for r in caplog.records if r.name == "agui_wire.redis"]
+
+
+def test_a_live_run_evicted_is_run_lost_saying_so(fresh_redis, run_id) -> None:
+    server = fresh_redis()
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        store = RunStore(r, lease=2)
+        gate = asyncio.Event()
+
+        async def waits() -> Any:
+            yield STARTED
+            yield tick(1)
+            await gate.wait()
+            yield tick(2)
+            yield FINISHED
+
+        task = await store.start(run_id, waits())
+        assert task is not None
+        task.remove_done_callback(store._task_done)
+        reader = asyncio.ensure_future(collect(store, run_id))
+        await asyncio.sleep(0.3)
+        used = int((await r.info("memory"))["used_memory"])
+        await r.config_set("maxmemory-policy", "allkeys-lru")
+        await r.config_set("maxmemory", used + 1_000_000)
+        filler = b"f" * 100_000
+        for i in range(300):  # 30 MB of newer keys: the run's keys are evicted
+            await r.set(f"filler:{i}", filler)
+        assert not await r.exists(store.stream_key(run_id))
+        gate.set()
+        with pytest.raises(RunLost, match="evicted"):
+            await task
+        with pytest.raises(RunLost, match="evicted"):
+            await asyncio.wait_for(reader, 10)
+        await r.aclose()
+
+    run(main())
+
+
+GARBAGE = ["wrong type", "missing field", "undecodable payload", "stray end", "unknown field"]
+
+
+@pytest.mark.parametrize("garbage", GARBAGE)
+def test_garbage_in_a_runs_key_is_store_corrupted(redis_server, run_id, garbage) -> None:
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        store = RunStore(r, lease=2)
+        key = store.stream_key(run_id)
+        gate = asyncio.Event()
+
+        async def waits() -> Any:
+            yield STARTED
+            yield tick(1)
+            yield tick(2)
+            await gate.wait()
+            yield FINISHED
+
+        task = await store.start(run_id, waits())
+        assert task is not None
+        task.remove_done_callback(store._task_done)
+        while await r.xlen(key) < 3:
+            await asyncio.sleep(0.01)
+        gen = await generation(r, key)
+        entry = f"4-{gen}"
+        if garbage == "wrong type":
+            await r.delete(key)
+            await r.set(key, "not a stream")
+            entry = None
+        elif garbage == "missing field":
+            await r.xadd(key, {"x": "y"}, id=entry)
+        elif garbage == "unknown field":
+            payload = (await r.xrevrange(key, count=1))[0][1][b"p"]  # a good one
+            await r.xadd(key, {"p": payload, "x": "y"}, id=entry)
+        elif garbage == "undecodable payload":
+            await r.xadd(key, {"p": b"\xff\xff\xff"}, id=entry)
+        else:  # an entry that looks like an end, of no generation of this run
+            entry = f"3-{gen + 3}"
+            await r.xadd(key, {"end": "finished"}, id=entry)
+        with pytest.raises(StoreCorrupted) as caught:
+            await asyncio.wait_for(collect(store, run_id), 10)
+        assert key in str(caught.value)
+        assert caught.value.key == key
+        assert caught.value.entry_id == entry
+        if entry is not None:
+            assert entry in str(caught.value)
+        for accept in (SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE):
+            status, got = await asyncio.wait_for(http(store, run_id, accept), 10)
+            assert status == 200, got
+            if garbage == "undecodable payload" and accept == PROTO_MEDIA_TYPE:
+                continue  # binary frames are the stored bytes: the client's decoder names it
+            assert got[-1]["type"] == "RUN_ERROR"
+            assert got[-1]["code"] == "STORE_CORRUPTED"
+        gate.set()
+        with pytest.raises(StoreError):  # the producer: typed too, never WRONGTYPE
+            await asyncio.wait_for(task, 10)
+        await r.aclose()
+
+    run(main())
