@@ -42,9 +42,11 @@ Contract:
   (the ``agui-after`` and ``agui-snapshot-events`` headers of
   ``agui_wire.redis.RunStore.response``) is resumable. When such a stream
   breaks (transport error, cut frame, end inside the run), the same request is
-  sent again with ``Last-Event-ID: n``, n being the last event received (counted
-  from the headers, so it works for binary frames, which carry no id), and the
-  run continues with event n+1: no gap, no duplicate. Up to ``retries``
+  sent again with ``Last-Event-ID: n-<gen>``, n being the last event received
+  (counted from the headers, so it works for binary frames, which carry no id)
+  and ``<gen>`` the run's generation as ``agui-after`` gave it, and the run
+  continues with event n+1: no gap, no duplicate, and never another run stored
+  under the same id meanwhile (that is a ``RUN_ERROR``, ``RUN_REPLACED``). Up to ``retries``
   consecutive attempts without a new event (reconnects that fail with a
   transport error or HTTP 502/503/504 count), waiting ``backoff`` seconds
   before the first and doubling up to ``MAX_BACKOFF``; then ``IncompleteRun``.
@@ -176,6 +178,7 @@ class _Resume:
         "after",
         "attempts",
         "backoff",
+        "generation",
         "last_event_id",
         "position",
         "received",
@@ -196,6 +199,7 @@ class _Resume:
         self.position: int | None = None  # the last event received, when known
         self.resumable = False  # the current response says where it stands
         self.after = 0
+        self.generation = ""  # "-<gen>" of the run's ids, when they carry one
         self.snapshot = 0
         self.received = 0
 
@@ -204,14 +208,23 @@ class _Resume:
         return self.position is not None
 
     def opened(self, response: httpx.Response) -> None:
-        after = response.headers.get(AFTER_HEADER)
+        after = response.headers.get(AFTER_HEADER, "")
         snapshot = response.headers.get(SNAPSHOT_HEADER, "0")
-        self.resumable = after is not None and after.isdigit() and snapshot.isdigit()
+        # ``n`` or ``n-<generation>``: the index counts on, the run's generation is
+        # sent back as it came (a run replaced meanwhile is refused, not spliced)
+        index, dash, generation = after.partition("-")
+        self.resumable = (
+            index.isdigit()
+            and index.isascii()
+            and (not dash or (generation.isdigit() and generation.isascii()))
+            and snapshot.isdigit()
+        )
         self.received = 0
         if not self.resumable:
             self.position = None
             return
-        self.after = int(after)
+        self.generation = dash + generation
+        self.after = int(index)
         self.snapshot = int(snapshot)
         # Inside a compact prefix there is no position to resume from.
         self.position = self.after if self.snapshot == 0 else None
@@ -227,10 +240,10 @@ class _Resume:
         """Seconds to wait before reconnecting; raises ``failure`` when not to."""
         if self.position is None or self.attempts >= self.retries:
             if self.position is not None:
-                failure.last_event_id = str(self.position)
+                failure.last_event_id = f"{self.position}{self.generation}"
             raise failure
         self.attempts += 1
-        self.last_event_id = str(self.position)
+        self.last_event_id = f"{self.position}{self.generation}"
         return min(self.backoff * 2.0 ** (self.attempts - 1), MAX_BACKOFF)
 
 

@@ -436,15 +436,22 @@ class Resumable:
     ``Last-Event-ID`` (the response says where with ``agui-after``), and the
     responses listed in ``breaks`` break off after that many events."""
 
-    def __init__(self, encode: Callable[..., bytes], breaks: list[int], snapshot: int = 0) -> None:
+    def __init__(
+        self, encode: Callable[..., bytes], breaks: list[int], snapshot: int = 0, gen: str = ""
+    ) -> None:
         self.encode = encode
         self.breaks = list(breaks)
         self.snapshot = snapshot
+        self.gen = gen  # ids "n-<gen>", as RunStore gives them (the run's generation)
         self.requests: list[httpx.Request] = []
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        after = int(request.headers.get("last-event-id") or 0)
+        asked = request.headers.get("last-event-id") or "0"
+        index, _, gen = asked.partition("-")
+        assert gen == (self.gen if index != "0" else gen)  # the generation comes back
+        after = int(index)
+        tag = f"-{self.gen}" if self.gen else ""
         rest = RUN[after:]
         fail = None
         if self.breaks:
@@ -454,11 +461,11 @@ class Resumable:
             body = self.encode(*rest)
             content_type = PROTO_MEDIA_TYPE
         else:
-            body = b"".join(encode_sse(e, id=str(after + i)) for i, e in enumerate(rest, 1))
+            body = b"".join(encode_sse(e, id=f"{after + i}{tag}") for i, e in enumerate(rest, 1))
             content_type = SSE_MEDIA_TYPE
         headers = {
             "content-type": content_type,
-            "agui-after": str(after),
+            "agui-after": f"{after}{tag}",
             "agui-snapshot-events": str(self.snapshot if not after else 0),
         }
         return httpx.Response(200, headers=headers, stream=Chunks([body], fail))
@@ -471,6 +478,33 @@ def test_a_broken_resumable_stream_is_resumed(runner, encode) -> None:
     assert runner(server, backoff=0) == RUN  # every event once, in order
     ids = [r.headers.get("last-event-id") for r in server.requests]
     assert ids == [None, "2", "2", "3"]
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+@pytest.mark.parametrize("encode", [sse, proto], ids=["sse", "proto"])
+def test_a_resume_sends_the_runs_generation_back(runner, encode) -> None:
+    """Ids ``n-<gen>`` (agui_wire.redis): the index counts on, the generation is sent
+    back as given, so a run replaced meanwhile is refused rather than spliced."""
+    server = Resumable(encode, breaks=[2, 0, 1], gen="1234")
+    assert runner(server, backoff=0) == RUN
+    ids = [r.headers.get("last-event-id") for r in server.requests]
+    assert ids == [None, "2-1234", "2-1234", "3-1234"]
+    for bad in ("2-", "-3", "2-x", "²-3"):
+        server = Resumable(encode, breaks=[2])
+        server.gen = ""
+        seen: list[httpx.Request] = []
+
+        def handler(
+            request: httpx.Request, bad: str = bad, server: Resumable = server, seen: list = seen
+        ) -> httpx.Response:
+            seen.append(request)
+            response = server(request)
+            response.headers["agui-after"] = bad
+            return response
+
+        with pytest.raises(IncompleteRun):  # not a position: not resumed
+            runner(handler, backoff=0)
+        assert len(seen) == 1
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
