@@ -132,7 +132,7 @@ def test_idempotent_publish_and_retry_on_a_cluster(redis_cluster, run_id) -> Non
         assert await store.publish(run_id, again()) == len(RUN)
         assert advanced == []
         assert len(await rc.xrange(store.stream_key(run_id))) == len(RUN) + 1
-        # a producer that died after 10 events: the retried job continues
+        # a producer that died after 10 events: the retried job (replaying) continues
         other = f"{run_id}-retry"
         gate = asyncio.Event()
 
@@ -149,7 +149,7 @@ def test_idempotent_publish_and_retry_on_a_cluster(redis_cluster, run_id) -> Non
         while await rc.xlen(store.stream_key(other)) < 10:
             await asyncio.sleep(0.01)
         await rc.delete(store.stream_key(other) + ":lease")
-        assert await RunStore(rc).publish(other, RUN) == len(RUN)
+        assert await RunStore(rc).publish(other, RUN, replay=True) == len(RUN)
         assert [e for _, e in await collect(store, other)] == RUN
         task.cancel()
         with pytest.raises((LeaseLost, asyncio.CancelledError)):

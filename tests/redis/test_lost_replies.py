@@ -46,7 +46,7 @@ async def loaded(store: RunStore, url: str) -> None:
     """Every script of the store loaded in Redis, so the dropped chunk is the one
     that runs it (not a first try answered NOSCRIPT)."""
     r = aioredis.from_url(url)
-    for name in ("acquire", "append", "renew", "finish", "expire", "page"):
+    for name in ("acquire", "append", "renew", "finish", "fail", "expire", "page"):
         await r.script_load(getattr(store._backend, name).body)
     await r.aclose()
 
@@ -97,7 +97,7 @@ def test_a_lost_reply_to_the_failure_end_changes_nothing(redis_server, run_id, c
             r = aioredis.from_url(proxy.url)
             store = RunStore(r, lease=2)
             await loaded(store, redis_server.url)
-            proxy.drop_reply(_sha(store, "finish"))
+            proxy.drop_reply(_sha(store, "fail"))  # the script that ends a failed run
             with pytest.raises(Boom):
                 await store.publish(run_id, failing())
             assert proxy.dropped == 1

@@ -93,6 +93,16 @@ def server(redis_server: Any) -> Iterator[str]:
         REPLICA = None
 
 
+def _end_id(redis_server: Any, run_id: str) -> bytes:
+    async def main() -> bytes:
+        r = aioredis.from_url(redis_server.url)
+        top = await r.xrevrange(stream_key(run_id), count=1)
+        await r.aclose()
+        return bytes(top[0][0])
+
+    return run(main())  # type: ignore[no-any-return]
+
+
 def redis_call(redis_server: Any, *commands: tuple[Any, ...]) -> None:
     async def main() -> None:
         r = aioredis.from_url(redis_server.url)
@@ -118,11 +128,6 @@ def publish(redis_server: Any, run_id: str, events: list[dict[str, Any]]) -> Non
 
 TRIMMED = {"code": "HISTORY_TRIMMED"}
 LOST = {"code": "RUN_LOST", "message": "the run's events were lost", "type": "RUN_ERROR"}
-INTERNAL = {
-    "type": "RUN_ERROR",
-    "message": "the agent failed while producing events",
-    "code": "INTERNAL_ERROR",
-}
 
 
 def get(server: str, run_id: str, accept: str, compress: bool, **params: Any) -> httpx.Response:
@@ -137,7 +142,7 @@ def get(server: str, run_id: str, accept: str, compress: bool, **params: Any) ->
 @pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
 @pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
 @pytest.mark.parametrize(
-    "fault", ["trimmed", "trimmed, resumed", "lost, resumed past the end", "lost stream"]
+    "fault", ["trimmed", "trimmed, resumed", "lost, resumed past what is stored", "lost stream"]
 )
 def test_a_fault_before_the_first_event_is_the_documented_run_error(
     server: str, redis_server: Any, run_id: str, fault: str, accept: str, compress: bool, caplog
@@ -157,7 +162,9 @@ def test_a_fault_before_the_first_event_is_the_documented_run_error(
                 ("SET", stream_key(run_id) + ":lease", "x"),
             )
             params["after"] = 2
-        else:
+        else:  # a live run whose stream holds fewer events than the position
+            redis_call(redis_server, ("SET", stream_key(run_id) + ":lease", "x"))
+            redis_call(redis_server, ("XDEL", stream_key(run_id), _end_id(redis_server, run_id)))
             params["after"] = 50
         expected = LOST
     with caplog.at_level(logging.DEBUG):
@@ -165,7 +172,9 @@ def test_a_fault_before_the_first_event_is_the_documented_run_error(
     assert response.status_code == 200
     assert response.headers["content-type"] == accept
     assert response.headers.get("content-encoding") == ("gzip" if compress else None)
-    assert response.headers[AFTER_HEADER] == str(params.get("after", 0))
+    after, _, generation = response.headers[AFTER_HEADER].partition("-")
+    assert after == str(params.get("after", 0))
+    assert generation.isdigit() or fault.startswith("lost")  # (refused: none given)
     got = decode(response.content, accept)
     assert len(got) == 1
     assert got[0]["type"] == "RUN_ERROR"
@@ -177,9 +186,9 @@ def test_a_fault_before_the_first_event_is_the_documented_run_error(
 def test_a_stored_event_that_does_not_decode(
     server: str, redis_server: Any, run_id: str, compress: bool, caplog
 ) -> None:
-    """SSE decodes the stored payloads: the first batch failing is an
-    ``INTERNAL_ERROR`` event. Binary frames are the stored bytes, never
-    re-encoded: the client's decoder names the bad frame."""
+    """SSE decodes the stored payloads: the first batch failing is a
+    ``STORE_CORRUPTED`` event naming the key and the entry. Binary frames are the
+    stored bytes, never re-encoded: the client's decoder names the bad frame."""
     key = stream_key(run_id)
     redis_call(
         redis_server,
@@ -189,7 +198,10 @@ def test_a_stored_event_that_does_not_decode(
     with caplog.at_level(logging.DEBUG):
         response = get(server, run_id, SSE_MEDIA_TYPE, compress)
     assert response.status_code == 200
-    assert decode(response.content, SSE_MEDIA_TYPE) == [INTERNAL]
+    (got,) = decode(response.content, SSE_MEDIA_TYPE)
+    assert got["type"] == "RUN_ERROR"
+    assert got["code"] == "STORE_CORRUPTED"
+    assert f"{key}, entry 1-0" in got["message"]
     assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
     response = get(server, run_id, PROTO_MEDIA_TYPE, compress)
     assert response.status_code == 200

@@ -114,12 +114,15 @@ def test_retried_publish_stores_each_event_once(redis_server, run_id) -> None:
         assert advanced == []
         assert await r.xrange(store.stream_key(run_id)) == stored
         assert len(stored) == len(RUN) + 1  # the events and the end marker
-        assert [entry_id for entry_id, _ in stored[:3]] == [b"1-0", b"2-0", b"3-0"]
+        gen = int(stored[0][0].split(b"-")[1])  # the run's generation: even, random
+        assert gen % 2 == 0
+        assert gen > 0
+        assert [entry_id for entry_id, _ in stored[:3]] == [b"%d-%d" % (n, gen) for n in (1, 2, 3)]
         end_id, end = stored[-1]
-        assert end_id == f"{len(RUN)}-1".encode()
+        assert end_id == f"{len(RUN)}-{gen + 1}".encode()
         assert end[b"end"] == b"finished"  # and ``by``: the producer's token
         assert sorted(end) == [b"by", b"end"]
-        assert len(end[b"by"]) == 24
+        assert end[b"by"].split(b":")[0] == str(gen).encode()  # <generation>:<random>
         await r.aclose()
 
     run(main())
@@ -149,7 +152,7 @@ def test_retry_after_a_crash_continues_where_redis_stands(redis_server, run_id) 
         await r.delete(store.stream_key(run_id) + ":lease")
         retried = [dict(e, rerun=True) if i < 10 else e for i, e in enumerate(RUN)]
         other = RunStore(r)
-        assert await other.publish(run_id, retried) == len(RUN)
+        assert await other.publish(run_id, retried, replay=True) == len(RUN)
         got = await collect(other, run_id)
         assert [e for _, e in got] == RUN  # the first 10 as first written
         task.cancel()
@@ -349,7 +352,7 @@ def test_response_writes_stored_bytes_one_send_per_batch(redis_server, run_id) -
         )
         assert start["status"] == 200
         headers = dict(start["headers"])
-        assert headers[AFTER_HEADER.encode()] == b"0"
+        assert headers[AFTER_HEADER.encode()].split(b"-")[0] == b"0"  # 0-<generation>
         assert headers[SNAPSHOT_HEADER.encode()] == b"0"
         payloads = [f[b"p"] for _, f in await r.xrange(store.stream_key(run_id)) if b"p" in f]
         assert b"".join(bodies) == b"".join(frame(p) for p in payloads)
@@ -362,7 +365,7 @@ def test_response_writes_stored_bytes_one_send_per_batch(redis_server, run_id) -
             store.response(run_id, accept=SSE_MEDIA_TYPE), query=b"after=990"
         )
         text = b"".join(bodies).decode()
-        assert text.startswith("id: 991\ndata: ")
+        assert text.startswith("id: 991-")  # n-<the run's generation>
         assert decode(b"".join(bodies), SSE_MEDIA_TYPE) == events[990:]
         await r.aclose()
 

@@ -2,11 +2,14 @@
 
 Strategy: one Redis Stream per run holds every event once, as its protobuf
 payload (the compact form: docs/scaling.md gives bytes per event against JSON),
-under the explicit entry id ``n-0`` for the run's n-th event (1-based), so an
-event's id *is* its index: resuming "after n" is ``XREAD``/``XRANGE`` from
-``n-0``, the same on every replica and both transports. The run's end is one more
-entry, ``N-1`` (after the last event ``N-0``), with field ``end``. Writes go
-through small Lua scripts, each atomic in Redis, that own the rules:
+under the explicit entry id ``n-g`` for the run's n-th event (1-based), ``g`` the
+run's *generation* (drawn when the run is first stored), so an event's id is its
+index and its run: resuming "after n-g" is ``XREAD``/``XRANGE`` from ``n-g``, the
+same on every replica and both transports, and a run lost and produced again
+under the same id (another generation) is never read as its continuation
+(``RunReplaced``). The run's end is one more entry, ``N-(g+1)``, with field
+``end``. Writes go through small Lua scripts, each atomic in Redis, that own the
+rules:
 
 * **Idempotent producer**: an append skips every event whose index is at or
   below the stream's last id, so a retried job that produces the same run again
@@ -26,7 +29,11 @@ through small Lua scripts, each atomic in Redis, that own the rules:
   last heartbeat (a producer that died unobserved leaves nothing behind); after
   the end, the stream lives ``ttl`` more seconds. ``maxlen`` bounds the stored
   events (``XADD MAXLEN ~``): subscribers asking for trimmed events get
-  ``HistoryTrimmed``, never a silent gap.
+  ``HistoryTrimmed``, never a silent gap; the producer keeps the compact prefix of
+  what was trimmed for compact joiners.
+* **Takeover**: a run whose producer vanished is continued by another only with
+  ``replay=True`` (it replays the run deterministically); otherwise it is ended
+  (``LEASE_EXPIRED``) and the call raises ``RunAbandoned``.
 
 Keys (``_keys``): a run is named by its owner and its id together, hashed into
 its keys, so two owners never share a run and the wrong owner reads "no such
@@ -36,7 +43,7 @@ share a slot and a shard's runs can be read by one ``XREAD``.
 Reading (``_read``, ``_tails``, ``_fold``): a process follows all its live runs
 through a few *lanes*, each one ``XREAD BLOCK`` over many runs' streams, and
 hands each batch, as one shared object, to every local subscriber. A batch
-decodes its payloads at most once and builds its SSE bytes (with ``id: n``) and
+decodes its payloads at most once and builds its SSE bytes (with ``id: n-g``) and
 its binary frames (the stored bytes, length-prefixed, not re-encoded) at most
 once, whatever the number of subscribers; each response writes a batch in one
 ASGI send (``EncodedEvents``). A subscriber first replays from Redis (pages
@@ -47,13 +54,15 @@ Compact joiners share one fold per run, read page by page. Every short command
 goes through a few pipelined connections (``_pipeline``), so connections do not
 grow with runs.
 
-Faults (docs/scaling.md has the subscriber's view): Redis calls that fail with a
-connection error are retried with backoff for ``reconnect`` seconds, then raise
+Faults (docs/scaling.md has the table): Redis calls that fail with a connection
+error are retried with backoff for ``reconnect`` seconds, then raise
 ``StoreUnavailable``; the scripts are idempotent, so a retry never stores twice.
-Events the store acknowledged that are gone (Redis restarted without
+Events the store acknowledged that are gone (evicted, or Redis restarted without
 persistence) raise ``RunLost`` to the producer and to subscribers, who get a
-``RUN_ERROR`` (code ``RUN_LOST``) in a response. Every error class is in
-``agui_wire.errors``.
+``RUN_ERROR`` (code ``RUN_LOST``) in a response. A refusal is typed
+(``Backend.refused``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
+a key or entry the store never wrote ``StoreCorrupted`` naming them. Every error
+class is in ``agui_wire.errors``.
 
 ``import agui_wire`` does not import this module; it needs the ``redis``
 package (``pip install agui-wire[redis]``) and a client made with
@@ -66,18 +75,9 @@ shared batches), ``_pipeline`` (auto-pipelined commands), ``_backend``
 lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one reader),
 ``_http`` (responses), ``_store`` (``RunStore``).
 
-Where the next fault work goes (issue 23 items 3-7; docs/scaling.md has the
-same note): a run's *generation* is one more field the ACQUIRE script writes
-when it first stores the run (a ``:meta`` key beside ``:lease``, same tag), and
-the ids given to clients become ``<generation>.<n>`` (built in ``_batches``,
-parsed by ``_http.resume_after``; ``Subscription`` compares it in ``open``).
-Stall detection belongs to ``Backend.retry`` and the lanes'
-``XREAD`` (a deadline of ``lease + 2 s`` on each call). Typed errors for OOM,
-eviction and garbage map redis-py's errors in ``Backend.retry`` /
-``_pipeline`` replies and in ``_batches.entries`` (a bad entry: a
-``StoreError`` naming key and id); a refused lane read already blames the one
-run whose key is not a stream (``_tails``). Resume positions past the end are
-decided in ``Subscription.open`` and answered in ``_http``.
+Left of the fault work (issue 23 item 5): deadlines of the store's own on its
+Redis calls (``_pipeline`` round trips, the lanes' ``XREAD``), so a stalled or
+black-holed Redis is ``StoreUnavailable`` within ``lease + 2 s``.
 """
 
 from __future__ import annotations
@@ -90,14 +90,18 @@ except ImportError as exc:
     raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
 
 from ._http import AFTER_HEADER, SNAPSHOT_HEADER, resume_after
-from ._keys import LEASE_EXPIRED, RUN_LOST
+from ._keys import LEASE_EXPIRED, RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, STORE_FULL, EventId
 from ._store import RunStore
 
 __all__ = [
     "AFTER_HEADER",
     "LEASE_EXPIRED",
     "RUN_LOST",
+    "RUN_REPLACED",
     "SNAPSHOT_HEADER",
+    "STORE_CORRUPTED",
+    "STORE_FULL",
+    "EventId",
     "RunStore",
     "resume_after",
 ]

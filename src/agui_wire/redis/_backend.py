@@ -20,16 +20,19 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
     AskError,
     ClusterError,
+    OutOfMemoryError,
     ReadOnlyError,
     RedisClusterException,
+    ResponseError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..errors import RunLost, StoreUnavailable
+from .._decoder import decode_proto
+from ..errors import RunLost, StoreCorrupted, StoreError, StoreFull, StoreUnavailable
 from . import _keys
-from ._batches import PROTO, Batch, entries
+from ._batches import PROTO, Batch, entries, fields_of
 from ._keys import Layout, RunKeys
 from ._pipeline import Pipeliner
 
@@ -49,6 +52,11 @@ RETRYABLE: Final = (
 COMMAND_LANES: Final = 4
 FIRST_PAGE: Final = 32  # events in the first page of a replay (then 4x each page)
 PAGE_EVENTS: Final = 16384  # events in a replay page at most (``page_bytes`` bounds it first)
+#: What a reader is told when a run's keys vanished under it.
+LOST: Final = (
+    "the run's stream is gone: its keys were evicted (maxmemory policy) or lost "
+    "(Redis restarted without persistence, or a failover lost them)"
+)
 
 T = TypeVar("T")
 
@@ -117,6 +125,7 @@ class Backend:
         self.finish = _Script(_keys.FINISH)
         self.renew = _Script(_keys.RENEW)
         self.expire = _Script(_keys.EXPIRE)
+        self.fail = _Script(_keys.FAIL)
         self.page = _Script(_keys.PAGE)
         self.expired_payload = PROTO.encode(
             {
@@ -132,14 +141,20 @@ class Backend:
         """The run's keys; ``ValueError`` for a run id or owner that is not one."""
         return RunKeys(self.layout, _keys.check_owner(owner), _keys.check_run_id(run_id))
 
-    async def retry(self, run_id: str, fn: Callable[[], Awaitable[T]]) -> T:
-        """``await fn()``, retried on connection errors for ``reconnect`` s."""
+    async def retry(self, keys: RunKeys | str, fn: Callable[[], Awaitable[T]]) -> T:
+        """``await fn()``, retried on connection errors for ``reconnect`` s; a
+        refusal is the ``StoreError`` that says why (``refused``)."""
+        run_id = keys.run_id if isinstance(keys, RunKeys) else keys
         loop = asyncio.get_running_loop()
         deadline: float | None = None
         delay = 0.05
         while True:
             try:
                 return await fn()
+            except ResponseError as exc:
+                if isinstance(exc, RETRYABLE):
+                    raise  # pragma: no cover - caught below first
+                raise await self.refused(keys, exc) from exc
             except RETRYABLE as exc:
                 now = loop.time()
                 if deadline is None:
@@ -172,69 +187,126 @@ class Backend:
         with contextlib.suppress(Exception):  # a node still down: the next error asks again
             await self.redis.nodes_manager.initialize()  # type: ignore[union-attr]
 
-    async def call(self, run_id: str, *args: Any) -> Any:
+    async def refused(self, keys: RunKeys | str, exc: ResponseError) -> StoreError:
+        """Redis refused a command of the run: the typed error that says why."""
+        run_id = keys.run_id if isinstance(keys, RunKeys) else keys
+        text = str(exc)
+        if isinstance(exc, OutOfMemoryError) or text.startswith("OOM"):
+            return StoreFull(run_id, f"Redis is full (maxmemory, policy noeviction): {text}")
+        if text.startswith("WRONGTYPE") and isinstance(keys, RunKeys):
+            expected = {keys.stream: b"stream", keys.lease: b"string"}
+            for key, kind in expected.items():
+                with contextlib.suppress(Exception):  # asked to name it; the refusal stands
+                    found = await self.pipeliner.call("TYPE", key)
+                    found = found.encode() if isinstance(found, str) else bytes(found)
+                    if found not in (kind, b"none"):
+                        what = f"the key is a {found.decode()}, not a {kind.decode()}"
+                        return StoreCorrupted(run_id, key, None, what)
+            return StoreCorrupted(run_id, keys.stream, None, text)
+        return StoreError(run_id, f"Redis refused a command: {text}")
+
+    async def call(self, keys: RunKeys | str, *args: Any) -> Any:
         """One command, pipelined and retried."""
-        return await self.retry(run_id, lambda: self.pipeliner.call(*args))
+        return await self.retry(keys, lambda: self.pipeliner.call(*args))
 
     async def run_script(
-        self, run_id: str, script: _Script, keys: list[str], args: list[Any]
+        self, keys: RunKeys, script: _Script, names: list[str], args: list[Any]
     ) -> list[Any]:
         def send() -> Awaitable[Any]:
             return self.pipeliner.call(
-                "EVALSHA", script.sha, len(keys), *keys, *args, script=script.body
+                "EVALSHA", script.sha, len(names), *names, *args, script=script.body
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
             return list(await send())
         except RETRYABLE:
-            return list(await self.retry(run_id, send))
+            return list(await self.retry(keys, send))
+        except ResponseError as exc:
+            raise await self.refused(keys, exc) from exc
 
     async def script(
-        self, run_id: str, script: _Script, keys: list[str], args: list[Any]
-    ) -> tuple[int, int]:
-        reply = await self.run_script(run_id, script, keys, args)
-        return int(reply[0]), int(reply[1])
+        self, keys: RunKeys, script: _Script, names: list[str], args: list[Any]
+    ) -> list[Any]:
+        """A script's reply: ``[code, last, ...]`` with the two first as ints."""
+        reply = await self.run_script(keys, script, names, args)
+        reply[0], reply[1] = int(reply[0]), int(reply[1])
+        return reply
 
-    async def exists(self, keys: RunKeys) -> bool:
-        return bool(await self.call(keys.run_id, "EXISTS", keys.stream, keys.lease))
+    async def top(self, keys: RunKeys) -> tuple[int, int, dict[bytes, Any]] | None:
+        """The run's last entry: its index, its sequence (the generation, or the
+        generation + 1 for the end) and fields; ``None`` when the stream has none.
+        An end marker is checked against the event before it (``StoreCorrupted``
+        for an end of no generation of the run)."""
+        found = await self.call(keys, "XREVRANGE", keys.stream, "+", "-", "COUNT", 2)
+        if not found:
+            return None
+        (n, seq), *before = [_keys.parse_id(raw_id) for raw_id, _ in found]
+        if seq % 2 and (before[0] != (n, seq - 1) if before else n != 0):
+            raise StoreCorrupted(
+                keys.run_id,
+                keys.stream,
+                f"{n}-{seq}",
+                "an end marker of no generation of this run (not after its last event)",
+            )
+        return n, seq, fields_of(found[0][1])
 
-    async def length(self, keys: RunKeys) -> int:
-        """The index of the run's last stored event (0: none)."""
-        found = await self.call(keys.run_id, "XREVRANGE", keys.stream, "+", "-", "COUNT", 1)
-        return _keys.parse_id(found[0][0])[0] if found else 0
+    async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
+        """The producer's compact prefix of a run stored with ``maxlen``: the last
+        event it stands for, the run's generation, its events; ``None``: none."""
+        data = await self.call(keys, "GET", keys.snapshot)
+        if data is None:
+            return None
+        head, _, frames = bytes(data).partition(b"\n")
+        try:
+            n, seq = _keys.parse_id(head)
+            events = decode_proto(frames, unknown_events="raw")
+        except ValueError as exc:  # DecodeError too
+            raise StoreCorrupted(
+                keys.run_id, keys.snapshot, None, f"not a snapshot: {exc}"
+            ) from None
+        return n, seq, events
+
+    async def lease_generation(self, keys: RunKeys) -> int | bool | None:
+        """The generation its lease names (a run with no event yet; ``None``: a
+        lease without one), or ``False``: no lease."""
+        holder = await self.call(keys, "GET", keys.lease)
+        if holder is None:
+            return False
+        head, colon, _ = bytes(holder).partition(b":")
+        return int(head) if colon and head.isdigit() else None
 
     async def pages(
-        self, keys: RunKeys, cursor: int, stop: int | None = None
+        self, keys: RunKeys, cursor: int, generation: int | None, stop: int | None = None
     ) -> AsyncIterator[Batch]:
         """Stored events after ``cursor`` (up to ``stop``) as batches of at most
         ``page_bytes`` of payload (an event bigger is a batch of its own) and
         ``PAGE_EVENTS`` events: the first page at most ``FIRST_PAGE`` events, so
         the first events go out at once."""
         count = FIRST_PAGE
-        upto = "+" if stop is None else f"{stop}-0"
+        gen = generation or 0  # (known whenever the cursor is past 0)
+        upto = "+" if stop is None else f"{stop}-{gen}"
         ahead = asyncio.ensure_future(
-            self.read_page(keys, f"({cursor}-0" if cursor else "-", upto, count)
+            self.read_page(keys, f"({cursor}-{gen}" if cursor else "-", upto, count)
         )
         try:
             while True:
                 found, cut = await ahead
                 if not found:
-                    if (
-                        cursor
-                        and stop is None
-                        and not await self.call(keys.run_id, "EXISTS", keys.stream)
-                    ):
-                        raise RunLost(keys.run_id, "the run's stream is gone (Redis restarted?)")
+                    if cursor and stop is None and not await self.call(keys, "EXISTS", keys.stream):
+                        raise RunLost(keys.run_id, LOST)
                     return
-                batch, ended = entries(keys.run_id, cursor, found)
+                batch, ended = entries(keys, cursor, generation, found)
                 del found
+                generation = batch.generation
                 if ended or (batch.last - cursor < count and not cut):
                     yield batch
                     return
                 cursor = batch.last
                 count = min(count * 4, PAGE_EVENTS)
                 # the next page is read while the caller uses this one (two pages held)
-                ahead = asyncio.ensure_future(self.read_page(keys, f"({cursor}-0", upto, count))
+                ahead = asyncio.ensure_future(
+                    self.read_page(keys, f"({cursor}-{generation}", upto, count)
+                )
                 yield batch
         finally:
             ahead.cancel()
@@ -246,6 +318,6 @@ class Backend:
         at most ``page_bytes`` of payload (one entry at least), and whether the
         byte budget cut them short."""
         found, cut = await self.run_script(
-            keys.run_id, self.page, [keys.stream], [after, upto, count, self.page_bytes]
+            keys, self.page, [keys.stream], [after, upto, count, self.page_bytes]
         )
         return list(found), bool(cut)

@@ -10,7 +10,9 @@ instead of starting their own; a finished fold is reused for ``poll`` seconds
 Contract: ``Folds.fold(keys)`` returns a ``Fold``: the prefix (``None`` when the
 run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
 joiner replays it whole), the last event it stands for, and whether the run had
-ended. Store errors of the fold reach every joiner awaiting it.
+ended. A run stored with ``maxlen`` has the producer's prefix of its first events
+(``_write._Snapshots``): the fold starts from it, so the trimmed events are
+folded in, not lost. Store errors of the fold reach every joiner awaiting it.
 """
 
 from __future__ import annotations
@@ -66,14 +68,22 @@ class Folds:
     async def _fold(self, keys: RunKeys) -> Fold:
         folder = Compactor()
         ended = False
-        async for batch in self.backend.pages(keys, 0):
+        cursor, generation = 0, None
+        snapshot = await self.backend.snapshot(keys)  # a run trimmed by maxlen
+        if snapshot is not None:
+            cursor, generation, events = snapshot
+            for event in events:
+                folder.feed(event)
+        async for batch in self.backend.pages(keys, cursor, generation):
+            generation = batch.generation  # (pages checks each entry's)
             for event in batch.events():
                 folder.feed(event)
+            cursor = batch.last
             ended = batch.end is not None
             if not folder.foldable:
                 return _NOTHING
-        if folder.foldable and folder.run_started is not None and folder.count:
-            return Fold(Prefix(folder.prefix(), folder.count), folder.count, ended)
+        if folder.foldable and folder.run_started is not None and cursor:
+            return Fold(Prefix(folder.prefix(), cursor, generation), cursor, ended)
         return _NOTHING
 
     def cancel(self) -> None:

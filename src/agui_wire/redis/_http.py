@@ -26,8 +26,16 @@ from .._streaming import (
     scope_header,
 )
 from ..asgi import EventStreamResponse
-from ..errors import HistoryTrimmed, RunLost, RunNotFound, StoreUnavailable
-from ._keys import RUN_LOST, RunKeys
+from ..errors import (
+    HistoryTrimmed,
+    ResumePastEnd,
+    RunLost,
+    RunNotFound,
+    RunReplaced,
+    StoreCorrupted,
+    StoreUnavailable,
+)
+from ._keys import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, RunKeys, parse_position
 from ._read import Reading, Subscription
 
 #: Response headers of ``RunStore.response``: the body continues the run after
@@ -39,10 +47,11 @@ AFTER_HEADER: Final = "agui-after"
 SNAPSHOT_HEADER: Final = "agui-snapshot-events"
 
 
-def resume_after(request: HasHeaders | Scope) -> int | None:
-    """Where a request resumes: its ``?after=n`` query parameter, else its
-    ``Last-Event-ID`` header, as an event index; ``None`` when it has neither.
-    A value that is not an index >= 0 raises ``ValueError``."""
+def resume_after(request: HasHeaders | Scope) -> EventId | None:
+    """Where a request resumes: its ``?after=`` query parameter, else its
+    ``Last-Event-ID`` header, as an ``EventId`` (an ``int``; an id ``n-<generation>``
+    as the store gives them, or a plain index ``n``); ``None`` when it has neither.
+    A value that is not one raises ``ValueError``."""
     if isinstance(request, MutableMapping):
         query = bytes(request.get("query_string", b"")).decode("latin-1")
         header = scope_header(request, b"last-event-id")
@@ -54,10 +63,7 @@ def resume_after(request: HasHeaders | Scope) -> int | None:
     raw = values[-1] if values else header
     if raw is None or raw.strip() == "":
         return None
-    raw = raw.strip()
-    if not raw.isdigit() or not raw.isascii():
-        raise ValueError(f"not an event index: {raw[:40]!r}")
-    return int(raw)
+    return parse_position(raw)
 
 
 class RunResponse(EventStreamResponse):
@@ -69,7 +75,7 @@ class RunResponse(EventStreamResponse):
         reading: Reading,
         keys: RunKeys | ValueError,
         request: HasHeaders | None,
-        after: int | None,
+        after: EventId | None,
         compact: bool,
         options: dict[str, Any],
     ) -> None:
@@ -113,13 +119,15 @@ class RunResponse(EventStreamResponse):
             await subscription.open()
         except RunNotFound as exc:
             return 404, f"{exc}\n", {}
+        except ResumePastEnd as exc:
+            return 400, f"{exc}\n", {}
         except StoreUnavailable as exc:
             return 503, f"{exc}\n", {"retry-after": "1"}
         except Exception as exc:  # RunLost, HistoryTrimmed, a stored event that does not decode
             self._failure = exc  # a 200 whose body is the RUN_ERROR, as for the same fault later
         self._subscription = subscription
         self.raw_headers += [
-            (AFTER_HEADER.encode(), str(subscription.cursor).encode()),
+            (AFTER_HEADER.encode(), str(subscription.position).encode()),
             (SNAPSHOT_HEADER.encode(), str(subscription.snapshot_events).encode()),
         ]
         return None
@@ -131,8 +139,20 @@ def _store_error_event(exc: Exception) -> dict[str, Any] | None:
         # Not the run's end: the body stops without a terminal event, so the
         # client sees an incomplete run and resumes (agui_wire.client does).
         return None
+    if isinstance(exc, RunReplaced):
+        return {
+            "type": "RUN_ERROR",
+            "message": "the run was lost and another run is stored under its id now",
+            "code": RUN_REPLACED,
+        }
     if isinstance(exc, RunLost):
         return {"type": "RUN_ERROR", "message": "the run's events were lost", "code": RUN_LOST}
+    if isinstance(exc, StoreCorrupted):
+        return {
+            "type": "RUN_ERROR",
+            "message": f"the run's stored events are corrupted ({exc.key}, entry {exc.entry_id})",
+            "code": STORE_CORRUPTED,
+        }
     if isinstance(exc, HistoryTrimmed):
         return {
             "type": "RUN_ERROR",

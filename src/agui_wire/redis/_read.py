@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from .._streaming import EncodedEvents
-from ..errors import RunLost, RunNotFound
+from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
 from ._backend import Backend
-from ._batches import Prefix
+from ._batches import Batch, Prefix
 from ._fold import Folds
-from ._keys import RunKeys
+from ._keys import EventId, RunKeys, generation_of
 from ._tails import Inbox, Tails
 
 
@@ -42,11 +42,15 @@ class Subscription:
     """One subscriber's view of a run: ``open()`` checks the run exists (and folds
     the compact prefix), then ``batches()`` replays and tails it."""
 
-    def __init__(self, reading: Reading, keys: RunKeys, after: int | None, compact: bool) -> None:
+    def __init__(
+        self, reading: Reading, keys: RunKeys, after: EventId | None, compact: bool
+    ) -> None:
         self.reading = reading
         self.keys = keys
         self.run_id = keys.run_id
-        self.cursor = after or 0
+        self.cursor = int(after or 0)
+        # the run's generation: the one the position names, then the one stored
+        self.generation = None if after is None else after.generation
         self.compact = compact and after is None
         self.prefix: Prefix | None = None
         self.ended = False
@@ -56,18 +60,37 @@ class Subscription:
     def snapshot_events(self) -> int:
         return 0 if self.prefix is None else len(self.prefix.events)
 
+    @property
+    def position(self) -> EventId:
+        """Where the body starts (the ``agui-after`` header): after this event."""
+        return EventId(self.cursor, self.generation)
+
     async def open(self) -> None:
         backend = self.reading.backend
-        if not await backend.exists(self.keys):
-            raise RunNotFound(self.run_id, "no such run (never started, or expired)")
-        if self.cursor:
-            stored = await backend.length(self.keys)
-            if self.cursor > stored:
-                raise RunLost(
-                    self.run_id,
-                    f"resuming after event {self.cursor}, but the store holds {stored} "
-                    "(Redis lost acknowledged events?)",
-                )
+        top = await backend.top(self.keys)
+        if top is None:
+            lease = await backend.lease_generation(self.keys)
+            if lease is False:
+                raise RunNotFound(self.run_id, "no such run (never started, or expired)")
+            stored, generation, ended = 0, lease or None, False
+        else:
+            stored, seq, _ = top
+            generation, ended = generation_of(seq), seq % 2 == 1
+        if None not in (self.generation, generation) and generation != self.generation:
+            raise RunReplaced(
+                self.run_id,
+                f"the position is of generation {self.generation} of the run, Redis "
+                f"holds generation {generation}: the run was lost and produced again",
+            )
+        if self.cursor > stored:
+            if ended:
+                raise ResumePastEnd(self.run_id, self.cursor, stored)
+            raise RunLost(
+                self.run_id,
+                f"resuming after event {self.cursor}, but the store holds {stored} of the "
+                "live run (Redis lost acknowledged events?)",
+            )
+        self.generation = generation
         self.opened = True
         if self.compact:
             fold = await self.reading.folds.fold(self.keys)
@@ -75,6 +98,7 @@ class Subscription:
                 self.prefix = fold.prefix
                 self.cursor = fold.last
                 self.ended = fold.ended
+                self.generation = fold.prefix.generation
 
     async def batches(self) -> AsyncIterator[EncodedEvents]:
         if not self.opened:
@@ -83,37 +107,35 @@ class Subscription:
             yield self.prefix
         if self.ended:
             return
-        pages = self.reading.backend.pages
-        async for batch in pages(self.keys, self.cursor):
-            self.cursor = batch.last
+        async for batch in self._pages():
             yield batch
             if batch.end is not None:
                 return
         backend = self.reading.backend
         inbox = Inbox(backend.backlog, 2 * backend.page_bytes)
         tails = self.reading.tails
-        tail = tails.attach(self.keys, self.cursor, inbox)
+        tail = tails.attach(self.keys, self.cursor, self.generation, inbox)
         try:
             while True:
                 await inbox.wake.wait()
                 inbox.wake.clear()
                 if inbox.lagging:
                     inbox.lagging = False
-                    async for batch in pages(self.keys, self.cursor):
-                        self.cursor = batch.last
+                    async for batch in self._pages():
                         yield batch
                         if batch.end is not None:
                             return
                 while inbox.batches:
                     batch = inbox.pop()
+                    self._check(batch)
                     if batch.last <= self.cursor and batch.end is None:
                         continue
                     if batch.first > self.cursor + 1:  # joined after this tail's start
-                        async for gap in pages(self.keys, self.cursor, batch.first - 1):
-                            self.cursor = gap.last
+                        async for gap in self._pages(batch.first - 1):
                             yield gap
                     batch = batch.after(self.cursor)
                     self.cursor = max(self.cursor, batch.last)
+                    self.generation = batch.generation or self.generation
                     if batch.payloads:
                         yield batch
                     if batch.end is not None:
@@ -122,6 +144,23 @@ class Subscription:
                     raise inbox.error
         finally:
             tails.detach(tail, inbox)
+
+    async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
+        """Stored events after the cursor (up to ``stop``), of this run's generation."""
+        pages = self.reading.backend.pages(self.keys, self.cursor, self.generation, stop)
+        async for batch in pages:
+            self._check(batch)
+            self.generation = batch.generation
+            self.cursor = batch.last
+            yield batch
+
+    def _check(self, batch: Batch) -> None:
+        if self.generation is not None and batch.generation not in (None, self.generation):
+            raise RunReplaced(
+                self.run_id,
+                f"the stream holds generation {batch.generation} of the run now, not "
+                f"{self.generation}: the run was lost and produced again",
+            )
 
     async def aclose(self) -> None:
         """Nothing to release before ``batches()`` starts (``EventStreamResponse``

@@ -19,7 +19,7 @@ from ..asgi import EventStreamResponse
 from ._backend import Backend
 from ._batches import Batch, Prefix
 from ._http import RunResponse
-from ._keys import RunKeys, check_owner
+from ._keys import EventId, RunKeys, check_owner, parse_position
 from ._read import Reading, Subscription
 from ._write import claim
 
@@ -104,16 +104,24 @@ class RunStore:
         events: Iterable[Any] | AsyncIterable[Any],
         *,
         owner: str | None = None,
+        replay: bool = False,
     ) -> int:
         """Store the run's events as they come; returns the number of events in the
         run once it has ended. Raises ``RunInProgress`` if a live producer holds the
         run; a run that has ended already is not produced again (``events`` is closed
         unstarted). If ``events`` raises, the run ends with a ``RUN_ERROR`` and the
-        exception propagates."""
+        exception propagates.
+
+        A run whose producer vanished without ending it (its lease expired) is
+        continued only with ``replay=True``: the caller replays the same run
+        deterministically (a retried job), so the events Redis holds are skipped and
+        the rest appended. Otherwise the old run is ended (``RUN_ERROR``,
+        ``LEASE_EXPIRED``) and ``RunAbandoned`` raised, now and on every retry: a
+        reader never gets two producers' events as one run."""
         keys = self._keys(owner, run_id, events)
-        producer = await claim(self._backend, keys, events)
-        if producer is None:
-            return await self._backend.length(keys)
+        producer = await claim(self._backend, keys, events, replay)
+        if isinstance(producer, int):
+            return producer
         return await producer.run()
 
     async def start(
@@ -122,14 +130,17 @@ class RunStore:
         events: Iterable[Any] | AsyncIterable[Any],
         *,
         owner: str | None = None,
+        replay: bool = False,
     ) -> asyncio.Task[int] | None:
         """``publish`` in a background task, detached from the caller (a request
         that ends, or a client that leaves, does not stop it). Returns once the run
         is claimed, so a ``subscribe``/``response`` right after finds it; returns
         ``None`` (and closes ``events``) if the run has ended already. Raises
-        ``RunInProgress`` like ``publish``. A failure of the task is logged."""
-        producer = await claim(self._backend, self._keys(owner, run_id, events), events)
-        if producer is None:
+        ``RunInProgress`` and ``RunAbandoned`` like ``publish`` (``replay`` too). A
+        failure of the task is logged."""
+        keys = self._keys(owner, run_id, events)
+        producer = await claim(self._backend, keys, events, replay)
+        if isinstance(producer, int):
             return None
         task = asyncio.ensure_future(producer.run())
         self._tasks.add(task)
@@ -163,24 +174,30 @@ class RunStore:
     async def subscribe(
         self,
         run_id: str,
-        after: int | None = None,
+        after: int | str | None = None,
         *,
         compact: bool = False,
         owner: str | None = None,
-    ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    ) -> AsyncIterator[tuple[EventId, dict[str, Any]]]:
         """``(event_id, event)`` for the run's events after ``after`` (all when
-        ``None``), stored ones first, then live ones, until the run ends. With
-        ``compact`` (and no ``after``) a snapshot stands for the events so far
-        (``agui_wire._apply``); its events carry the id of the last event they
-        stand for. Raises ``RunNotFound``, ``HistoryTrimmed``, ``RunLost``,
+        ``None``), stored ones first, then live ones, until the run ends. An
+        ``EventId`` is the event's index (an ``int``, 1-based) carrying the run's
+        generation: its ``str()``, ``n-<generation>``, is the SSE id a client gets.
+        ``after`` is one of these, its string, or a plain index (then the
+        generation is not checked). With ``compact`` (and no ``after``) a snapshot
+        stands for the events so far (``agui_wire._apply``); its events carry the id
+        of the last event they stand for. Raises ``RunNotFound``,
+        ``ResumePastEnd`` (``after`` past the end of a run that has ended; a
+        ``ValueError``), ``RunReplaced`` (``after`` is of a run that was lost and
+        produced again), ``HistoryTrimmed``, ``RunLost``, ``StoreCorrupted``,
         ``StoreUnavailable``."""
-        _check_after(after)
+        position = _position(after)
         keys = self._backend.keys(owner, run_id)
-        subscription = Subscription(self._reading, keys, after, compact)
+        subscription = Subscription(self._reading, keys, position, compact)
         async for batch in subscription.batches():
             if isinstance(batch, Prefix):
                 for event in batch.events:
-                    yield batch.last, event
+                    yield batch.last_id, event
             else:
                 assert isinstance(batch, Batch)
                 for item in batch.items():
@@ -191,20 +208,26 @@ class RunStore:
         run_id: str,
         request: HasHeaders | None = None,
         *,
-        after: int | None = None,
+        after: int | str | None = None,
         compact: bool = False,
         owner: str | None = None,
         **options: Any,
     ) -> EventStreamResponse:
         """An ``EventStreamResponse`` streaming the run: transport negotiated from
         ``request`` (else the scope), resumed after ``after``, else after the
-        request's ``Last-Event-ID`` or ``?after=n`` (read when the response runs).
+        request's ``Last-Event-ID`` or ``?after=`` (read when the response runs): an
+        id as the store gives them (``n-<generation>``) or a plain index ``n``.
         ``options`` go to ``EventStreamResponse`` (``keepalive``, ``strict``,
-        ``headers``...). An unknown run is answered 404, Redis unreachable 503 (with
-        ``Retry-After``); a trimmed or lost position, a 200 whose body is the
-        ``RUN_ERROR`` (``HISTORY_TRIMMED``, ``RUN_LOST``); see docs/scaling.md. A run id
-        that is not one is answered 400 (``owner`` not a string: ``ValueError``)."""
-        _check_after(after)
+        ``headers``...). Statuses (docs/scaling.md has the whole table): an unknown
+        run 404; a run id that is not one, a position that is not one, or a
+        position past the end of a run that has ended 400 (nothing of the run is
+        sent); Redis unreachable 503 (with ``Retry-After``). A position the store
+        cannot continue from is a 200 whose body is one ``RUN_ERROR``: trimmed
+        (``HISTORY_TRIMMED``), of a run that was lost and produced again
+        (``RUN_REPLACED``), lost (``RUN_LOST``); a key holding what the store never
+        wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not a
+        string: ``ValueError``."""
+        position = _position(after)
         keys: RunKeys | ValueError
         try:
             keys = self._backend.keys(check_owner(owner), run_id)
@@ -212,12 +235,16 @@ class RunStore:
             if not isinstance(owner, (str, type(None))):
                 raise
             keys = exc
-        return RunResponse(self._reading, keys, request, after, compact, options)
+        return RunResponse(self._reading, keys, request, position, compact, options)
 
 
-def _check_after(after: int | None) -> None:
-    if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
-        raise ValueError(f"after must be an event index >= 0 or None, not {after!r}")
+def _position(after: int | str | None) -> EventId | None:
+    if after is None:
+        return None
+    try:
+        return parse_position(after)
+    except ValueError as exc:
+        raise ValueError(f"after must be an event id, an index >= 0 or None: {exc}") from None
 
 
 def _close_now(events: object) -> None:

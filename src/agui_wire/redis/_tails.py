@@ -49,10 +49,10 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 
 from .._codec.framing import frame
 from .._decoder import decode_proto
-from ..errors import RunLost, StoreError, StoreUnavailable
-from ._backend import RETRYABLE, Backend
+from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
+from ._backend import LOST, RETRYABLE, Backend
 from ._batches import Batch, entries
-from ._keys import TERMINAL, RunKeys
+from ._keys import TERMINAL, RunKeys, new_generation
 
 logger = logging.getLogger("agui_wire.redis")
 
@@ -107,13 +107,24 @@ class Inbox:
 class TailRun:
     """A run this process follows: its position and its local readers."""
 
-    __slots__ = ("due", "inboxes", "key", "keys", "lane", "last_payload", "position", "since")
+    __slots__ = (
+        "due",
+        "generation",
+        "inboxes",
+        "key",
+        "keys",
+        "lane",
+        "last_payload",
+        "position",
+        "since",
+    )
 
-    def __init__(self, keys: RunKeys, position: int) -> None:
+    def __init__(self, keys: RunKeys, position: int, generation: int | None) -> None:
         self.keys = keys
         self.key = keys.stream.encode()  # as the lane's XREAD names it
         self.position = position  # the last event read
-        self.since = b"%d-0" % position  # the lane reads after this entry
+        self.generation = generation  # the run's (None: learnt from its first entry)
+        self.since = b"%d-%d" % (position, generation or 0)  # the lane reads after it
         self.last_payload: bytes | None = None  # of event ``position``, if read here
         self.inboxes: set[Inbox] = set()
         self.lane: _Lane | None = None
@@ -138,14 +149,14 @@ class Tails:
         self.checks: set[asyncio.Task[None]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def attach(self, keys: RunKeys, position: int, inbox: Inbox) -> TailRun:
+    def attach(self, keys: RunKeys, position: int, generation: int | None, inbox: Inbox) -> TailRun:
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # a store used from a new event loop: start afresh
             self.loop = loop
             self.runs, self.lanes, self.sweeper, self.checks = {}, {}, None, set()
         run = self.runs.get(keys.stream)
         if run is None:
-            run = self.runs[keys.stream] = TailRun(keys, position)
+            run = self.runs[keys.stream] = TailRun(keys, position, generation)
             run.due = asyncio.get_running_loop().time() + self.backend.poll
             self._place(run)
         run.inboxes.add(inbox)
@@ -206,10 +217,11 @@ class Tails:
     async def _check(self, run: TailRun) -> None:
         backend = self.backend
         keys = run.keys
-        args = [run.position, backend.ttl_ms, backend.expired_payload, "0"]
+        generation = run.generation if run.generation is not None else new_generation()
+        args = [run.position, backend.ttl_ms, backend.expired_payload, "0", generation]
         try:
             args[3] = "1" if run.terminal() else "0"
-            reply = await backend.run_script(keys.run_id, backend.expire, keys.both, args)
+            reply = await backend.run_script(keys, backend.expire, keys.both, args)
         except StoreError as exc:
             self.fail(run, exc)
             return
@@ -220,7 +232,16 @@ class Tails:
         now = asyncio.get_running_loop().time()
         code = int(reply[0])
         if code == 3:
-            self.fail(run, RunLost(keys.run_id, "the stream lost events it had stored"))
+            self.fail(run, RunLost(keys.run_id, LOST))
+        elif code == 6:
+            self.fail(
+                run,
+                RunReplaced(
+                    keys.run_id,
+                    "the stream holds another generation of the run now (entry "
+                    f"{bytes(reply[2]).decode()}): the run was lost and produced again",
+                ),
+            )
         elif code == 0:  # the lease lives: look again when it would lapse
             lapse = int(reply[2]) / 1000 if len(reply) > 2 else backend.poll
             run.due = now + min(max(lapse, backend.poll), backend.lease)
@@ -368,13 +389,14 @@ class _Lane:
             if run is None or not found:
                 continue  # left meanwhile
             try:
-                batch, ended = entries(run.keys.run_id, run.position, found)
+                batch, ended = entries(run.keys, run.position, run.generation, found)
             except StoreError as exc:
                 tails.fail(run, exc)
                 continue
+            run.generation = batch.generation
             if batch.payloads:
                 run.position = batch.last
-                run.since = b"%d-0" % batch.last
+                run.since = b"%d-%d" % (batch.last, batch.generation or 0)
                 run.last_payload = batch.payloads[-1]
                 biggest = max(biggest, max(map(len, batch.payloads)))
             run.due = now + backend.lease
@@ -393,7 +415,7 @@ class _Lane:
         backend = self.tails.backend
         runs = list(self.runs.values())
         types = await asyncio.gather(
-            *(backend.call(run.keys.run_id, "TYPE", run.keys.stream) for run in runs),
+            *(backend.call(run.keys, "TYPE", run.keys.stream) for run in runs),
             return_exceptions=True,
         )
         blamed = False
@@ -401,7 +423,12 @@ class _Lane:
             kind = kind.decode() if isinstance(kind, bytes) else kind
             if isinstance(kind, BaseException) or kind not in ("stream", "none"):
                 blamed = True
-                self.tails.fail(run, StoreError(run.keys.run_id, f"its key is a {kind}: {exc}"))
+                self.tails.fail(
+                    run,
+                    StoreCorrupted(
+                        run.keys.run_id, run.keys.stream, None, f"the key is a {kind}, not a stream"
+                    ),
+                )
         if not blamed:
             for run in runs:
                 self.tails.fail(run, StoreError(run.keys.run_id, f"Redis refused a read: {exc}"))

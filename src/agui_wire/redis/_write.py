@@ -17,23 +17,37 @@ import contextlib
 import logging
 import math
 import secrets
+from collections import deque
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
+from .._apply import Compactor
+from .._codec.framing import frame
+from .._decoder import decode_proto
 from .._encoder import encode_sse
 from .._streaming import Source, close_unstarted, default_error_event, event_type
-from ..errors import EventTooLarge, LeaseLost, RunInProgress, RunLost, StoreError
+from ..errors import (
+    EventTooLarge,
+    LeaseLost,
+    RunAbandoned,
+    RunInProgress,
+    RunLost,
+    RunReplaced,
+    StoreCorrupted,
+    StoreError,
+    StoreFull,
+)
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._backend import Backend
 from ._batches import PROTO
-from ._keys import TERMINAL, RunKeys
+from ._keys import PAYLOAD, STORE_FULL, TERMINAL, RunKeys, new_generation
 
 logger = logging.getLogger("agui_wire.redis")
 
 # An SSE event is at most this many times its protobuf payload (field names,
 # escapes): a payload below the limit / this ratio needs no SSE encode to check.
 _SSE_RATIO: Final = 16
-_ID_LINE: Final = 32  # room for the ``id: n`` line a reader's SSE block carries
+_ID_LINE: Final = 48  # room for the ``id: n-g`` line a reader's SSE block carries
 
 
 def admit(event: Any, index: int) -> bytes:
@@ -57,25 +71,66 @@ def admit(event: Any, index: int) -> bytes:
 
 
 async def claim(
-    backend: Backend, keys: RunKeys, events: Iterable[Any] | AsyncIterable[Any]
-) -> Producer | None:
-    """The run's lease for a new producer of ``events`` (see the module doc)."""
-    token = secrets.token_hex(12)
-    run_id = keys.run_id
+    backend: Backend,
+    keys: RunKeys,
+    events: Iterable[Any] | AsyncIterable[Any],
+    replay: bool,
+) -> Producer | int:
+    """The run's lease for a new producer of ``events`` (see the module doc), or the
+    number of events of a run that has ended already."""
+    proposed = new_generation()
+    token = f"{proposed}:{secrets.token_hex(12)}"
     try:
-        code, last = await backend.script(
-            run_id, backend.acquire, keys.both, [token, backend.lease_ms, backend.running_ttl_ms]
+        reply = await backend.script(
+            keys,
+            backend.acquire,
+            keys.both,
+            [token, backend.lease_ms, backend.running_ttl_ms, proposed, "1" if replay else "0"],
         )
+        code, last = int(reply[0]), int(reply[1])
+        if code == 8:  # its producer vanished: end the run for it, as a reader would
+            await _abandon(backend, keys, last)
     except BaseException:
         await close_unstarted(events)
         raise
+    if code != 0:
+        await close_unstarted(events)
     if code == 1:
-        await close_unstarted(events)
-        return None
+        if bytes(reply[2]) == b"lease-expired":
+            raise RunAbandoned(keys.run_id, ABANDONED)
+        return last
     if code == 2:
-        await close_unstarted(events)
-        raise RunInProgress(run_id, "another producer holds the run's lease")
-    return Producer(backend, keys, token, last, events)
+        raise RunInProgress(keys.run_id, "another producer holds the run's lease")
+    if code == 8:
+        raise RunAbandoned(keys.run_id, ABANDONED)
+    return Producer(backend, keys, token, last, int(reply[2]), events)
+
+
+ABANDONED: Final = (
+    "its producer vanished without ending it (the lease expired): the run was ended "
+    "with RUN_ERROR (LEASE_EXPIRED) and is not produced again; a producer that "
+    "replays the run deterministically passes replay=True to continue it"
+)
+
+
+async def _abandon(backend: Backend, keys: RunKeys, last: int) -> None:
+    """End a run whose producer vanished (no lease) with RUN_ERROR, as a reader's
+    lease check does (the EXPIRE script: a live lease meanwhile leaves it)."""
+    top = await backend.top(keys)
+    if top is None:
+        return
+    n, seq, fields = top
+    terminal = False
+    if n == last and seq % 2 == 0 and PAYLOAD in fields:
+        with contextlib.suppress(Exception):  # undecodable: the readers name it
+            event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
+            terminal = event.get("type") in TERMINAL
+    await backend.script(
+        keys,
+        backend.expire,
+        keys.both,
+        [n, backend.ttl_ms, backend.expired_payload, "1" if terminal else "0", ""],
+    )
 
 
 class Producer:
@@ -87,26 +142,47 @@ class Producer:
         keys: RunKeys,
         token: str,
         stored: int,
+        generation: int,
         events: Iterable[Any] | AsyncIterable[Any],
     ) -> None:
         self.backend = backend
+        self.run_keys = keys
         self.run_id = keys.run_id
         self.token = token
         self.stored = stored  # events Redis acknowledged
+        self.generation = str(generation)
+        self.done = str(generation + 1)  # the sequence of the run's end marker
         self.events = events
         self.lost: StoreError | None = None
-        self.keys = keys.both
+        # with maxlen: the trimmed events' compact prefix, kept in Redis (``_Snapshots``)
+        self.snapshots = _Snapshots(self) if backend.maxlen else None
+        self.keys = keys.all if backend.maxlen else keys.both
         self.renewed = -math.inf  # loop time the lease was last renewed (sent)
 
-    def _check(self, code: int, last: int) -> int:
+    def _check(self, reply: list[Any]) -> int:
+        code, last = int(reply[0]), int(reply[1])
         if code == 0:
-            self.stored = last
+            self.stored = max(self.stored, last)
             return last
         if code == 3:
             raise RunLost(
                 self.run_id,
-                f"Redis holds {last} events of the run, {self.stored} were acknowledged "
-                "(Redis restarted without persistence?)",
+                f"Redis holds {last} events of the run, {self.stored} were acknowledged: "
+                "its keys were evicted (maxmemory policy) or lost (Redis restarted "
+                "without persistence, or a failover lost them)",
+            )
+        if code == 6:
+            raise RunReplaced(
+                self.run_id,
+                "the stream holds another generation of the run (entry "
+                f"{bytes(reply[2]).decode()}): this one was lost and the run produced again",
+            )
+        if code == 7:
+            raise StoreCorrupted(
+                self.run_id,
+                self.run_keys.stream,
+                bytes(reply[2]).decode(),
+                "an entry this producer did not write",
             )
         raise LeaseLost(
             self.run_id,
@@ -116,8 +192,8 @@ class Producer:
     async def append(self, first: int, payloads: list[bytes]) -> None:
         backend = self.backend
         self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
-        code, last = await backend.script(
-            self.run_id,
+        reply = await backend.script(
+            self.run_keys,
             backend.append,
             self.keys,
             [
@@ -127,20 +203,23 @@ class Producer:
                 backend.maxlen or 0,
                 self.stored,
                 first,
+                self.generation,
                 *payloads,
             ],
         )
-        self._check(code, last)
+        self._check(reply)
+        if self.snapshots is not None:
+            await self.snapshots.stored(self.stored)
 
     async def _finish(self, reason: str) -> None:
         backend = self.backend
-        code, last = await backend.script(
-            self.run_id,
+        reply = await backend.script(
+            self.run_keys,
             backend.finish,
             self.keys,
-            [self.token, backend.ttl_ms, self.stored, reason],
+            [self.token, backend.ttl_ms, self.stored, reason, self.generation, self.done],
         )
-        self._check(code, last)
+        self._check(reply)
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed: an append renews
@@ -154,14 +233,20 @@ class Producer:
                 continue
             self.renewed = loop.time()
             try:
-                code, last = await backend.script(
-                    self.run_id,
+                reply = await backend.script(
+                    self.run_keys,
                     backend.renew,
                     self.keys,
-                    [self.token, backend.lease_ms, backend.running_ttl_ms, self.stored],
+                    [
+                        self.token,
+                        backend.lease_ms,
+                        backend.running_ttl_ms,
+                        self.stored,
+                        self.generation,
+                    ],
                 )
-                if code != 0:
-                    self._check(code, last)
+                if reply[0] != 0:
+                    self._check(reply)
             except StoreError as exc:
                 self.lost = exc
                 main.cancel()
@@ -176,7 +261,7 @@ class Producer:
         skip = self.stored  # a retried run: these are stored already
         writer = _Writer(self, skip + 1)
         count = 0
-        last: Any = None
+        terminal = 0  # the index of the producer's terminal event, once produced
         try:
             try:
                 while True:
@@ -185,21 +270,27 @@ class Producer:
                     except StopAsyncIteration:
                         break
                     count += 1
+                    if self.snapshots is not None:
+                        self.snapshots.produced(event)
                     if count > skip:
                         await writer.add(admit(event, count))
-                    last = event
+                    if event_type(event) in TERMINAL:
+                        terminal = count
                 await writer.drain()
                 await self._finish("finished")
                 return count
             except asyncio.CancelledError:
                 if self.lost is not None:
                     raise self.lost from None
-                await self._end_with(writer, last, "cancelled", None)
+                await self._end_with(writer, terminal, "cancelled", None)
+                raise
+            except StoreFull as exc:  # the run ends failed, said so, if Redis lets it
+                await self._end_with(writer, terminal, "failed", exc)
                 raise
             except StoreError:
                 raise
             except Exception as exc:
-                await self._end_with(writer, last, "failed", exc)
+                await self._end_with(writer, terminal, "failed", exc)
                 raise
         finally:
             heartbeat.cancel()
@@ -209,27 +300,88 @@ class Producer:
     async def _end_with(
         self,
         writer: _Writer,
-        last: Any,
+        terminal: int,
         reason: Literal["cancelled", "failed"],
         exc: Exception | None,
     ) -> None:
-        """End the run after a failure: what was produced, a RUN_ERROR, the end."""
+        """End the run after a failure: what was produced, a RUN_ERROR (unless the
+        last event stored is the producer's terminal one), the end (one script,
+        which runs even when Redis is out of memory)."""
         try:
             with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
                 await writer.drain()
-            if event_type(last) not in TERMINAL:
-                if exc is None:
-                    error = {
-                        "type": "RUN_ERROR",
-                        "message": "the run was cancelled on the server",
-                        "code": "CANCELLED",
-                    }
-                else:
-                    error = default_error_event(exc)
-                await self.append(self.stored + 1, [PROTO.encode(error)[4:]])
-            await self._finish(reason)
+            if exc is None:
+                error = {
+                    "type": "RUN_ERROR",
+                    "message": "the run was cancelled on the server",
+                    "code": "CANCELLED",
+                }
+            elif isinstance(exc, StoreFull):
+                error = {
+                    "type": "RUN_ERROR",
+                    "message": "the run store is full (Redis maxmemory)",
+                    "code": STORE_FULL,
+                }
+            else:
+                error = default_error_event(exc)
+            backend = self.backend
+            reply = await backend.script(
+                self.run_keys,
+                backend.fail,
+                self.keys,
+                [
+                    self.token,
+                    backend.ttl_ms,
+                    self.stored,
+                    reason,
+                    self.generation,
+                    self.done,
+                    PROTO.encode(error)[4:],
+                    terminal,
+                ],
+            )
+            self._check(reply)
         except Exception as err:
             logger.error("could not end run %r after a failure", self.run_id, exc_info=err)
+
+
+class _Snapshots:
+    """A producer's compact prefix of its run, kept beside the stream when ``maxlen``
+    trims it: compact joiners start from it when the events it stands for are gone.
+
+    Strategy: every event produced is folded (``Compactor``) once Redis has it;
+    after every ``maxlen // 2`` stored events the prefix (events 1..k) is written to
+    the run's snapshot key, so it always reaches past what ``XADD MAXLEN ~`` trimmed
+    (the stream keeps at least the ``maxlen`` newest). A run the fold cannot
+    compact (chunks, a second ``RUN_STARTED``) writes none: its trimmed compact
+    joiners get ``HISTORY_TRIMMED``."""
+
+    def __init__(self, producer: Producer) -> None:
+        self.producer = producer
+        self.folder = Compactor()
+        self.waiting: deque[Any] = deque()  # produced, not yet stored
+        self.folded = 0  # events fed to the folder
+        self.written = 0  # the last snapshot's k
+        assert producer.backend.maxlen is not None
+        self.every = max(1, producer.backend.maxlen // 2)
+
+    def produced(self, event: Any) -> None:
+        self.waiting.append(event)
+
+    async def stored(self, last: int) -> None:
+        folder = self.folder
+        while self.folded < last and self.waiting:
+            folder.feed(self.waiting.popleft())
+            self.folded += 1
+        if not folder.foldable or self.folded - self.written < self.every:
+            return
+        producer = self.producer
+        backend = producer.backend
+        head = b"%d-%s\n" % (self.folded, producer.generation.encode())
+        data = head + PROTO.encode_many(folder.prefix())
+        keys = producer.run_keys
+        await backend.call(keys, "SET", keys.snapshot, data, "PX", backend.running_ttl_ms)
+        self.written = self.folded
 
 
 class _Writer:
