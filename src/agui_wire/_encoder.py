@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ._codec import backend
 from ._codec.proto_writer import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, choose, negotiate
+from ._negotiation import CACHE_MAX_KEY, choose, negotiate, remember
 from .errors import NotAcceptable
 from .schema import DEFAULT_MAX_DEPTH
 
@@ -120,11 +120,11 @@ class EventEncoder:
         if self is None:
             self = cls._build(content_type, lossy_numbers, extra_keys, max_depth)
             if hashable:
-                _remember(_INSTANCES, key, self)
+                remember(_INSTANCES, key, self)
         if plain and chosen is not None and (accept is None or len(accept) <= CACHE_MAX_KEY):
             # only a header that negotiated: one that accepts neither transport
             # must go through the strict check above every time
-            _remember(_BY_ACCEPT, accept, self)
+            remember(_BY_ACCEPT, accept, self)
         return self
 
     @classmethod
@@ -166,9 +166,3 @@ class EventEncoder:
 # accepts neither transport must reach negotiate, which may raise)
 _INSTANCES: Final[dict[tuple[Any, ...], EventEncoder]] = {}
 _BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
-
-
-def _remember(cache: dict[Any, EventEncoder], key: Any, value: EventEncoder) -> None:
-    if len(cache) >= CACHE_SIZE:
-        cache.pop(next(iter(cache), key), None)  # oldest first
-    cache[key] = value

@@ -67,7 +67,7 @@ Rules, and the decisions where RFC 9110 leaves room:
 from __future__ import annotations
 
 import re
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 
 from ._mediatypes import PROTO_ALIASES, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .errors import NotAcceptable
@@ -81,12 +81,16 @@ __all__ = [
     "choose",
     "negotiate",
     "parse_accept",
+    "remember",
 ]
 
 MAX_ACCEPT_LENGTH: Final = 8192
 MAX_RANGES: Final = 128
 CACHE_SIZE: Final = 256
 CACHE_MAX_KEY: Final = 1024
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _QVALUE: Final = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
@@ -261,11 +265,18 @@ def choose(accept: str | None, *, wildcard_proto: bool = False) -> str | None:
     except KeyError:
         chosen = _choose(accept, wildcard_proto)
     if len(accept) <= CACHE_MAX_KEY:
-        if len(cache) >= CACHE_SIZE:
-            # oldest first; another thread may have emptied it meanwhile
-            cache.pop(next(iter(cache), accept), None)
-        cache[accept] = chosen
+        remember(cache, accept, chosen)
     return chosen
+
+
+def remember(cache: dict[_K, _V], key: _K, value: _V) -> None:
+    """``cache[key] = value``, the oldest entry dropped first once ``cache`` holds
+    ``CACHE_SIZE`` (the negotiation caches here, and the shared encoders of
+    ``_encoder`` and ``compat``: bounded however many distinct headers come)."""
+    if len(cache) >= CACHE_SIZE:
+        # oldest first; another thread may have emptied it meanwhile
+        cache.pop(next(iter(cache), key), None)
+    cache[key] = value
 
 
 # Accept header -> the chosen type, or None when it accepts neither; one per

@@ -54,7 +54,7 @@ from typing import Any, ClassVar, Final
 from ._codec import backend
 from ._encoder import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
-from ._negotiation import CACHE_MAX_KEY, CACHE_SIZE, negotiate
+from ._negotiation import CACHE_MAX_KEY, negotiate, remember
 from .errors import EncodeError, LossyNumberWarning, MissingDependency
 
 __all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]
@@ -202,9 +202,7 @@ class EventEncoder:
             self.encode = _encode_sse
             self.encode_binary = _encode_sse_bytes
         if cls is EventEncoder and (accept is None or len(accept) <= CACHE_MAX_KEY):
-            if len(_BY_ACCEPT) >= CACHE_SIZE:
-                _BY_ACCEPT.pop(next(iter(_BY_ACCEPT), accept), None)  # oldest first
-            _BY_ACCEPT[accept] = self
+            remember(_BY_ACCEPT, accept, self)
         return self
 
     def get_content_type(self) -> str:
