@@ -80,11 +80,19 @@ typecheck: $(EXTENSION)
 	$(BIN)/python -m mypy.stubtest agui_wire._fast --allowlist .ci/stubtest-allowlist.txt
 
 # tests/evolution builds an extension of its own: `make evolution` runs it, once.
+# Two passes: the Cython extension, then the pure-Python twins behind every public entry
+# point. The pure pass leaves out (-m "not once") what cannot tell the backends apart:
+# tests/conftest.py's ONCE (the CLI, e2e servers, the run store, the docs' blocks, static
+# contracts, the validator) and tests that name each implementation themselves; and
+# differential/test_proto_codec.py, test_proto_bytes.py and test_sse_codec.py, which
+# compare both implementations directly. Each pass runs on TEST_WORKERS pytest-xdist
+# workers, a test file per worker (--dist loadfile: module fixtures such as a file's
+# uvicorn stay one); every server a test starts takes a free port of its own.
+TEST_WORKERS ?= 2
+PYTEST_PASS := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --ignore=tests/frameworks --ignore=tests/evolution
 test: $(EXTENSION) $(NODE_PEERS) redis-server chromium generated lint typecheck
-	AGUI_WIRE_REQUIRE_FAST=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
-	# the pure-Python fallback behind every public entry point; differential/test_proto_codec.py,
-	# test_proto_bytes.py and test_sse_codec.py compare both implementations directly and ran above
-	AGUI_WIRE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py --ignore=tests/frameworks --ignore=tests/evolution $(PYTEST_ARGS)
+	AGUI_WIRE_REQUIRE_FAST=1 $(PYTEST_PASS) $(PYTEST_ARGS)
+	AGUI_WIRE_PURE=1 $(PYTEST_PASS) -m "not once" --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
 
 # Issue 11 item 2, the evolution drill (tests/evolution/scratch.py): in a scratch copy of
 # the tree, fields on an event, Message, RunAgentInput, a repeated message field and a new

@@ -21,6 +21,38 @@ settings.register_profile(
 settings.register_profile("sanitize", parent=settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# `make test` runs the suite twice: on the Cython extension, then on the pure-Python
+# twins (AGUI_WIRE_PURE=1). What cannot tell the two apart runs in the first pass only
+# (marker `once`; the pure pass is `-m "not once"`): the paths below, which exercise the
+# codec only through the public entry points that unit/, differential/, contract/,
+# interop/ and fuzz/ run on both backends; and any test marked `once` by hand because it
+# picks its implementations itself (parametrized over pure, Cython, upb). A test in
+# these paths whose own outcome depends on the backend (the memory a replica or server
+# holds while it decodes or encodes) is marked `both_backends` and runs in both passes.
+ONCE = (
+    "tests/cli/",  # the command line; its timeline page in a real chromium
+    "tests/e2e/",  # real uvicorn, node and redis-server peers (asgi: unit/test_asgi*.py)
+    "tests/redis/",  # the run store's logic against a real redis-server
+    "tests/contract/test_docs.py",  # the documents' code blocks, run as a user would
+    "tests/contract/test_layers.py",  # static: import layers, file sizes, C twins,
+    "tests/contract/test_file_sizes.py",  # packaging metadata
+    "tests/contract/test_c_twins.py",
+    "tests/contract/test_packaging.py",
+    "tests/interop/test_cli_validate.py",  # agui_wire.validate and _jsonpatch: no codec
+    "tests/interop/test_run_state.py",
+    "tests/interop/test_jsonpatch_reference.py",
+)
+
+
+def pytest_collection_modifyitems(config: object, items: list[object]) -> None:
+    import pytest
+
+    root = config.rootpath  # type: ignore[attr-defined]
+    for item in items:
+        path = item.path.relative_to(root).as_posix()  # type: ignore[attr-defined]
+        if path.startswith(ONCE) and item.get_closest_marker("both_backends") is None:  # type: ignore[attr-defined]
+            item.add_marker(pytest.mark.once)  # type: ignore[attr-defined]
+
 
 class Codec:
     """One implementation of the direct protobuf codec."""

@@ -224,6 +224,9 @@ def test_an_interrupted_recording_keeps_what_came(agent: str, tmp_path: Path) ->
         [*command(), "record", f"{agent}/slow", "-o", capture],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a shell without job control starts `cmd &` with SIGINT ignored, and the child
+        # would inherit that (Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 30

@@ -277,7 +277,12 @@ def _cyclic() -> list[Any]:
 
 
 @pytest.mark.parametrize("name", list(ENCODERS))
-@pytest.mark.parametrize("value", [_cyclic(), object(), {"a": datetime.timezone}], ids=repr)
+@pytest.mark.parametrize(
+    "value",
+    [_cyclic(), object(), {"a": datetime.timezone}],
+    # stable ids (no address): pytest-xdist's workers must collect the same names
+    ids=["cyclic-list", "object()", "{'a': datetime.timezone}"],
+)
 def test_an_sdk_event_pydantic_cannot_dump_is_an_encode_error(name: str, value: Any) -> None:
     # was: pydantic's PydanticSerializationError escaped every encoder
     from ag_ui.core import CustomEvent

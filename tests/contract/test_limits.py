@@ -74,6 +74,8 @@ FAST = fast_module()
 
 
 def decoder_params() -> list[Any]:
+    """Every payload decoder by name; a test over them runs alike in both passes of
+    ``make test``, so it is marked ``once`` (tests/conftest.py)."""
     return [pytest.param(fn, id=name) for name, fn in DECODERS]
 
 
@@ -194,6 +196,7 @@ def test_event_size_bounds_a_stream_without_line_ends() -> None:
 # -- max_depth -----------------------------------------------------------------------
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 @pytest.mark.parametrize("limit", [1, 2, 31, 32, 33, DEFAULT_MAX_DEPTH, MAX_DEPTH_LIMIT])
 def test_depth_at_and_past_the_bound(decode_payload: Any, limit: int) -> None:
@@ -202,6 +205,7 @@ def test_depth_at_and_past_the_bound(decode_payload: Any, limit: int) -> None:
         decode_payload(snapshot(nested(limit + 1)), max_depth=limit)
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 def test_depth_default(decode_payload: Any) -> None:
     decode_payload(snapshot(nested(DEFAULT_MAX_DEPTH)))
@@ -209,6 +213,7 @@ def test_depth_default(decode_payload: Any) -> None:
         decode_payload(snapshot(nested(DEFAULT_MAX_DEPTH + 1)))
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 @pytest.mark.parametrize("bad", [0, -1, MAX_DEPTH_LIMIT + 1])
 def test_depth_option_is_checked(decode_payload: Any, bad: int) -> None:
@@ -331,6 +336,7 @@ def merged_chain(levels: int, blob: int) -> bytes:
     return snapshot(value)
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 def test_merging_does_not_copy_per_level(decode_payload: Any) -> None:
     payload = merged_chain(200, 200_000)
@@ -338,6 +344,7 @@ def test_merging_does_not_copy_per_level(decode_payload: Any) -> None:
     assert used < 4 * len(payload), f"{used} bytes for a {len(payload)}-byte frame"
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 def test_memory_per_input_byte_is_bounded(decode_payload: Any) -> None:
     # the densest shapes: empty containers (2-4 bytes each become a dict or list),
@@ -427,6 +434,7 @@ SIZES = {"deep-nesting": 600, "merged-chain": 600, "nested-groups": 4000}  # x16
 
 
 @pytest.mark.parametrize("shape", list(PAYLOAD_SHAPES))
+@pytest.mark.once
 @pytest.mark.parametrize("decode_payload", decoder_params())
 def test_payload_decoding_is_linear(decode_payload: Any, shape: str) -> None:
     make = PAYLOAD_SHAPES[shape]

@@ -41,7 +41,8 @@ from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from agui_wire.client import arun_agent
 from examples.script import bulk_run, scripted_run
 
-pytestmark = pytest.mark.slow
+# the server's RSS is measured with whichever backend encodes: both passes (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 N_FAST, N_SLOW, N_STALLED = 160, 20, 20
 STALL = 1.5  # seconds the stalled readers read nothing

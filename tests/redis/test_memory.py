@@ -18,7 +18,8 @@ import pytest
 from tests.redis.harness import Replica
 from tests.redis.memory import MiB, compact_joiners, slow_reader
 
-pytestmark = pytest.mark.slow
+# the replica's RSS is measured with whichever backend decodes: both passes (tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 
 @pytest.fixture
