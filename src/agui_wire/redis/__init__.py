@@ -75,9 +75,11 @@ shared batches), ``_pipeline`` (auto-pipelined commands), ``_backend``
 lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one reader),
 ``_http`` (responses), ``_store`` (``RunStore``).
 
-Left of the fault work (issue 23 item 5): deadlines of the store's own on its
-Redis calls (``_pipeline`` round trips, the lanes' ``XREAD``), so a stalled or
-black-holed Redis is ``StoreUnavailable`` within ``lease + 2 s``.
+Stalls: every round trip and blocking read has a deadline of the store's own,
+and a watchdog fails live producers once Redis has not answered for
+``min(reconnect, lease + 1 s)`` (``_backend``), so a stalled or black-holed Redis
+is ``StoreUnavailable`` within ``lease + 2 s``; a stall shorter than the lease
+loses nothing (lease checks only look while reads are overdue).
 """
 
 from __future__ import annotations

@@ -1,10 +1,15 @@
 """The store's settings and its calls to Redis, shared by the read and write sides.
 
-Contract: ``Backend`` checks the settings once (``ValueError`` naming the bad one)
-and makes every short Redis call through its ``Pipeliner`` (a few connections,
-batched), retried: a connection error is retried with backoff for ``reconnect``
-seconds, then is ``StoreUnavailable`` (the scripts are idempotent, so a retry
-never stores twice). Blocking reads are the tails' own (``_tails``).
+Contract: ``Backend`` checks the settings once (``ValueError`` naming the bad one,
+also a client that cannot work: too few connections, a cluster client whose
+``socket_timeout`` is below the blocking read) and makes every short Redis call
+through its ``Pipeliner`` (a few connections, batched, each round trip with a
+deadline), retried: a connection error or timeout is retried with backoff for
+``reconnect`` seconds, then is ``StoreUnavailable`` (the scripts are idempotent,
+so a retry never stores twice). A watchdog fails live producers once Redis has
+not answered for ``silence = min(reconnect, lease + 1 s)`` (it pings a quiet
+Redis every half second), so a stalled or black-holed Redis is noticed within
+``lease + 2 s``. Blocking reads are the tails' own (``_tails``).
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -50,6 +56,13 @@ RETRYABLE: Final = (
 )
 #: Connections the short commands of one store use (each a pipeline at a time).
 COMMAND_LANES: Final = 4
+#: The most lanes (blocking ``XREAD`` connections) the tails of one store open.
+MAX_LANES: Final = 16
+#: Seconds between the watchdog's looks, and without a reply before it pings Redis.
+WATCH: Final = 0.25
+PROBE_AFTER: Final = 0.5
+#: A lane's read this much past its ``BLOCK`` time is a stall (lease checks wait).
+STALL_SLACK: Final = 0.25
 FIRST_PAGE: Final = 32  # events in the first page of a replay (then 4x each page)
 PAGE_EVENTS: Final = 16384  # events in a replay page at most (``page_bytes`` bounds it first)
 #: What a reader is told when a run's keys vanished under it.
@@ -67,6 +80,18 @@ class _Script:
     def __init__(self, body: str) -> None:
         self.body = body
         self.sha = hashlib.sha1(body.encode()).hexdigest()
+
+
+class Watched(Protocol):
+    """A live producer, as the watchdog sees it."""
+
+    def unavailable(self, reason: str) -> None: ...
+
+
+def _quiet(future: asyncio.Future[Any]) -> None:
+    """A probe's outcome is its reply time (``heard``), not its error."""
+    if not future.cancelled():
+        future.exception()
 
 
 class Backend:
@@ -92,6 +117,15 @@ class Backend:
             kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", {})
         if kwargs.get("decode_responses"):
             raise ValueError("RunStore needs a Redis client with decode_responses=False")
+        pool = getattr(redis, "connection_pool", None)
+        needed = COMMAND_LANES + MAX_LANES + 1
+        limit = getattr(pool, "max_connections", None) or kwargs.get("max_connections")
+        if isinstance(limit, int) and limit < needed:
+            raise ValueError(
+                f"RunStore needs a client with max_connections >= {needed}, not {limit}: "
+                f"{COMMAND_LANES} command lanes, up to {MAX_LANES} blocking reads and one "
+                "to load scripts (the pool would refuse the rest)"
+            )
         for name, value in (("ttl", ttl), ("lease", lease), ("reconnect", reconnect)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
@@ -115,11 +149,28 @@ class Backend:
         # Seconds between lease checks of a quiet run (and the ``XREAD BLOCK`` time).
         self.poll = min(1.0, self.lease / 4)
         self.poll_ms = max(1, int(self.poll * 1000))
+        # Deadlines of the store's own, whatever the client's socket_timeout: a
+        # blocking read ``poll`` plus a margin, a command round trip; Redis silent
+        # for ``silence`` s fails live producers and readers (StoreUnavailable).
+        self.read_timeout = self.poll + max(1.0, self.poll)
+        self.command_timeout = max(2.0, 2 * self.poll)
+        self.silence = min(self.reconnect, self.lease + 1.0)
+        socket_timeout = kwargs.get("socket_timeout")
+        if self.cluster and socket_timeout is not None and socket_timeout < self.read_timeout:
+            raise ValueError(
+                f"a Redis Cluster client's socket_timeout ({socket_timeout:g} s) must be at "
+                f"least the store's blocking read, {self.read_timeout:g} s (XREAD BLOCK "
+                f"{self.poll:g} s, poll = min(1 s, lease / 4), plus a margin): below it "
+                "every quiet run would look like a dead Redis"
+            )
         self.lease_ms = max(1, int(self.lease * 1000))
         self.ttl_ms = max(1, int(self.ttl * 1000))
         self.running_ttl_ms = self.lease_ms + self.ttl_ms
-        self.pipeliner = Pipeliner(redis, COMMAND_LANES)
+        self.pipeliner = Pipeliner(redis, COMMAND_LANES, self.command_timeout)
         self._healed = -1.0
+        self.checks_held = -math.inf  # lease checks wait until then (a stall just ended)
+        self.producers: set[Watched] = set()
+        self._watchdog: asyncio.Task[None] | None = None
         self.acquire = _Script(_keys.ACQUIRE)
         self.append = _Script(_keys.APPEND)
         self.finish = _Script(_keys.FINISH)
@@ -136,6 +187,40 @@ class Backend:
                 "code": _keys.LEASE_EXPIRED,
             }
         )[4:]
+
+    # -- the watchdog: live producers fail when Redis is silent ----------------------
+
+    def watch(self, producer: Watched) -> None:
+        """``producer.unavailable(error)`` once Redis has not answered this store for
+        ``silence`` s (pinged when quiet), until ``unwatch``."""
+        self.producers.add(producer)
+        if self._watchdog is None or self._watchdog.done():
+            self.pipeliner.heard = max(self.pipeliner.heard, asyncio.get_running_loop().time())
+            self._watchdog = asyncio.ensure_future(self._watch())
+
+    def unwatch(self, producer: Watched) -> None:
+        self.producers.discard(producer)
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        probe: asyncio.Future[Any] | None = None
+        try:
+            while self.producers:
+                await asyncio.sleep(WATCH)
+                quiet = loop.time() - self.pipeliner.heard
+                if quiet >= self.silence:
+                    error = (
+                        f"Redis did not answer for {quiet:.1f} s (the limit: {self.silence:g} s)"
+                    )
+                    for producer in list(self.producers):
+                        producer.unavailable(error)
+                    self.producers.clear()
+                elif quiet >= PROBE_AFTER and (probe is None or probe.done()):
+                    probe = asyncio.ensure_future(self.pipeliner.call("PING"))
+                    probe.add_done_callback(_quiet)
+        finally:
+            if probe is not None:
+                probe.cancel()
 
     def keys(self, owner: str | None, run_id: str) -> RunKeys:
         """The run's keys; ``ValueError`` for a run id or owner that is not one."""

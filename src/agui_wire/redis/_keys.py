@@ -354,8 +354,10 @@ return {0, -1}
 
 # KEYS: stream, lease. ARGV: known (events the caller has read), ttl_ms,
 # RUN_ERROR payload, '1' when event ``known`` is terminal, the caller's
-# generation ('': none known; then a new run's, for a run with no event). A live
-# lease: {0, -1, its PTTL} (the reader checks again when it would lapse).
+# generation ('': none known; then a new run's, for a run with no event), '1' to
+# look only (Redis just stalled: the producer's renewal may be on its way; a run
+# lost or replaced is still said). A live lease: {0, -1, its PTTL} (the reader
+# checks again when it would lapse); looking only: {0, -1, 0}.
 EXPIRE: Final = (
     _TOP
     + """
@@ -374,6 +376,7 @@ gen = gen_of(seq)
 if last < known then return {3, last} end
 if seq % 2 == 1 then return {1, last} end
 if last > known then return {5, last} end
+if ARGV[6] == '1' then return {0, -1, 0} end
 local done = string.format('%d', tonumber(gen) + 1)
 if ARGV[4] == '1' then
   redis.call('XADD', KEYS[1], last .. '-' .. done, 'end', 'finished')

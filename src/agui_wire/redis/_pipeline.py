@@ -13,18 +13,24 @@ itself, with no timer.
 Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
 every command in it, and the caller retries (the store's scripts are
-idempotent). ``EVALSHA`` of a script Redis does not hold (a restart, a failover
-to a replica that never saw ``SCRIPT LOAD``) loads it and sends the command
-again. Commands of a caller cancelled before they were sent are dropped.
+idempotent). A round trip has ``timeout`` seconds (whatever the client's
+``socket_timeout``): past it the connection is dropped and every command gets
+redis-py's ``TimeoutError``, so a stalled or black-holed Redis never holds a lane
+for good. ``heard`` is when Redis last answered (the store's watchdog reads
+it). ``EVALSHA`` of a script Redis does not hold (a restart, a failover to a
+replica that never saw ``SCRIPT LOAD``) loads it and sends the command again.
+Commands of a caller cancelled before they were sent are dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from typing import Any, Final
 
 from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 try:
     from hiredis import pack_command as _pack
@@ -57,9 +63,11 @@ class _Held:
 class Pipeliner:
     """A store's command lanes (see the module doc)."""
 
-    def __init__(self, redis: Any, lanes: int) -> None:
+    def __init__(self, redis: Any, lanes: int, timeout: float) -> None:
         self.redis = redis
         self.lanes = lanes
+        self.timeout = timeout
+        self.heard = -math.inf  # loop time Redis last answered a round trip
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
         self.tasks: set[asyncio.Task[None]] = set()
@@ -121,6 +129,20 @@ class Pipeliner:
                 self.busy -= 1
 
     async def _send(self, calls: list[_Call], held: _Held | None) -> None:
+        try:  # (a task per round trip, not per command; asyncio.timeout is 3.11+)
+            replies = await asyncio.wait_for(self._replies(calls, held), self.timeout)
+        except asyncio.TimeoutError:
+            raise RedisTimeoutError(f"no reply from Redis within {self.timeout:g} s") from None
+        self.heard = asyncio.get_running_loop().time()
+        for call, reply in zip(calls, replies, strict=True):
+            if call.future.done():
+                continue
+            if isinstance(reply, Exception):
+                call.future.set_exception(reply)
+            else:
+                call.future.set_result(reply)
+
+    async def _replies(self, calls: list[_Call], held: _Held | None) -> list[Any]:
         async def execute(commands: list[tuple[Any, ...]]) -> list[Any]:
             if held is None:
                 return await self._pipeline(commands)
@@ -135,13 +157,7 @@ class Pipeliner:
                 zip(map(id, missing), await execute([c.args for c in missing]), strict=True)
             )
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
-        for call, reply in zip(calls, replies, strict=True):
-            if call.future.done():
-                continue
-            if isinstance(reply, Exception):
-                call.future.set_exception(reply)
-            else:
-                call.future.set_result(reply)
+        return replies
 
     async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Through redis-py's pipeline (a cluster: it routes each command by slot)."""
@@ -165,7 +181,8 @@ class Pipeliner:
             )
             for _ in commands:
                 try:
-                    replies.append(await connection.read_response())
+                    # the round trip's deadline is ours (``_send``), not socket_timeout
+                    replies.append(await connection.read_response(timeout=math.inf))
                 except ResponseError as exc:
                     replies.append(exc)
         except BaseException:

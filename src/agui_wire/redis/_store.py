@@ -35,7 +35,12 @@ class RunStore:
     a producer that vanished). ``lease``: seconds without a heartbeat after which
     a run's producer counts as dead. ``maxlen``: keep about this many events per
     run (``None``: all). ``reconnect``: seconds of Redis connection errors
-    tolerated per call before ``StoreUnavailable``. ``batch``: events per run
+    tolerated per call before ``StoreUnavailable``; live producers and readers
+    give up sooner, once Redis has not answered for ``min(reconnect, lease + 1)``
+    s (a stalled or black-holed Redis: the store's calls have deadlines of their
+    own). The client must allow 21 connections; a Redis Cluster client's
+    ``socket_timeout``, if set, must be at least the blocking read
+    (``poll + max(1, poll)``): ``ValueError`` otherwise. ``batch``: events per run
     in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
     tail before it reads from Redis instead. ``page_bytes``: payload bytes per
     replay page, per append and per reader's backlog (twice that); an event

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 try:
     from hiredis import pack_command as _pack
@@ -50,7 +51,7 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 from .._codec.framing import frame
 from .._decoder import decode_proto
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
-from ._backend import LOST, RETRYABLE, Backend
+from ._backend import LOST, MAX_LANES, RETRYABLE, STALL_SLACK, Backend
 from ._batches import Batch, entries
 from ._keys import TERMINAL, RunKeys, new_generation
 
@@ -58,7 +59,6 @@ logger = logging.getLogger("agui_wire.redis")
 
 #: Runs per lane (per ``XREAD``) before another lane is opened, and the most lanes.
 LANE_KEYS: Final = 1024
-MAX_LANES: Final = 16
 _FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized by bytes)
 # A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
 # before it re-arms (1,024 runs: 10 ms), so that a read serves many events: the
@@ -214,11 +214,25 @@ class Tails:
         finally:
             self.sweeper = None
 
+    def _stalled(self, now: float) -> bool:
+        """Is a lane's read overdue (Redis not answering)? A run's lease may lapse
+        in Redis meanwhile while its producer's renewal waits in a socket."""
+        limit = self.backend.poll + STALL_SLACK
+        return any(
+            lane.reading is not None and now - lane.reading > limit
+            for lanes in self.lanes.values()
+            for lane in lanes
+        )
+
     async def _check(self, run: TailRun) -> None:
         backend = self.backend
         keys = run.keys
         generation = run.generation if run.generation is not None else new_generation()
-        args = [run.position, backend.ttl_ms, backend.expired_payload, "0", generation]
+        now = asyncio.get_running_loop().time()
+        # Redis stalled just now: look only, ending the run would race the
+        # producer's renewal (it may be waiting in a socket)
+        look = now < backend.checks_held or self._stalled(now)
+        args = [run.position, backend.ttl_ms, backend.expired_payload, "0", generation, int(look)]
         try:
             args[3] = "1" if run.terminal() else "0"
             reply = await backend.run_script(keys, backend.expire, keys.both, args)
@@ -265,6 +279,8 @@ class _Lane:
         self.task: asyncio.Task[None] | None = None
         self.ringing: set[asyncio.Task[None]] = set()
         self.connection: Any = None  # held while the lane lives (one Redis)
+        self.heard = 0.0  # loop time Redis last answered the lane
+        self.reading: float | None = None  # loop time the pending read was sent
 
     def add(self, run: TailRun) -> None:
         self.runs[run.key] = run
@@ -289,14 +305,19 @@ class _Lane:
     async def _loop(self) -> None:
         backend = self.tails.backend
         loop = asyncio.get_running_loop()
-        failing_since: float | None = None
+        self.heard = loop.time()  # Redis last answered this lane
         delay = 0.05
         try:
             while self.runs:
                 runs = self.runs.values()
                 self.rung = False
+                # the read's deadline: the blocking time and a margin, and no later
+                # than Redis silent for ``silence`` s (then the runs fail)
+                deadline = min(backend.read_timeout, self.heard + backend.silence - loop.time())
+                self.reading = start = loop.time()
                 try:
                     reply = await self._read(
+                        max(0.05, deadline),
                         b"XREAD",
                         b"COUNT",
                         self.count,
@@ -310,10 +331,11 @@ class _Lane:
                     )
                 except RETRYABLE as exc:
                     now = loop.time()
-                    failing_since = now if failing_since is None else failing_since
-                    if now - failing_since >= backend.reconnect:
+                    self.reading = None
+                    backend.checks_held = now + backend.lease  # the producer renews first
+                    if now - self.heard >= backend.silence:
                         error = StoreUnavailable(
-                            "*", f"Redis unreachable for {backend.reconnect:g} s: {exc}"
+                            "*", f"Redis did not answer for {now - self.heard:.1f} s: {exc}"
                         )
                         for run in list(self.runs.values()):
                             self.tails.fail(run, _for_run(error, run))
@@ -325,10 +347,15 @@ class _Lane:
                         run.due = min(run.due, now)
                     continue
                 except ResponseError as exc:
+                    self.reading = None
                     await self._blame(exc)
                     continue
-                failing_since, delay = None, 0.05
-                self._dispatch(reply, loop.time())
+                now = self.heard = backend.pipeliner.heard = loop.time()
+                self.reading = None
+                if now - start > backend.poll + STALL_SLACK:  # Redis stalled, now back:
+                    backend.checks_held = now + backend.lease  # the producer renews first
+                delay = 0.05
+                self._dispatch(reply, now)
                 if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
                     await asyncio.sleep(len(self.runs) * _COALESCE)  # a few more arrive
         except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
@@ -348,12 +375,19 @@ class _Lane:
                 connection, self.connection = self.connection, None
                 await self.tails.backend.redis.connection_pool.release(connection)  # type: ignore[union-attr]
 
-    async def _read(self, *args: Any) -> Any:
-        """The lane's ``XREAD``. On one Redis, on a connection the lane keeps, the
-        command packed by hiredis in C (a lane names a thousand keys per read; redis-py
-        would encode each in Python); in a cluster through the client, straight to the
-        master of the lane's slot (else redis-py asks a node for the keys of every
-        read, on a connection of its own)."""
+    async def _read(self, timeout: float, *args: Any) -> Any:
+        """The lane's ``XREAD``, within ``timeout`` s (else redis-py's
+        ``TimeoutError``, the connection dropped). On one Redis, on a connection
+        the lane keeps, the command packed by hiredis in C (a lane names a thousand
+        keys per read; redis-py would encode each in Python); in a cluster through
+        the client, straight to the master of the lane's slot (else redis-py asks a
+        node for the keys of every read, on a connection of its own)."""
+        try:
+            return await asyncio.wait_for(self._xread(*args), timeout)
+        except asyncio.TimeoutError:
+            raise RedisTimeoutError(f"no reply to a blocking read within {timeout:.2f} s") from None
+
+    async def _xread(self, *args: Any) -> Any:
         backend = self.tails.backend
         if backend.cluster or _pack is None:
             # bytes command name: redis-py applies no reply callback (the same raw
@@ -366,7 +400,8 @@ class _Lane:
         connection = self.connection
         try:
             await connection.send_packed_command(_pack(args), check_health=False)
-            reply = await connection.read_response()  # as Redis sent it: RESP2 or 3
+            # as Redis sent it (RESP2 or 3); the deadline is ours, not socket_timeout
+            reply = await connection.read_response(timeout=math.inf)
         except ResponseError:
             raise
         except BaseException:

@@ -36,6 +36,7 @@ from ..errors import (
     StoreCorrupted,
     StoreError,
     StoreFull,
+    StoreUnavailable,
 )
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._backend import Backend
@@ -129,7 +130,7 @@ async def _abandon(backend: Backend, keys: RunKeys, last: int) -> None:
         keys,
         backend.expire,
         keys.both,
-        [n, backend.ttl_ms, backend.expired_payload, "1" if terminal else "0", ""],
+        [n, backend.ttl_ms, backend.expired_payload, "1" if terminal else "0", "", 0],
     )
 
 
@@ -154,6 +155,7 @@ class Producer:
         self.done = str(generation + 1)  # the sequence of the run's end marker
         self.events = events
         self.lost: StoreError | None = None
+        self.main: asyncio.Task[Any] | None = None  # the task running ``run``
         # with maxlen: the trimmed events' compact prefix, kept in Redis (``_Snapshots``)
         self.snapshots = _Snapshots(self) if backend.maxlen else None
         self.keys = keys.all if backend.maxlen else keys.both
@@ -252,10 +254,18 @@ class Producer:
                 main.cancel()
                 return
 
+    def unavailable(self, reason: str) -> None:
+        """Redis has been silent too long (the store's watchdog): stop, raising
+        ``StoreUnavailable`` (the run is not ended: its lease will be)."""
+        if self.lost is None and self.main is not None:
+            self.lost = StoreUnavailable(self.run_id, reason)
+            self.main.cancel()
+
     async def run(self) -> int:
-        main = asyncio.current_task()
+        main = self.main = asyncio.current_task()
         assert main is not None
         self.renewed = asyncio.get_running_loop().time()  # by the claim
+        self.backend.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
         source = Source(self.events, None, asyncio.get_running_loop())
         skip = self.stored  # a retried run: these are stored already
@@ -293,6 +303,7 @@ class Producer:
                 await self._end_with(writer, terminal, "failed", exc)
                 raise
         finally:
+            self.backend.unwatch(self)
             heartbeat.cancel()
             writer.cancel()
             await source.close()
