@@ -3,9 +3,11 @@ stored events, then follow the live tail.
 
 Contract: ``Subscription.open()`` raises ``RunNotFound`` for an unknown run (also a
 run of another owner: the same error, so existence never leaks; before anything
-is sent, so HTTP can answer 404) and ``RunLost`` for a resume position the store
-does not hold; ``batches()`` then yields the prefix (if any) and batches with no
-gap and no duplicate until the run's end. Replay and catch-up read pages bounded
+is sent, so HTTP can answer 404), ``ResumePastEnd`` for a position past the end
+of a run that has ended (HTTP 400), ``RunReplaced`` for a position of another
+generation of the run and ``RunLost`` for one the live run does not hold;
+``batches()`` then yields the prefix (if any) and batches with no gap and no
+duplicate until the run's end. Replay and catch-up read pages bounded
 in bytes; a reader more than ``backlog`` batches (or two pages of bytes) behind
 the tail is cut loose and catches up from Redis, so it holds no more than that.
 """
