@@ -45,7 +45,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 EventSource = Iterable[Any] | AsyncIterable[Any]
 
-TERMINAL: Final = ("RUN_FINISHED", "RUN_ERROR")
+TERMINAL: Final = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 #: The event a binary stream's keep-alive is (``EventStreamResponse(binary_keepalive=True)``):
 #: a ``CUSTOM`` event of this reserved name, which ``agui_wire.client`` drops.
 KEEPALIVE_NAME: Final = "agui_wire.keepalive"

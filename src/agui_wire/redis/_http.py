@@ -11,10 +11,12 @@ terminal event, to resume), through ``EventStreamResponse``'s ``on_error``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, MutableMapping
-from typing import Any, Final
+from typing import Any
 from urllib.parse import parse_qs
 
 from .._streaming import (
+    AFTER_HEADER,
+    SNAPSHOT_HEADER,
     EncodedEvents,
     HasHeaders,
     Message,
@@ -37,14 +39,6 @@ from ..errors import (
 )
 from ._keys import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, RunKeys, parse_position
 from ._read import Reading, Subscription
-
-#: Response headers of ``RunStore.response``: the body continues the run after
-#: event ``AFTER_HEADER``, once its first ``SNAPSHOT_HEADER`` events (a compact
-#: prefix standing for events 1..after) are read. Clients count from them to
-#: resume (binary frames carry no id); ``agui_wire.client`` reconnects by itself
-#: only to responses that carry them.
-AFTER_HEADER: Final = "agui-after"
-SNAPSHOT_HEADER: Final = "agui-snapshot-events"
 
 
 def resume_after(request: HasHeaders | Scope) -> EventId | None:

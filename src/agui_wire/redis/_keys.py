@@ -41,7 +41,6 @@ RUN_REPLACED: Final = "RUN_REPLACED"
 STORE_FULL: Final = "STORE_FULL"
 STORE_CORRUPTED: Final = "STORE_CORRUPTED"
 
-TERMINAL: Final = frozenset({"RUN_FINISHED", "RUN_ERROR"})
 PAYLOAD: Final = b"p"
 END: Final = b"end"
 

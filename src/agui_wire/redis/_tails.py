@@ -50,10 +50,11 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 
 from .._codec.framing import frame
 from .._decoder import decode_proto
+from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
 from ._backend import LOST, MAX_LANES, RETRYABLE, STALL_SLACK, Backend
 from ._batches import Batch, entries
-from ._keys import TERMINAL, RunKeys, new_generation
+from ._keys import RunKeys, new_generation
 
 logger = logging.getLogger("agui_wire.redis")
 

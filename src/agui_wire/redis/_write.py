@@ -25,7 +25,7 @@ from .._apply import Compactor
 from .._codec.framing import frame
 from .._decoder import decode_proto
 from .._encoder import encode_sse
-from .._streaming import Source, close_unstarted, default_error_event, event_type
+from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
 from ..errors import (
     EventTooLarge,
     LeaseLost,
@@ -41,7 +41,7 @@ from ..errors import (
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._backend import Backend
 from ._batches import PROTO
-from ._keys import PAYLOAD, STORE_FULL, TERMINAL, RunKeys, new_generation
+from ._keys import PAYLOAD, STORE_FULL, RunKeys, new_generation
 
 logger = logging.getLogger("agui_wire.redis")
 
