@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 
 from hypothesis import HealthCheck, settings
@@ -94,3 +95,11 @@ def _codecs() -> list[object]:
 def pytest_generate_tests(metafunc: object) -> None:
     if "codec" in metafunc.fixturenames:  # type: ignore[attr-defined]
         metafunc.parametrize("codec", _codecs())  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: object) -> None:
+    """A process that does not exit within 120 s of the session's end (a thread that is
+    not a daemon still running, an atexit hook stuck) prints every thread's stack and
+    exits 1. Tests time out one by one (pytest-timeout); this is the hang after the
+    last one, which holds a pass run without xdist (frameworks, sanitize) forever."""
+    faulthandler.dump_traceback_later(120, exit=True)

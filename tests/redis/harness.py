@@ -35,12 +35,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def free_cluster_port() -> int:
-    """A free port p below 55536 whose cluster bus port, p + 10000, is free too."""
+def free_cluster_port(taken: set[int]) -> int:
+    """A free port p below 55536 whose cluster bus port, p + 10000, is free too, and
+    neither of them in ``taken`` (ports given to nodes that may not have bound them
+    yet: two nodes of one cluster once drew the same port)."""
     import random
 
     for _ in range(200):
         port = random.randint(20000, 45000)
+        if {port, port + 10000} & taken or {port - 10000, port} & taken:
+            continue
         try:
             with socket.socket() as a, socket.socket() as b:
                 a.bind(("127.0.0.1", port))
@@ -325,7 +329,7 @@ class RedisClusterNodes:
     def _start(self) -> RedisClusterNodes:
         binary = redis_server_binary()
         for _ in range(self.count):
-            port = free_cluster_port()
+            port = free_cluster_port(set(self.ports))
             node_dir = self.directory / f"node-{port}"
             node_dir.mkdir()
             self.processes[port] = subprocess.Popen(

@@ -39,7 +39,7 @@ def restart_in_thread(server: Any, after: float, down: float) -> threading.Threa
         time.sleep(after)
         server.restart(down=down)
 
-    thread = threading.Thread(target=go)
+    thread = threading.Thread(target=go, daemon=True)
     thread.start()
     return thread
 

@@ -58,7 +58,7 @@ def run_cli(
         except OSError:  # EIO once the command has exited
             pass
 
-    reader = threading.Thread(target=drain)
+    reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     _, err = proc.communicate(input, timeout=300)
     reader.join(timeout=30)
