@@ -39,6 +39,7 @@ ONCE = (
     "tests/contract/test_file_sizes.py",  # packaging metadata
     "tests/contract/test_c_twins.py",
     "tests/contract/test_packaging.py",
+    "tests/contract/test_watchdogs.py",  # the suite's own deadlines
     "tests/interop/test_cli_validate.py",  # agui_wire.validate and _jsonpatch: no codec
     "tests/interop/test_run_state.py",
     "tests/interop/test_jsonpatch_reference.py",
