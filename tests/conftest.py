@@ -101,6 +101,7 @@ def pytest_generate_tests(metafunc: object) -> None:
 def pytest_unconfigure(config: object) -> None:
     """A process that does not exit within 120 s of the session's end (a thread that is
     not a daemon still running, an atexit hook stuck) prints every thread's stack and
-    exits 1. Tests time out one by one (pytest-timeout); this is the hang after the
-    last one, which holds a pass run without xdist (frameworks, sanitize) forever."""
+    exits 1. Tests time out one by one (faulthandler_timeout, pyproject.toml); this is
+    the hang after the last one, which would hold a pass run without xdist (frameworks,
+    sanitize) forever."""
     faulthandler.dump_traceback_later(120, exit=True)

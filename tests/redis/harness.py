@@ -43,7 +43,7 @@ def free_cluster_port(taken: set[int]) -> int:
 
     for _ in range(200):
         port = random.randint(20000, 45000)
-        if {port, port + 10000} & taken or {port - 10000, port} & taken:
+        if {port - 10000, port, port + 10000} & taken:  # a node's port or its bus port
             continue
         try:
             with socket.socket() as a, socket.socket() as b:
