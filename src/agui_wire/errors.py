@@ -49,6 +49,7 @@ __all__ = [
     "StoreError",
     "StoreFull",
     "StoreUnavailable",
+    "StoreUnsupported",
     "StreamClosed",
     "TruncatedStream",
     "UnexpectedContentType",
@@ -418,6 +419,13 @@ class StoreUnavailable(StoreError):
     """Redis could not be reached (or kept failing) for longer than the store's
     ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
     retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+
+
+class StoreUnsupported(StoreError):
+    """The Redis behind the store cannot run the store's scripts: it is older than 7.0
+    (the script that ends a failed run carries flags, ``#!lua flags=allow-oom``, new
+    in 7.0). ``publish`` and ``start`` raise it before anything of the run is
+    stored, not when a producer first fails; ``reason`` quotes Redis's refusal."""
 
 
 class RunNotFound(StoreError):

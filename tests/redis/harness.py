@@ -77,9 +77,12 @@ def _ping(port: int) -> bool:
 class RedisServer:
     """One redis-server process on a loopback port, restartable on the same port."""
 
-    def __init__(self, directory: Path, *, persistent: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, persistent: bool = False, binary: str | None = None
+    ) -> None:
         self.directory = directory
         self.persistent = persistent
+        self.binary = binary or redis_server_binary()
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -89,7 +92,7 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         args = [
-            redis_server_binary(),
+            self.binary,
             "--port",
             str(self.port),
             "--bind",

@@ -158,6 +158,35 @@ def test_redis_silent_longer_than_the_lease(fresh_redis, run_id, fault) -> None:
     run(main())
 
 
+@pytest.mark.parametrize("fault", ["SIGSTOP", "black hole"])
+def test_a_first_claim_on_a_silent_redis_is_unavailable_in_bounded_time(
+    fresh_redis, run_id, fault
+) -> None:
+    """A store's first producer asks Redis whether it takes the store's scripts
+    (``StoreUnsupported``): that question has the deadline every round trip has, so a
+    silent Redis is ``StoreUnavailable`` soon after ``reconnect``, not a hang, with a
+    client that has no ``socket_timeout`` of its own (redis-py before 8 by default)."""
+    server = fresh_redis()
+
+    async def main() -> None:
+        with Proxy(server.port) as proxy:
+            url = proxy.url if fault == "black hole" else server.url
+            r = aioredis.from_url(url, socket_timeout=None, socket_connect_timeout=None)
+            store = RunStore(r, lease=1, reconnect=2)
+            began = time.monotonic()
+            with stopped(server, 20.0) if fault == "SIGSTOP" else _nothing():
+                if fault == "black hole":
+                    proxy.black_hole()
+                    await asyncio.sleep(0.1)  # (the proxy looks at the flag every 10 ms)
+                with pytest.raises(StoreUnavailable, match="unreachable for 2 s"):
+                    await asyncio.wait_for(store.publish(run_id, [STARTED, FINISHED]), 15)
+            print(f"\n{fault}: first claim StoreUnavailable after {time.monotonic() - began:.2f} s")
+            proxy.heal()
+            await r.aclose()
+
+    run(main())
+
+
 class _nothing:
     def __enter__(self) -> None:
         return None

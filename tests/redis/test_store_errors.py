@@ -17,7 +17,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
-from agui_wire.errors import RunLost, StoreCorrupted, StoreError, StoreFull
+from agui_wire.errors import RunLost, StoreCorrupted, StoreError, StoreFull, StoreUnavailable
 from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
@@ -177,6 +177,42 @@ def test_garbage_in_a_runs_key_is_store_corrupted(redis_server, run_id, garbage)
         gate.set()
         with pytest.raises(StoreError):  # the producer: typed too, never WRONGTYPE
             await asyncio.wait_for(task, 10)
+        await r.aclose()
+
+    run(main())
+
+
+def test_a_redis_turned_replica_is_retried_like_a_lost_connection(fresh_redis, run_id) -> None:
+    """-READONLY (a write to a master a failover demoted, Sentinel's or by hand) is
+    retried for ``reconnect`` s like a lost connection: the producer carries on once
+    the node takes writes again, and past the window it is ``StoreUnavailable``,
+    never redis-py's ``ReadOnlyError``."""
+    server, other = fresh_redis(), fresh_redis()
+
+    async def main() -> None:
+        r = aioredis.from_url(server.url)
+        await RunStore(r).publish(f"{run_id}-0", [STARTED, FINISHED])  # scripts loaded
+
+        async def promote_after(seconds: float) -> None:
+            await asyncio.sleep(seconds)
+            admin = aioredis.from_url(server.url)
+            await admin.execute_command("REPLICAOF", "NO", "ONE")
+            await admin.aclose()
+
+        await r.execute_command("REPLICAOF", "127.0.0.1", other.port)
+        promoted = asyncio.ensure_future(promote_after(1.0))
+        await RunStore(r, reconnect=10).publish(run_id, [STARTED, tick(1), FINISHED])
+        await promoted
+        got = [e for _, e in await collect(RunStore(r), run_id)]
+        assert got == [STARTED, tick(1), FINISHED]
+
+        await r.execute_command("REPLICAOF", "127.0.0.1", other.port)
+        store = RunStore(r, reconnect=1)
+        with pytest.raises(
+            StoreUnavailable, match=r"refused the command for 1 s: .*read only replica"
+        ):
+            await store.publish(f"{run_id}-2", [STARTED, FINISHED])
+        await r.execute_command("REPLICAOF", "NO", "ONE")
         await r.aclose()
 
     run(main())

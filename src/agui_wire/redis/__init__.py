@@ -61,8 +61,9 @@ Events the store acknowledged that are gone (evicted, or Redis restarted without
 persistence) raise ``RunLost`` to the producer and to subscribers, who get a
 ``RUN_ERROR`` (code ``RUN_LOST``) in a response. A refusal is typed
 (``Backend.refused``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
-a key or entry the store never wrote ``StoreCorrupted`` naming them. Every error
-class is in ``agui_wire.errors``.
+a key or entry the store never wrote ``StoreCorrupted`` naming them, a Redis older
+than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class is in
+``agui_wire.errors``.
 
 ``import agui_wire`` does not import this module; it needs the ``redis``
 package (``pip install agui-wire[redis]``) and a client made with

@@ -4,12 +4,15 @@ Contract: ``Backend`` checks the settings once (``ValueError`` naming the bad on
 also a client that cannot work: too few connections, a cluster client whose
 ``socket_timeout`` is below the blocking read) and makes every short Redis call
 through its ``Pipeliner`` (a few connections, batched, each round trip with a
-deadline), retried: a connection error or timeout is retried with backoff for
-``reconnect`` seconds, then is ``StoreUnavailable`` (the scripts are idempotent,
-so a retry never stores twice). A watchdog fails live producers once Redis has
-not answered for ``silence = min(reconnect, lease + 1 s)`` (it pings a quiet
-Redis every half second), so a stalled or black-holed Redis is noticed within
-``lease + 2 s``. Blocking reads are the tails' own (``_tails``).
+deadline), retried: a connection error, a timeout or a refusal that passes
+(``RETRYABLE``: a master demoted to a replica, a cluster slot moving) is retried
+with backoff for ``reconnect`` seconds, then is ``StoreUnavailable`` (the scripts
+are idempotent, so a retry never stores twice). Before a producer's first claim,
+``ready`` makes sure Redis takes the store's scripts (``StoreUnsupported``). A
+watchdog fails live producers once Redis has not answered for ``silence =
+min(reconnect, lease + 1 s)`` (it pings a quiet Redis every half second), so a
+stalled or black-holed Redis is noticed within ``lease + 2 s``. Blocking reads are
+the tails' own (``_tails``).
 """
 
 from __future__ import annotations
@@ -36,7 +39,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .._decoder import decode_proto
-from ..errors import RunLost, StoreCorrupted, StoreError, StoreFull, StoreUnavailable
+from ..errors import (
+    RunLost,
+    StoreCorrupted,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+    StoreUnsupported,
+)
 from . import _keys
 from ._batches import PROTO, Batch, entries, fields_of
 from ._keys import Layout, RunKeys
@@ -168,6 +178,8 @@ class Backend:
         self.running_ttl_ms = self.lease_ms + self.ttl_ms
         self.pipeliner = Pipeliner(redis, COMMAND_LANES, self.command_timeout)
         self._healed = -1.0
+        self.supported = False  # Redis took the failure script (``ready``)
+        self._probing = asyncio.Lock()
         self.checks_held = -math.inf  # lease checks wait until then (a stall just ended)
         self.producers: set[Watched] = set()
         self._watchdog: asyncio.Task[None] | None = None
@@ -236,21 +248,22 @@ class Backend:
         while True:
             try:
                 return await fn()
-            except ResponseError as exc:
-                if isinstance(exc, RETRYABLE):
-                    raise  # pragma: no cover - caught below first
-                raise await self.refused(keys, exc) from exc
-            except RETRYABLE as exc:
+            except RETRYABLE as exc:  # first: READONLY, TRYAGAIN, ASK are ResponseErrors too
                 now = loop.time()
                 if deadline is None:
                     deadline = now + self.reconnect
                 if now >= deadline:
+                    what = (
+                        "refused the command" if isinstance(exc, ResponseError) else "unreachable"
+                    )
                     raise StoreUnavailable(
-                        run_id, f"Redis unreachable for {self.reconnect:g} s: {exc}"
+                        run_id, f"Redis {what} for {self.reconnect:g} s: {exc}"
                     ) from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
                 await self.heal()
+            except ResponseError as exc:
+                raise await self.refused(keys, exc) from exc
 
     def node_of(self, key: bytes) -> dict[str, Any]:
         """``execute_command`` options sending a command straight to the master of
@@ -293,6 +306,39 @@ class Backend:
     async def call(self, keys: RunKeys | str, *args: Any) -> Any:
         """One command, pipelined and retried."""
         return await self.retry(keys, lambda: self.pipeliner.call(*args))
+
+    async def ready(self, keys: RunKeys) -> None:
+        """Before a store's first producer claims a run: Redis can run the scripts a
+        producer may need. The failure script is the one that needs 7.0 (its flags),
+        and it runs only when a producer fails: found out then, the failed run would
+        end only by its lease, ``lease`` seconds later and as ``LEASE_EXPIRED``, not
+        by its error. So it is loaded first; a Redis that refuses it is
+        ``StoreUnsupported`` (asked again on the next claim: Redis may be upgraded)."""
+        if self.supported:
+            return
+        async with self._probing:
+            if self.supported:
+                return
+
+            async def load() -> None:
+                try:  # with the deadline of any round trip (the client may have none)
+                    await asyncio.wait_for(
+                        self.redis.script_load(self.fail.body), self.command_timeout
+                    )
+                except asyncio.TimeoutError:
+                    raise RedisTimeoutError(
+                        f"no reply from Redis within {self.command_timeout:g} s"
+                    ) from None
+                except ResponseError as exc:
+                    if isinstance(exc, (*RETRYABLE, OutOfMemoryError)):
+                        raise
+                    raise StoreUnsupported(
+                        keys.run_id,
+                        f"Redis refused the store's scripts (they need Redis 7.0 or later): {exc}",
+                    ) from exc
+
+            await self.retry(keys, load)
+            self.supported = True
 
     async def run_script(
         self, keys: RunKeys, script: _Script, names: list[str], args: list[Any]

@@ -82,6 +82,7 @@ async def claim(
     proposed = new_generation()
     token = f"{proposed}:{secrets.token_hex(12)}"
     try:
+        await backend.ready(keys)
         reply = await backend.script(
             keys,
             backend.acquire,
