@@ -62,6 +62,19 @@ __all__ = [
 class AguiWireError(Exception):
     """Base class of every error raised by agui_wire."""
 
+    # A process pool or a task queue pickles an error on its way back, and copy does
+    # the same: by default that calls the class again with ``args``, which most of
+    # these classes do not take (they build their message from keywords). So an error
+    # comes back as raised instead: its ``args``, then its attributes.
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type[AguiWireError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    err = cls.__new__(cls, *args)  # BaseException.__new__ sets ``args``; no __init__
+    err.__dict__.update(state)
+    return err
+
 
 class EncodeError(AguiWireError, ValueError):
     """An event cannot be encoded as given.

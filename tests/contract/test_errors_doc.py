@@ -95,18 +95,69 @@ def test_encode_error_says_where() -> None:
     assert str(info.value) == f"TEXT_MESSAGE_CONTENT at /messageId: {info.value.reason}"
 
 
+def every_error() -> list[Exception]:
+    """One of each error class of agui_wire.errors, as the library raises them."""
+    e = agui_wire.errors
+    decoded = e.DecodeError("bad byte", index=2, offset=40, frame_offset=30, event_type="RAW")
+    decoded.events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}]
+    return [
+        e.AguiWireError("a base class, raised by nobody, still whole"),
+        e.EncodeError("bad", event_type="CUSTOM", path="/value/0"),
+        e.EncodeError("no type"),
+        e.EventTooLarge("too big", event_type="RAW", index=7, size=11_000_000, limit=10_485_756),
+        decoded,
+        e.TruncatedStream("3 bytes left over", index=1, offset=9, frame_offset=6),
+        e.FrameTooLarge("length 20000000", index=0, offset=0, frame_offset=0),
+        e.LimitExceeded("deeper than 1024", index=0, offset=5, frame_offset=0),
+        e.UnknownEventError("an unknown arm", fields=((99, b"\x08\x01"),), index=3),
+        e.SSEError("data is not JSON", index=1, offset=12, frame_offset=10),
+        e.SSELimitExceeded("event larger than 10 MiB", index=0, offset=10_485_760),
+        e.JsonLineError("not an object", index=4),
+        e.StreamClosed("feed() after close()"),
+        e.NotAcceptable("application/json"),
+        e.MissingDependency("agui_wire.redis", "redis", "redis"),
+        e.CompressionUnavailable("br", "brotli"),
+        e.SchemaError("StepStartedEvent.ratio", "double"),
+        e.PointerError("~2 is not an escape"),
+        e.PatchError("test failed", 2, {"op": "test", "path": "/a", "value": 1}),
+        e.AgentHTTPError("http://127.0.0.1:8000/agent", 500, b"boom"),
+        e.UnexpectedContentType("http://127.0.0.1:8000/agent", "text/html"),
+        e.IncompleteRun("the body ended", events_read=3, last_event_id="3-7"),
+        e.SequenceError("a second RUN_STARTED", index=4, event_type="RUN_STARTED"),
+        e.StoreError("r", "Redis refused a command"),
+        e.StoreUnavailable("r", "Redis unreachable for 10 s"),
+        e.StoreUnsupported("r", "Redis refused the store's scripts"),
+        e.RunNotFound("r", "no such run"),
+        e.RunLost("r", "evicted"),
+        e.RunReplaced("r", "another generation"),
+        e.RunAbandoned("r", "its producer vanished"),
+        e.StoreFull("r", "maxmemory"),
+        e.StoreCorrupted("r", "agui:{3}:k", "2-8", "a missing field"),
+        e.ResumePastEnd("r", 8, 7),
+        e.RunInProgress("r", "another producer holds the lease"),
+        e.LeaseLost("r", "the lease expired"),
+        e.HistoryTrimmed("r", 2, 50),
+    ]
+
+
+def test_every_error_class_is_in_every_error() -> None:
+    classes = {
+        c
+        for c in map(vars(agui_wire.errors).get, agui_wire.errors.__all__)
+        if isinstance(c, type) and issubclass(c, Exception) and not issubclass(c, Warning)
+    }
+    assert classes == {type(err) for err in every_error()}
+
+
 @pytest.mark.parametrize("copy_of", [pickle_round_trip, copy.copy, copy.deepcopy])
 def test_an_error_survives_pickling_and_copying(copy_of: Any) -> None:
-    # what a process pool or a task queue does to an error on its way back
-    errors = [
-        EncodeError("bad", event_type="CUSTOM", path="/value/0"),
-        EncodeError("no type"),
-        DecodeError("bad byte", index=2, offset=40, frame_offset=30, event_type="RAW"),
-    ]
-    for err in errors:
+    # what a process pool or a task queue does to an error on its way back: each class
+    # comes back as raised (most build their message from arguments their args lack)
+    for err in every_error():
         back = copy_of(err)
         assert (type(back), str(back), vars(back)) == (type(err), str(err), vars(err))
-    assert repr(errors[0]) == "EncodeError('bad', event_type='CUSTOM', path='/value/0')"
+        assert back.args == err.args
+    assert repr(every_error()[1]) == "EncodeError('bad', event_type='CUSTOM', path='/value/0')"
 
 
 def test_decode_error_says_where() -> None:
