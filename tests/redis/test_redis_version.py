@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from agui_wire.errors import StoreUnsupported
+from agui_wire.errors import StoreError, StoreUnsupported
 from agui_wire.redis import RunStore
 from tests.redis import old_redis
 from tests.redis.conftest import run
@@ -66,5 +66,30 @@ def test_a_redis_older_than_7_is_refused_before_anything_is_stored(redis_62, run
             await store.publish(run_id, [STARTED])
         await store.aclose()
         await r.aclose()
+
+    run(main())
+
+
+def test_a_user_not_allowed_to_load_scripts_is_told_so_not_that_redis_is_old(
+    fresh_redis, run_id
+) -> None:
+    """The same question on Redis 7 (an ACL user without ``SCRIPT LOAD``): Redis's
+    own refusal (``NOPERM``), as the ``StoreError`` every refusal is."""
+    server = fresh_redis()
+
+    async def main() -> None:
+        admin = aioredis.from_url(server.url)
+        await admin.execute_command(
+            "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-script|load"
+        )
+        r = aioredis.from_url(server.url, username="app", password="secret")
+        with pytest.raises(
+            StoreError, match=r"no permissions to run the 'script\|load'"
+        ) as refused:
+            await RunStore(r).publish(run_id, [STARTED])
+        assert type(refused.value) is StoreError
+        assert await admin.keys("*") == []
+        await r.aclose()
+        await admin.aclose()
 
     run(main())

@@ -330,7 +330,10 @@ class Backend:
                         f"no reply from Redis within {self.command_timeout:g} s"
                     ) from None
                 except ResponseError as exc:
-                    if isinstance(exc, (*RETRYABLE, OutOfMemoryError)):
+                    # Redis < 7 reads the flags line as Lua: "Error compiling script (new
+                    # function): user_script:1: unexpected symbol near '#'". Any other
+                    # refusal (NOPERM, OOM, READONLY) is what ``retry`` makes of it.
+                    if "compiling script" not in str(exc):
                         raise
                     raise StoreUnsupported(
                         keys.run_id,
