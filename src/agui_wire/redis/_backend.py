@@ -50,7 +50,7 @@ from ..errors import (
 from . import _keys
 from ._batches import PROTO, Batch, entries, fields_of
 from ._keys import Layout, RunKeys
-from ._pipeline import Pipeliner
+from ._pipeline import Pipeliner, within
 
 # What passes: a connection, a cluster without a master for a slot yet (failover),
 # a write to a node that just became a replica.
@@ -321,14 +321,8 @@ class Backend:
                 return
 
             async def load() -> None:
-                try:  # with the deadline of any round trip (the client may have none)
-                    await asyncio.wait_for(
-                        self.redis.script_load(self.fail.body), self.command_timeout
-                    )
-                except asyncio.TimeoutError:
-                    raise RedisTimeoutError(
-                        f"no reply from Redis within {self.command_timeout:g} s"
-                    ) from None
+                try:
+                    await within(self.redis.script_load(self.fail.body), self.command_timeout)
                 except ResponseError as exc:
                     # Redis < 7 reads the flags line as Lua: "Error compiling script (new
                     # function): user_script:1: unexpected symbol near '#'". Any other

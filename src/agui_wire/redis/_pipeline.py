@@ -27,7 +27,8 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from typing import Any, Final
+from collections.abc import Awaitable
+from typing import Any, Final, TypeVar
 
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -38,6 +39,17 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
 MAX_BATCH: Final = 256  # commands per pipeline
+
+T = TypeVar("T")
+
+
+async def within(aw: Awaitable[T], seconds: float) -> T:
+    """``await aw`` with a deadline of the store's own (the client's socket_timeout
+    may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection."""
+    try:  # (a task per call; asyncio.timeout is 3.11+)
+        return await asyncio.wait_for(aw, seconds)
+    except asyncio.TimeoutError:
+        raise RedisTimeoutError(f"no reply from Redis within {seconds:g} s") from None
 
 
 class _Call:
@@ -129,10 +141,7 @@ class Pipeliner:
                 self.busy -= 1
 
     async def _send(self, calls: list[_Call], held: _Held | None) -> None:
-        try:  # (a task per round trip, not per command; asyncio.timeout is 3.11+)
-            replies = await asyncio.wait_for(self._replies(calls, held), self.timeout)
-        except asyncio.TimeoutError:
-            raise RedisTimeoutError(f"no reply from Redis within {self.timeout:g} s") from None
+        replies = await within(self._replies(calls, held), self.timeout)  # (per round trip)
         self.heard = asyncio.get_running_loop().time()
         for call, reply in zip(calls, replies, strict=True):
             if call.future.done():
