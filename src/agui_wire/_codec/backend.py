@@ -49,6 +49,7 @@ __all__ = [
     "decode_sse",
     "encode_frame",
     "encode_frames",
+    "encode_payload",
     "encode_sse",
     "frame",
     "plain_sse_blocks",
@@ -61,6 +62,7 @@ _NAMES: Final[dict[str, ModuleType]] = {
     "FrameEncoder": proto_writer,
     "encode_frame": proto_writer,
     "encode_frames": proto_writer,
+    "encode_payload": proto_writer,
     "decode_payload": proto_reader,
     "SSEEncoder": sse_writer,
     "encode_sse": sse_writer,
@@ -121,6 +123,7 @@ if TYPE_CHECKING:
     from .proto_writer import FrameEncoder as FrameEncoder
     from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
+    from .proto_writer import encode_payload as encode_payload
     from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
     from .sse_writer import encode_sse as encode_sse
