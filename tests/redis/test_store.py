@@ -549,3 +549,27 @@ def test_events_are_stored_while_the_producer_waits(redis_server, run_id) -> Non
         await r.aclose()
 
     run(main())
+
+
+def test_sdk_events_are_stored_as_the_json_they_dump_to(redis_server, run_id) -> None:
+    """A producer of the official SDK's pydantic events: each is stored as the
+    event dict the SDK's own encoder writes (camelCase, no unset fields)."""
+    from ag_ui.core import RunFinishedEvent, RunStartedEvent, TextMessageContentEvent
+
+    sdk = [
+        RunStartedEvent(thread_id="t", run_id="r"),
+        TextMessageContentEvent(message_id="m", delta="hi"),
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+
+    async def main() -> None:
+        r = client(redis_server)
+        store = RunStore(r)
+        try:
+            assert await store.publish(run_id, sdk) == 3
+            got = [event for _, event in await collect(store, run_id)]
+        finally:
+            await r.aclose()
+        assert got == [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in sdk]
+
+    run(main())

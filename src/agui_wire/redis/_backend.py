@@ -38,6 +38,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .._codec.backend import encode_payload
 from .._decoder import decode_proto
 from ..errors import (
     RunLost,
@@ -48,7 +49,7 @@ from ..errors import (
     StoreUnsupported,
 )
 from . import _keys
-from ._batches import PROTO, Batch, entries, fields_of
+from ._batches import Batch, entries, fields_of
 from ._keys import Layout, RunKeys
 from ._pipeline import Pipeliner, within
 
@@ -190,7 +191,7 @@ class Backend:
         self.expire = _Script(_keys.EXPIRE)
         self.fail = _Script(_keys.FAIL)
         self.page = _Script(_keys.PAGE)
-        self.expired_payload = PROTO.encode(
+        self.expired_payload = encode_payload(
             {
                 "type": "RUN_ERROR",
                 "message": (
@@ -198,7 +199,7 @@ class Backend:
                 ),
                 "code": _keys.LEASE_EXPIRED,
             }
-        )[4:]
+        )
 
     # -- the watchdog: live producers fail when Redis is silent ----------------------
 

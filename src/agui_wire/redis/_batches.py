@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from .._codec.framing import frame
+from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._encoder import EventEncoder, encode_sse
 from .._mediatypes import PROTO_MEDIA_TYPE

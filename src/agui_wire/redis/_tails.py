@@ -48,7 +48,7 @@ try:
 except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
-from .._codec.framing import frame
+from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable

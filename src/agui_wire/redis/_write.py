@@ -22,9 +22,9 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
 from .._apply import Compactor
-from .._codec.framing import frame
+from .._codec.backend import encode_payload, frame
 from .._decoder import decode_proto
-from .._encoder import encode_sse
+from .._encoder import as_event_dict, encode_sse
 from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
 from ..errors import (
     EventTooLarge,
@@ -54,7 +54,7 @@ _ID_LINE: Final = 48  # room for the ``id: n-g`` line a reader's SSE block carri
 def admit(event: Any, index: int) -> bytes:
     """The payload of the run's event ``index``, or ``EventTooLarge`` when a reader
     could not take it (as a binary frame, or as an SSE event)."""
-    payload = PROTO.encode(event)[4:]
+    payload = encode_payload(event if type(event) is dict else as_event_dict(event))
     size, limit = len(payload), DEFAULT_MAX_FRAME_SIZE
     if size <= limit and size * _SSE_RATIO + _ID_LINE > DEFAULT_MAX_EVENT_SIZE:
         size, limit = len(encode_sse(event)) + _ID_LINE, DEFAULT_MAX_EVENT_SIZE
@@ -348,7 +348,7 @@ class Producer:
                     reason,
                     self.generation,
                     self.done,
-                    PROTO.encode(error)[4:],
+                    encode_payload(error),
                     terminal,
                 ],
             )
