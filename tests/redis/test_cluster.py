@@ -197,7 +197,7 @@ def test_a_master_killed_mid_run_fails_over_and_loses_nothing_silently(fresh_clu
     async def main() -> None:
         rc = client(cluster)
         store = RunStore(rc, lease=10, reconnect=20)
-        layout = store._backend.layout
+        layout = store._settings.layout
         victim = cluster.master_of(key_slot("{" + layout.tags[0] + "}"))
         ids = []
         n = 0

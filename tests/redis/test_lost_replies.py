@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from agui_wire.redis import RunStore
+from agui_wire.redis import RunStore, _claim, _leases, _pages, _producer
 from tests.redis.conftest import run
 from tests.redis.faults import Proxy
 
@@ -36,18 +36,28 @@ async def collect(store: RunStore, run_id: str, **kwargs: Any) -> list[tuple[int
     return [item async for item in store.subscribe(run_id, **kwargs)]
 
 
-def _sha(store: RunStore, script: str) -> str:
-    sha = getattr(store._backend, script).sha
-    assert isinstance(sha, str)
-    return sha
+# Every script of the store, by the name of the rule it holds.
+SCRIPTS = {
+    "acquire": _claim.ACQUIRE,
+    "append": _producer.APPEND,
+    "renew": _producer.RENEW,
+    "finish": _producer.FINISH,
+    "fail": _producer.FAIL,
+    "expire": _leases.EXPIRE,
+    "page": _pages.PAGE,
+}
 
 
-async def loaded(store: RunStore, url: str) -> None:
+def _sha(script: str) -> str:
+    return SCRIPTS[script].sha
+
+
+async def loaded(url: str) -> None:
     """Every script of the store loaded in Redis, so the dropped chunk is the one
     that runs it (not a first try answered NOSCRIPT)."""
     r = aioredis.from_url(url)
-    for name in ("acquire", "append", "renew", "finish", "fail", "expire", "page"):
-        await r.script_load(getattr(store._backend, name).body)
+    for script in SCRIPTS.values():
+        await r.script_load(script.body)
     await r.aclose()
 
 
@@ -62,8 +72,8 @@ def test_a_lost_reply_to_a_producer_script_changes_nothing(
             direct = aioredis.from_url(redis_server.url)
             store = RunStore(r, lease=0.6)  # a heartbeat every 0.2 s
             reader = RunStore(direct, lease=0.6)
-            await loaded(store, redis_server.url)
-            proxy.drop_reply(_sha(store, script))
+            await loaded(redis_server.url)
+            proxy.drop_reply(_sha(script))
             count = await store.publish(run_id, paced(EVENTS, 0.02))
             assert proxy.dropped == 1, "the fault was injected"
             assert count == len(EVENTS)
@@ -96,8 +106,8 @@ def test_a_lost_reply_to_the_failure_end_changes_nothing(redis_server, run_id, c
         with Proxy(redis_server.port) as proxy:
             r = aioredis.from_url(proxy.url)
             store = RunStore(r, lease=2)
-            await loaded(store, redis_server.url)
-            proxy.drop_reply(_sha(store, "fail"))  # the script that ends a failed run
+            await loaded(redis_server.url)
+            proxy.drop_reply(_sha("fail"))  # the script that ends a failed run
             with pytest.raises(Boom):
                 await store.publish(run_id, failing())
             assert proxy.dropped == 1
@@ -138,8 +148,8 @@ def test_a_lost_reply_to_the_lease_check_ends_the_run_once(redis_server, run_id)
             for t in asyncio.all_tasks():
                 if "_heartbeat" in repr(t.get_coro()):
                     t.cancel()
-            await loaded(reader, redis_server.url)
-            proxy.drop_reply(_sha(reader, "expire"))
+            await loaded(redis_server.url)
+            proxy.drop_reply(_sha("expire"))
             got = await asyncio.wait_for(collect(reader, run_id), 10)
             assert proxy.dropped == 1
             types = [e["type"] for _, e in got]

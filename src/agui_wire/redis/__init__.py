@@ -60,7 +60,7 @@ error are retried with backoff for ``reconnect`` seconds, then raise
 Events the store acknowledged that are gone (evicted, or Redis restarted without
 persistence) raise ``RunLost`` to the producer and to subscribers, who get a
 ``RUN_ERROR`` (code ``RUN_LOST``) in a response. A refusal is typed
-(``Backend.refused``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
+(``_calls``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
 a key or entry the store never wrote ``StoreCorrupted`` naming them, a Redis older
 than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class is in
 ``agui_wire.errors``.
@@ -69,16 +69,23 @@ than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class 
 package (``pip install agui-wire[redis]``) and a client made with
 ``decode_responses=False`` (payloads are bytes).
 
-The package's modules, one job each, each importing only those before it:
-``_keys`` (key names, entry ids, the scripts), ``_batches`` (stored events as
-shared batches), ``_pipeline`` (auto-pipelined commands), ``_backend``
-(settings, retried calls, pages), ``_write`` (the producer), ``_tails`` (lanes,
-lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one reader),
-``_http`` (responses), ``_store`` (``RunStore``).
+The package's modules, one job each, each importing only those before it (a
+Lua script sits in the module that calls it):
+``_keys`` (key names, entry ids, positions), ``_settings`` (the options checked,
+the timings derived), ``_scripts`` (the scripts' reply codes and Lua helpers),
+``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls, refusals
+typed), ``_batches`` (stored events as shared batches), ``_pages`` (stored
+events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a trimmed
+run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``), ``_watchdog``
+(producers fail when Redis is silent), ``_appends`` (events admitted and
+batched), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,
+``FINISH``, ``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails``
+(lanes, lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one
+reader), ``_http`` (responses), ``_store`` (``RunStore``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for
-``min(reconnect, lease + 1 s)`` (``_backend``), so a stalled or black-holed Redis
+``min(reconnect, lease + 1 s)`` (``_watchdog``), so a stalled or black-holed Redis
 is ``StoreUnavailable`` within ``lease + 2 s``; a stall shorter than the lease
 loses nothing (lease checks only look while reads are overdue).
 """

@@ -1,7 +1,7 @@
 """Compact prefixes for late joiners, folded page by page and shared.
 
 Strategy: a fold reads the run's stored events in pages bounded in bytes
-(``Backend.pages``) and feeds each page to a ``Compactor`` before reading the
+(``_pages.pages``) and feeds each page to a ``Compactor`` before reading the
 next, so it holds the folded state (messages, state, what is open), never the
 run. Compact joiners of one run that arrive while its fold runs await that fold
 instead of starting their own; a finished fold is reused for ``poll`` seconds
@@ -11,7 +11,7 @@ Contract: ``Folds.fold(keys)`` returns a ``Fold``: the prefix (``None`` when the
 run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
 joiner replays it whole), the last event it stands for, and whether the run had
 ended. A run stored with ``maxlen`` has the producer's prefix of its first events
-(``_write._Snapshots``): the fold starts from it, so the trimmed events are
+(``_snapshots``): the fold starts from it, so the trimmed events are
 folded in, not lost. Store errors of the fold reach every joiner awaiting it.
 """
 
@@ -20,9 +20,12 @@ from __future__ import annotations
 import asyncio
 
 from .._apply import Compactor
-from ._backend import Backend
+from . import _snapshots
 from ._batches import Prefix
+from ._calls import Calls
 from ._keys import RunKeys
+from ._pages import pages
+from ._settings import Settings
 
 
 class Fold:
@@ -40,8 +43,9 @@ _NOTHING = Fold(None, 0, False)
 class Folds:
     """This process's folds, by run (see the module doc)."""
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
         self.running: dict[str, asyncio.Future[Fold]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -59,7 +63,7 @@ class Folds:
         if future.cancelled() or future.exception() is not None:
             self._forget(key, future)
         else:
-            asyncio.get_running_loop().call_later(self.backend.poll, self._forget, key, future)
+            asyncio.get_running_loop().call_later(self.settings.poll, self._forget, key, future)
 
     def _forget(self, key: str, future: asyncio.Future[Fold]) -> None:
         if self.running.get(key) is future:
@@ -69,12 +73,12 @@ class Folds:
         folder = Compactor()
         ended = False
         cursor, generation = 0, None
-        snapshot = await self.backend.snapshot(keys)  # a run trimmed by maxlen
+        snapshot = await _snapshots.read(self.calls, keys)  # a run trimmed by maxlen
         if snapshot is not None:
             cursor, generation, events = snapshot
             for event in events:
                 folder.feed(event)
-        async for batch in self.backend.pages(keys, cursor, generation):
+        async for batch in pages(self.calls, self.settings, keys, cursor, generation):
             generation = batch.generation  # (pages checks each entry's)
             for event in batch.events():
                 folder.feed(event)

@@ -1,5 +1,5 @@
-"""The run store's names in Redis: keys, entry ids, the codes it writes, and the Lua
-scripts that own the write rules (each atomic in Redis).
+"""The run store's names in Redis: keys, entry ids and positions, generations, and
+the ``RUN_ERROR`` codes it writes.
 
 Keys. A run is named by its owner and its id together: ``RunKeys.of(layout, owner,
 run_id)`` hashes both (BLAKE2b, 128 bits) into the key, so any strings are safe
@@ -40,6 +40,11 @@ RUN_LOST: Final = "RUN_LOST"
 RUN_REPLACED: Final = "RUN_REPLACED"
 STORE_FULL: Final = "STORE_FULL"
 STORE_CORRUPTED: Final = "STORE_CORRUPTED"
+#: What a reader is told when a run's keys vanished under it.
+LOST: Final = (
+    "the run's stream is gone: its keys were evicted (maxmemory policy) or lost "
+    "(Redis restarted without persistence, or a failover lost them)"
+)
 
 PAYLOAD: Final = b"p"
 END: Final = b"end"
@@ -113,6 +118,11 @@ class Layout:
             raise ValueError(f"shards must be an int from 1 to {SLOTS}, not {shards!r}")
         self.prefix = prefix
         self.tags = shard_tags(shards)
+
+    def keys(self, owner: object, run_id: object) -> RunKeys:
+        """The keys of ``owner``'s run ``run_id``; ``ValueError`` for a run id or
+        an owner that is not one."""
+        return RunKeys(self, check_owner(owner), check_run_id(run_id))
 
 
 class RunKeys:
@@ -211,242 +221,3 @@ def parse_position(raw: object) -> EventId:
     if not 0 <= index <= MAX_INDEX:
         raise ValueError(f"not an event index: {index} (0 to {MAX_INDEX:,})")
     return EventId(index, generation)
-
-
-# -- the scripts -----------------------------------------------------------------------
-# Each returns {code, last, ...}: ``last`` is the run's last event index in Redis.
-# Codes: 0 done, 1 the run has ended, 2 the lease is not ours (held by another),
-# 3 acknowledged events are missing (lost), 5 the caller has not read up to the
-# last event yet, 6 the stream holds another generation of the run (replaced),
-# 7 an entry the store never wrote (corrupted; its id follows), 8 the run's
-# producer vanished without ending it (ACQUIRE: nobody holds the lease).
-# A generation travels as a decimal string (Lua numbers print 14 digits).
-
-_TOP: Final = """
-local function top(key)
-  local t = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
-  if #t == 0 then return nil, nil end
-  local ms, seq = string.match(t[1][1], '^(%d+)-(%d+)$')
-  return tonumber(ms), tonumber(seq), t[1][2], t[1][1]
-end
-local function gen_of(seq) return string.format('%d', seq - seq % 2) end
-local function ended_by(fields) return fields[3] == 'by' and fields[4] end
--- A lease that lapsed with nobody else holding it is ours again (Redis or this
--- producer stalled; the run has not ended, or the caller would know by now).
-local function ours(lease, token, ms)
-  local holder = redis.call('GET', lease)
-  if holder == token then return true end
-  if holder then return false end
-  redis.call('SET', lease, token, 'PX', ms)
-  return true
-end
-"""
-
-# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, generation (of a
-# new run), replay ('1': continue a run whose producer vanished).
-# {0, last, generation} | {1, last, end reason} | {2, last} | {8, last}
-ACQUIRE: Final = (
-    _TOP
-    + """
-local last, seq, fields = top(KEYS[1])
-if last and seq % 2 == 1 then return {1, last, fields[2]} end
-local holder = redis.call('GET', KEYS[2])
-if holder == ARGV[1] then  -- ours: a retry after a lost reply
-  return {0, last or 0, last and gen_of(seq) or ARGV[4]}
-end
-if holder then return {2, last or 0} end
-if last and ARGV[5] ~= '1' then return {8, last} end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return {0, last or 0, last and gen_of(seq) or ARGV[4]}
-"""
-)
-
-# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, maxlen (0: none),
-# known (events this producer knows are stored), first index, generation,
-# payloads... An event at or below the stream's last is skipped when it is the
-# one stored (a retry after a lost reply), else the stored one is corrupt.
-APPEND: Final = (
-    _TOP
-    + """
-local last, seq, fields, id = top(KEYS[1])
-last = last or 0
-local known, gen = tonumber(ARGV[5]), ARGV[7]
-if last < known then return {3, last} end
-if seq then
-  if gen_of(seq) ~= gen then return {6, last, id} end
-  if seq % 2 == 1 then return {1, last} end
-end
-if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {2, last} end
-local maxlen = tonumber(ARGV[4])
-local n = tonumber(ARGV[6]) - 1
-for i = 8, #ARGV do
-  n = n + 1
-  if n > last then
-    if n ~= last + 1 then return {3, last} end
-    if maxlen > 0 then
-      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, n .. '-' .. gen, 'p', ARGV[i])
-    else
-      redis.call('XADD', KEYS[1], n .. '-' .. gen, 'p', ARGV[i])
-    end
-    last = n
-  elseif n > known then
-    local e = redis.call('XRANGE', KEYS[1], n .. '-' .. gen, n .. '-' .. gen)
-    if #e == 1 and (#e[1][2] ~= 2 or e[1][2][1] ~= 'p' or e[1][2][2] ~= ARGV[i]) then
-      return {7, last, e[1][1]}
-    end
-  end
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-return {0, last}
-"""
-)
-
-# KEYS: stream, lease. ARGV: token, ttl_ms, known, reason, generation, its end's
-# sequence (generation + 1).
-FINISH: Final = (
-    _TOP
-    + """
-local last, seq, fields, id = top(KEYS[1])
-last = last or 0
-if last < tonumber(ARGV[3]) then return {3, last} end
-if seq then
-  if gen_of(seq) ~= ARGV[5] then return {6, last, id} end
-  if seq % 2 == 1 then
-    if ended_by(fields) == ARGV[1] then return {0, last} end  -- by us: a retry
-    return {1, last}
-  end
-end
-if last > tonumber(ARGV[3]) then return {7, last, id} end  -- not written by us
-local holder = redis.call('GET', KEYS[2])
-if holder and holder ~= ARGV[1] then return {2, last} end
-redis.call('XADD', KEYS[1], last .. '-' .. ARGV[6], 'end', ARGV[4], 'by', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
-redis.call('DEL', KEYS[2])
-return {0, last}
-"""
-)
-
-# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, known, generation.
-RENEW: Final = (
-    _TOP
-    + """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  local last, seq, fields, id = top(KEYS[1])
-  last = last or 0
-  if last < tonumber(ARGV[4]) then return {3, last} end
-  if seq then
-    if gen_of(seq) ~= ARGV[5] then return {6, last, id} end
-    if seq % 2 == 1 then return {1, last} end
-  end
-  if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {2, last} end
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-return {0, -1}
-"""
-)
-
-# KEYS: stream, lease. ARGV: known (events the caller has read), ttl_ms,
-# RUN_ERROR payload, '1' when event ``known`` is terminal, the caller's
-# generation ('': none known; then a new run's, for a run with no event), '1' to
-# look only (Redis just stalled: the producer's renewal may be on its way; a run
-# lost or replaced is still said). A live lease: {0, -1, its PTTL} (the reader
-# checks again when it would lapse); looking only: {0, -1, 0}.
-EXPIRE: Final = (
-    _TOP
-    + """
-local pttl = redis.call('PTTL', KEYS[2])
-if pttl ~= -2 then return {0, -1, pttl} end
-local known = tonumber(ARGV[1])
-local last, seq, fields, id = top(KEYS[1])
-local gen = ARGV[5]
-if last == nil then
-  if known > 0 then return {3, 0} end
-  last, seq = 0, tonumber(gen)
-  if not seq then return {3, 0} end
-end
-if known > 0 and gen ~= '' and gen_of(seq) ~= gen then return {6, last, id} end
-gen = gen_of(seq)
-if last < known then return {3, last} end
-if seq % 2 == 1 then return {1, last} end
-if last > known then return {5, last} end
-if ARGV[6] == '1' then return {0, -1, 0} end
-local done = string.format('%d', tonumber(gen) + 1)
-if ARGV[4] == '1' then
-  redis.call('XADD', KEYS[1], last .. '-' .. done, 'end', 'finished')
-else
-  redis.call('XADD', KEYS[1], (last + 1) .. '-' .. gen, 'p', ARGV[3])
-  redis.call('XADD', KEYS[1], (last + 1) .. '-' .. done, 'end', 'lease-expired')
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
-return {2, last}
-"""
-)
-
-# KEYS: stream, lease. ARGV: token, ttl_ms, known, reason, generation, its end's
-# sequence, RUN_ERROR payload, the index of the producer's terminal event (0:
-# none). Ends the run after a failure: the RUN_ERROR after what Redis holds (not
-# after a terminal event), then the end. Runs when Redis is out of memory (a few
-# hundred bytes past ``maxmemory``), so a run that filled Redis still ends.
-FAIL: Final = (
-    "#!lua flags=allow-oom\n"
-    + _TOP
-    + """
-local last, seq, fields, id = top(KEYS[1])
-last = last or 0
-if last < tonumber(ARGV[3]) then return {3, last} end
-if seq then
-  if gen_of(seq) ~= ARGV[5] then return {6, last, id} end
-  if seq % 2 == 1 then
-    if ended_by(fields) == ARGV[1] then return {0, last} end
-    return {1, last}
-  end
-end
-local holder = redis.call('GET', KEYS[2])
-if holder and holder ~= ARGV[1] then return {2, last} end
-if tonumber(ARGV[8]) ~= last then
-  last = last + 1
-  redis.call('XADD', KEYS[1], last .. '-' .. ARGV[5], 'p', ARGV[7])
-end
-redis.call('XADD', KEYS[1], last .. '-' .. ARGV[6], 'end', ARGV[4], 'by', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
-redis.call('DEL', KEYS[2])
-return {0, last}
-"""
-)
-
-# A page of stored entries bounded in bytes: the entries after ARGV[1] (an
-# exclusive ``(n-s`` or ``-``) up to ARGV[2] (``n-0`` or ``+``), at most ARGV[3] of
-# them, stopping before the entry that would take the payload bytes past ARGV[4]
-# (the first entry always comes: an event bigger than a page is a page). Reads in
-# steps sized by the biggest entry seen, so Redis holds about a page at a time.
-# KEYS: stream. Returns {entries, cut}: the entries as XRANGE gives them, and 1
-# when the budget cut the page short (more may follow), else 0.
-PAGE: Final = """
-local from, upto = ARGV[1], ARGV[2]
-local count, budget = tonumber(ARGV[3]), tonumber(ARGV[4])
-local out, bytes, biggest, step = {}, 0, 1, 1
-while #out < count do
-  local got = redis.call('XRANGE', KEYS[1], from, upto, 'COUNT', step)
-  for _, entry in ipairs(got) do
-    local size, fields = 0, entry[2]
-    for i = 2, #fields, 2 do size = size + #fields[i] end
-    if #out > 0 and bytes + size > budget then return {out, 1} end
-    out[#out + 1] = entry
-    bytes = bytes + size
-    if size > biggest then biggest = size end
-    from = '(' .. entry[1]
-    if #out >= count then return {out, 0} end
-  end
-  if #got < step then return {out, 0} end
-  step = math.max(1, math.min(count - #out, math.floor((budget - bytes) / biggest)))
-end
-return {out, 0}
-"""

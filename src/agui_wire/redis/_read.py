@@ -18,22 +18,26 @@ from collections.abc import AsyncIterator
 
 from .._streaming import EncodedEvents
 from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
-from ._backend import Backend
 from ._batches import Batch, Prefix
+from ._calls import Calls
 from ._fold import Folds
 from ._keys import EventId, RunKeys, generation_of
+from ._leases import lease_generation
+from ._pages import pages, top
+from ._settings import Settings
 from ._tails import Inbox, Tails
 
 
 class Reading:
-    """What the readers of one store share: its backend, tails and folds."""
+    """What the readers of one store share: its settings, calls, tails and folds."""
 
-    __slots__ = ("backend", "folds", "tails")
+    __slots__ = ("calls", "folds", "settings", "tails")
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.tails = Tails(backend)
-        self.folds = Folds(backend)
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
+        self.tails = Tails(settings, calls)
+        self.folds = Folds(settings, calls)
 
     def cancel(self) -> None:
         self.tails.cancel()
@@ -68,15 +72,15 @@ class Subscription:
         return EventId(self.cursor, self.generation)
 
     async def open(self) -> None:
-        backend = self.reading.backend
-        top = await backend.top(self.keys)
-        if top is None:
-            lease = await backend.lease_generation(self.keys)
+        calls = self.reading.calls
+        last = await top(calls, self.keys)
+        if last is None:
+            lease = await lease_generation(calls, self.keys)
             if lease is False:
                 raise RunNotFound(self.run_id, "no such run (never started, or expired)")
             stored, generation, ended = 0, lease or None, False
         else:
-            stored, seq, _ = top
+            stored, seq, _ = last
             generation, ended = generation_of(seq), seq % 2 == 1
         if None not in (self.generation, generation) and generation != self.generation:
             raise RunReplaced(
@@ -113,8 +117,8 @@ class Subscription:
             yield batch
             if batch.end is not None:
                 return
-        backend = self.reading.backend
-        inbox = Inbox(backend.backlog, 2 * backend.page_bytes)
+        settings = self.reading.settings
+        inbox = Inbox(settings.backlog, 2 * settings.page_bytes)
         tails = self.reading.tails
         tail = tails.attach(self.keys, self.cursor, self.generation, inbox)
         try:
@@ -149,8 +153,11 @@ class Subscription:
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
         """Stored events after the cursor (up to ``stop``), of this run's generation."""
-        pages = self.reading.backend.pages(self.keys, self.cursor, self.generation, stop)
-        async for batch in pages:
+        reading = self.reading
+        stored = pages(
+            reading.calls, reading.settings, self.keys, self.cursor, self.generation, stop
+        )
+        async for batch in stored:
             self._check(batch)
             self.generation = batch.generation
             self.cursor = batch.last

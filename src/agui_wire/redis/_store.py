@@ -1,8 +1,9 @@
 """``RunStore``: the public face of the run store, putting its sides together.
 
 Contract: every method checks its arguments at once (``ValueError``); the write
-side is ``_write``, the read side ``_read``/``_tails``, HTTP ``_http``. The store
-owns its background runs and tails and stops them in ``aclose``.
+side is ``_claim``/``_producer``, the read side ``_read``/``_tails``, HTTP
+``_http``. The store owns its background runs and tails and stops them in
+``aclose``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import redis.asyncio as aioredis
 
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
-from ._backend import Backend
 from ._batches import Batch, Prefix
+from ._calls import Calls
+from ._claim import claim
 from ._http import RunResponse
 from ._keys import EventId, RunKeys, check_owner, parse_position
+from ._producer import Writing
 from ._read import Reading, Subscription
-from ._write import claim
+from ._settings import Settings
 
 logger = logging.getLogger("agui_wire.redis")
 
@@ -70,7 +73,7 @@ class RunStore:
         page_bytes: int = 1024 * 1024,
         shards: int = 16,
     ) -> None:
-        self._backend = backend = Backend(
+        self._settings = settings = Settings(
             redis,
             prefix=prefix,
             ttl=ttl,
@@ -84,22 +87,24 @@ class RunStore:
         )
         self.redis = redis
         self.prefix = prefix
-        self.ttl = backend.ttl
-        self.lease = backend.lease
+        self.ttl = settings.ttl
+        self.lease = settings.lease
         self.maxlen = maxlen
-        self.reconnect = backend.reconnect
+        self.reconnect = settings.reconnect
         self.batch = batch
         self.backlog = backlog
         self.page_bytes = page_bytes
         self.shards = shards
         #: Seconds between lease checks of quiet runs (and the ``XREAD BLOCK`` time).
-        self.poll = backend.poll
-        self._reading = Reading(backend)
+        self.poll = settings.poll
+        calls = Calls(redis, settings)
+        self._reading = Reading(settings, calls)
+        self._writing = Writing(settings, calls)
         self._tasks: set[asyncio.Task[int]] = set()
 
     def stream_key(self, run_id: str, *, owner: str | None = None) -> str:
         """The Redis key of the run's stream (for operators: ``redis-cli XRANGE``)."""
-        return self._backend.keys(owner, run_id).stream
+        return self._settings.layout.keys(owner, run_id).stream
 
     # -- producing -------------------------------------------------------------------
 
@@ -124,7 +129,7 @@ class RunStore:
         ``LEASE_EXPIRED``) and ``RunAbandoned`` raised, now and on every retry: a
         reader never gets two producers' events as one run."""
         keys = self._keys(owner, run_id, events)
-        producer = await claim(self._backend, keys, events, replay)
+        producer = await claim(self._writing, keys, events, replay)
         if isinstance(producer, int):
             return producer
         return await producer.run()
@@ -144,7 +149,7 @@ class RunStore:
         ``RunInProgress`` and ``RunAbandoned`` like ``publish`` (``replay`` too). A
         failure of the task is logged."""
         keys = self._keys(owner, run_id, events)
-        producer = await claim(self._backend, keys, events, replay)
+        producer = await claim(self._writing, keys, events, replay)
         if isinstance(producer, int):
             return None
         task = asyncio.ensure_future(producer.run())
@@ -154,7 +159,7 @@ class RunStore:
 
     def _keys(self, owner: str | None, run_id: str, events: object) -> RunKeys:
         try:
-            return self._backend.keys(owner, run_id)
+            return self._settings.layout.keys(owner, run_id)
         except ValueError:
             _close_now(events)
             raise
@@ -197,7 +202,7 @@ class RunStore:
         produced again), ``HistoryTrimmed``, ``RunLost``, ``StoreCorrupted``,
         ``StoreUnavailable``."""
         position = _position(after)
-        keys = self._backend.keys(owner, run_id)
+        keys = self._settings.layout.keys(owner, run_id)
         subscription = Subscription(self._reading, keys, position, compact)
         async for batch in subscription.batches():
             if isinstance(batch, Prefix):
@@ -235,7 +240,7 @@ class RunStore:
         position = _position(after)
         keys: RunKeys | ValueError
         try:
-            keys = self._backend.keys(check_owner(owner), run_id)
+            keys = self._settings.layout.keys(check_owner(owner), run_id)
         except ValueError as exc:
             if not isinstance(owner, (str, type(None))):
                 raise

@@ -52,9 +52,12 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
-from ._backend import LOST, MAX_LANES, RETRYABLE, STALL_SLACK, Backend
 from ._batches import Batch, entries
-from ._keys import RunKeys, new_generation
+from ._calls import RETRYABLE, Calls
+from ._keys import LOST, RunKeys, new_generation
+from ._leases import expire
+from ._scripts import Reply
+from ._settings import MAX_LANES, Settings
 
 logger = logging.getLogger("agui_wire.redis")
 
@@ -66,6 +69,8 @@ _FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized
 # ``XREAD`` names every run, so its cost grows with the lane, not with the events.
 _COALESCE_FROM: Final = 128
 _COALESCE: Final = 1e-5
+#: A lane's read this much past its ``BLOCK`` time is a stall (lease checks wait).
+STALL_SLACK: Final = 0.25
 
 
 class Inbox:
@@ -142,8 +147,10 @@ class TailRun:
 class Tails:
     """This process's lanes and the runs they follow (see the module doc)."""
 
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
+        self.checks_held = -math.inf  # lease checks only look until then (a stall just ended)
         self.runs: dict[str, TailRun] = {}  # by stream key
         self.lanes: dict[int | None, list[_Lane]] = {}  # by shard (cluster) / None
         self.sweeper: asyncio.Task[None] | None = None
@@ -158,7 +165,7 @@ class Tails:
         run = self.runs.get(keys.stream)
         if run is None:
             run = self.runs[keys.stream] = TailRun(keys, position, generation)
-            run.due = asyncio.get_running_loop().time() + self.backend.poll
+            run.due = asyncio.get_running_loop().time() + self.settings.poll
             self._place(run)
         run.inboxes.add(inbox)
         if self.sweeper is None:
@@ -183,7 +190,7 @@ class Tails:
         self.drop(run)
 
     def _place(self, run: TailRun) -> None:
-        group = run.keys.shard if self.backend.cluster else None
+        group = run.keys.shard if self.settings.cluster else None
         lanes = self.lanes.setdefault(group, [])
         lane = min(lanes, key=lambda lane: len(lane.runs), default=None)
         total = sum(map(len, self.lanes.values()))
@@ -201,11 +208,11 @@ class Tails:
     # -- lease checks ------------------------------------------------------------------
 
     async def _sweep(self) -> None:
-        backend = self.backend
+        poll = self.settings.poll
         loop = asyncio.get_running_loop()
         try:
             while self.runs:
-                await asyncio.sleep(backend.poll)
+                await asyncio.sleep(poll)
                 now = loop.time()
                 for run in [run for run in self.runs.values() if run.due <= now]:
                     run.due = math.inf  # being checked
@@ -218,7 +225,7 @@ class Tails:
     def _stalled(self, now: float) -> bool:
         """Is a lane's read overdue (Redis not answering)? A run's lease may lapse
         in Redis meanwhile while its producer's renewal waits in a socket."""
-        limit = self.backend.poll + STALL_SLACK
+        limit = self.settings.poll + STALL_SLACK
         return any(
             lane.reading is not None and now - lane.reading > limit
             for lanes in self.lanes.values()
@@ -226,17 +233,24 @@ class Tails:
         )
 
     async def _check(self, run: TailRun) -> None:
-        backend = self.backend
+        settings = self.settings
         keys = run.keys
         generation = run.generation if run.generation is not None else new_generation()
         now = asyncio.get_running_loop().time()
         # Redis stalled just now: look only, ending the run would race the
         # producer's renewal (it may be waiting in a socket)
-        look = now < backend.checks_held or self._stalled(now)
-        args = [run.position, backend.ttl_ms, backend.expired_payload, "0", generation, int(look)]
+        look = now < self.checks_held or self._stalled(now)
         try:
-            args[3] = "1" if run.terminal() else "0"
-            reply = await backend.run_script(keys, backend.expire, keys.both, args)
+            terminal = run.terminal()
+            reply = await expire(
+                self.calls,
+                settings,
+                keys,
+                run.position,
+                terminal=terminal,
+                generation=generation,
+                look=look,
+            )
         except StoreError as exc:
             self.fail(run, exc)
             return
@@ -246,9 +260,9 @@ class Tails:
             return
         now = asyncio.get_running_loop().time()
         code = int(reply[0])
-        if code == 3:
+        if code == Reply.LOST:
             self.fail(run, RunLost(keys.run_id, LOST))
-        elif code == 6:
+        elif code == Reply.REPLACED:
             self.fail(
                 run,
                 RunReplaced(
@@ -257,11 +271,11 @@ class Tails:
                     f"{bytes(reply[2]).decode()}): the run was lost and produced again",
                 ),
             )
-        elif code == 0:  # the lease lives: look again when it would lapse
-            lapse = int(reply[2]) / 1000 if len(reply) > 2 else backend.poll
-            run.due = now + min(max(lapse, backend.poll), backend.lease)
+        elif code == Reply.DONE:  # the lease lives: look again when it would lapse
+            lapse = int(reply[2]) / 1000 if len(reply) > 2 else settings.poll
+            run.due = now + min(max(lapse, settings.poll), settings.lease)
         else:  # ended, or ended by this check, or events to read: the lane reads them
-            run.due = now + backend.poll
+            run.due = now + settings.poll
 
 
 class _Lane:
@@ -271,12 +285,12 @@ class _Lane:
         self.tails = tails
         self.group = group
         self.runs: dict[bytes, TailRun] = {}  # by stream key
-        layout = tails.backend.layout
+        layout = tails.settings.layout
         tag = layout.tags[group if group is not None else 0]
         self.bell = f"{layout.prefix}{{{tag}}}bell:{secrets.token_hex(8)}".encode()
         self.bell_id = b"0-0"
         self.rung = False  # since the last read returned
-        self.count = min(_FIRST_COUNT, tails.backend.batch)
+        self.count = min(_FIRST_COUNT, tails.settings.batch)
         self.task: asyncio.Task[None] | None = None
         self.ringing: set[asyncio.Task[None]] = set()
         self.connection: Any = None  # held while the lane lives (one Redis)
@@ -295,7 +309,7 @@ class _Lane:
             ring.add_done_callback(self.ringing.discard)
 
     async def _ring(self) -> None:
-        call = self.tails.backend.pipeliner.call
+        call = self.tails.calls.pipeliner.call
         bell = self.bell
         with contextlib.suppress(Exception):  # the lane re-arms after ``poll`` anyway
             await asyncio.gather(
@@ -304,7 +318,8 @@ class _Lane:
             )
 
     async def _loop(self) -> None:
-        backend = self.tails.backend
+        tails = self.tails
+        settings, calls = tails.settings, tails.calls
         loop = asyncio.get_running_loop()
         self.heard = loop.time()  # Redis last answered this lane
         delay = 0.05
@@ -314,7 +329,7 @@ class _Lane:
                 self.rung = False
                 # the read's deadline: the blocking time and a margin, and no later
                 # than Redis silent for ``silence`` s (then the runs fail)
-                deadline = min(backend.read_timeout, self.heard + backend.silence - loop.time())
+                deadline = min(settings.read_timeout, self.heard + settings.silence - loop.time())
                 self.reading = start = loop.time()
                 try:
                     reply = await self._read(
@@ -323,7 +338,7 @@ class _Lane:
                         b"COUNT",
                         self.count,
                         b"BLOCK",
-                        backend.poll_ms,
+                        settings.poll_ms,
                         b"STREAMS",
                         *self.runs,
                         self.bell,
@@ -333,8 +348,8 @@ class _Lane:
                 except RETRYABLE as exc:
                     now = loop.time()
                     self.reading = None
-                    backend.checks_held = now + backend.lease  # the producer renews first
-                    if now - self.heard >= backend.silence:
+                    tails.checks_held = now + settings.lease  # the producer renews first
+                    if now - self.heard >= settings.silence:
                         error = StoreUnavailable(
                             "*", f"Redis did not answer for {now - self.heard:.1f} s: {exc}"
                         )
@@ -343,7 +358,7 @@ class _Lane:
                         break
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
-                    await backend.heal()
+                    await calls.heal()
                     for run in self.runs.values():  # back: did Redis keep the runs?
                         run.due = min(run.due, now)
                     continue
@@ -351,10 +366,10 @@ class _Lane:
                     self.reading = None
                     await self._blame(exc)
                     continue
-                now = self.heard = backend.pipeliner.heard = loop.time()
+                now = self.heard = calls.pipeliner.heard = loop.time()
                 self.reading = None
-                if now - start > backend.poll + STALL_SLACK:  # Redis stalled, now back:
-                    backend.checks_held = now + backend.lease  # the producer renews first
+                if now - start > settings.poll + STALL_SLACK:  # Redis stalled, now back:
+                    tails.checks_held = now + settings.lease  # the producer renews first
                 delay = 0.05
                 self._dispatch(reply, now)
                 if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
@@ -374,7 +389,7 @@ class _Lane:
             self.task = None
             if self.connection is not None:
                 connection, self.connection = self.connection, None
-                await self.tails.backend.redis.connection_pool.release(connection)  # type: ignore[union-attr]
+                await calls.redis.connection_pool.release(connection)
 
     async def _read(self, timeout: float, *args: Any) -> Any:
         """The lane's ``XREAD``, within ``timeout`` s (else redis-py's
@@ -389,13 +404,13 @@ class _Lane:
             raise RedisTimeoutError(f"no reply to a blocking read within {timeout:.2f} s") from None
 
     async def _xread(self, *args: Any) -> Any:
-        backend = self.tails.backend
-        if backend.cluster or _pack is None:
+        calls = self.tails.calls
+        if calls.cluster or _pack is None:
             # bytes command name: redis-py applies no reply callback (the same raw
             # shape as below)
-            reply = await backend.redis.execute_command(*args, **backend.node_of(self.bell))
+            reply = await calls.redis.execute_command(*args, **calls.node_of(self.bell))
             return _pairs(reply)
-        pool = backend.redis.connection_pool  # type: ignore[union-attr]
+        pool = calls.redis.connection_pool
         if self.connection is None:
             self.connection = await pool.get_connection()
         connection = self.connection
@@ -414,7 +429,7 @@ class _Lane:
 
     def _dispatch(self, reply: list[tuple[bytes, list[Any]]], now: float) -> None:
         tails = self.tails
-        backend = tails.backend
+        settings = tails.settings
         biggest = 0
         for key, found in reply:
             if key == self.bell:
@@ -435,23 +450,23 @@ class _Lane:
                 run.since = b"%d-%d" % (batch.last, batch.generation or 0)
                 run.last_payload = batch.payloads[-1]
                 biggest = max(biggest, max(map(len, batch.payloads)))
-            run.due = now + backend.lease
+            run.due = now + settings.lease
             for inbox in run.inboxes:
                 inbox.push(batch)
             if ended:
                 tails.drop(run)
         if biggest:  # about a page of the biggest event seen per stream, next time
-            self.count = max(1, min(backend.batch, backend.page_bytes // biggest))
+            self.count = max(1, min(settings.batch, settings.page_bytes // biggest))
         else:
-            self.count = min(backend.batch, self.count * 2)
+            self.count = min(settings.batch, self.count * 2)
 
     async def _blame(self, exc: ResponseError) -> None:
         """The ``XREAD`` was refused: fail the runs whose key is not a stream (or
         every run, when none is to blame)."""
-        backend = self.tails.backend
+        calls = self.tails.calls
         runs = list(self.runs.values())
         types = await asyncio.gather(
-            *(backend.call(run.keys, "TYPE", run.keys.stream) for run in runs),
+            *(calls.call(run.keys, "TYPE", run.keys.stream) for run in runs),
             return_exceptions=True,
         )
         blamed = False

@@ -1,0 +1,125 @@
+"""What a producer stores, and when: each event admitted as a payload, the payloads
+batched into appends.
+
+Strategy: ``admit`` encodes an event once (its protobuf payload, as stored and as
+framed for binary readers) and refuses one no reader could take. ``Appends``
+keeps one append in flight at a time; what is produced meanwhile goes in the
+next one, started as soon as the previous returns, so a burst costs one round
+trip per batch, a paced run one per event, and nothing waits for a later event.
+It knows nothing of Redis: an append is the ``send`` it is given.
+
+Contract: an append carries consecutive events (``first`` and its payloads), at
+most ``batch`` of them and ``page_bytes`` of payload (one event at least);
+``add`` waits while that much is queued; ``drain`` returns once everything added
+is stored. The first append that fails is raised by every later ``add`` and
+``drain``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, Final
+
+from .._codec.backend import encode_payload
+from .._encoder import as_event_dict, encode_sse
+from .._streaming import event_type
+from ..errors import EventTooLarge
+from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
+
+# An SSE event is at most this many times its protobuf payload (field names,
+# escapes): a payload below the limit / this ratio needs no SSE encode to check.
+_SSE_RATIO: Final = 16
+_ID_LINE: Final = 48  # room for the ``id: n-g`` line a reader's SSE block carries
+
+
+def admit(event: Any, index: int) -> bytes:
+    """The payload of the run's event ``index``, or ``EventTooLarge`` when a reader
+    could not take it (as a binary frame, or as an SSE event)."""
+    payload = encode_payload(event if type(event) is dict else as_event_dict(event))
+    size, limit = len(payload), DEFAULT_MAX_FRAME_SIZE
+    if size <= limit and size * _SSE_RATIO + _ID_LINE > DEFAULT_MAX_EVENT_SIZE:
+        size, limit = len(encode_sse(event)) + _ID_LINE, DEFAULT_MAX_EVENT_SIZE
+    if size > limit:
+        kind = event_type(event)
+        raise EventTooLarge(
+            f"event {index} is {size:,} bytes encoded, above the {limit:,} its readers "
+            "accept; nothing of it was stored",
+            event_type=kind if isinstance(kind, str) else None,
+            index=index,
+            size=size,
+            limit=limit,
+        )
+    return payload
+
+
+#: An append: the index of the first event, and the payloads from it on.
+Send = Callable[[int, list[bytes]], Coroutine[Any, Any, None]]
+
+
+class Appends:
+    """A producer's appends (see the module doc)."""
+
+    def __init__(self, send: Send, first: int, batch: int, page_bytes: int) -> None:
+        self.send = send
+        self.batch = batch
+        self.page_bytes = page_bytes
+        self.first = first  # the index of pending[0]
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
+        self.task: asyncio.Task[None] | None = None
+        self.error: BaseException | None = None
+
+    async def add(self, payload: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.pending.append(payload)
+        self.pending_bytes += len(payload)
+        if self.task is None:
+            self._start()
+        while self.task is not None and (
+            len(self.pending) >= self.batch or self.pending_bytes >= self.page_bytes
+        ):
+            await asyncio.wait({self.task})
+            if self.error is not None:
+                raise self.error
+
+    def _start(self) -> None:
+        size = count = 0
+        for payload in self.pending:  # one page: ``batch`` events, ``page_bytes``
+            if count and (count >= self.batch or size + len(payload) > self.page_bytes):
+                break
+            size += len(payload)
+            count += 1
+        payloads, self.pending = self.pending[:count], self.pending[count:]
+        self.pending_bytes -= size
+        first = self.first
+        self.first += len(payloads)
+        self.task = asyncio.ensure_future(self.send(first, payloads))
+        self.task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.task = None
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.error = error
+        elif self.pending:
+            self._start()
+
+    async def drain(self) -> None:
+        """Until everything added is stored (or an append failed: raised)."""
+        while True:
+            if self.error is not None:
+                raise self.error
+            if self.task is not None:
+                await asyncio.wait({self.task})
+            elif self.pending:
+                self._start()
+            else:
+                return
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()

@@ -1,0 +1,117 @@
+"""A producer's claim on a run: take its lease, or say why not.
+
+Strategy: ``ACQUIRE`` (one script, atomic) takes the lease of a run that has not
+ended and whose lease nobody holds, drawing the run's generation when it has no
+event yet; a retry after a lost reply finds its own token in the lease. A run
+with events and no lease lost its producer: it is continued only by a caller
+that replays it deterministically (``replay=True``); otherwise the claim ends it
+as a reader's lease check would (``_leases.EXPIRE``: ``RUN_ERROR``,
+``LEASE_EXPIRED``) and says so, now and on every retry, so a reader never gets
+two producers' events as one run. Before a store's first claim, Redis must run
+the script that needs the most of it (``_producer.FAIL``), so a Redis too old is
+found out before anything of the run is stored.
+
+Contract: ``claim`` returns the ``Producer`` holding the run's lease, or the
+number of events of a run that has ended already; it raises ``RunInProgress``
+(a live producer holds the lease), ``RunAbandoned`` (see above),
+``StoreUnsupported`` and the ``StoreError``s of a call. ``events`` is closed
+unstarted whenever no producer will run them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import AsyncIterable, Iterable
+from typing import Any, Final
+
+from .._codec.backend import frame
+from .._decoder import decode_proto
+from .._streaming import TERMINAL, close_unstarted
+from ..errors import RunAbandoned, RunInProgress
+from ._keys import PAYLOAD, RunKeys, new_generation
+from ._leases import expire
+from ._pages import top
+from ._producer import FAIL, Producer, Writing
+from ._scripts import PRELUDE, Reply, Script
+
+# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, generation (of a
+# new run), replay ('1': continue a run whose producer vanished).
+# {DONE, last, generation} | {ENDED, last, end reason} | {HELD, last} | {ABANDONED, last}
+ACQUIRE: Final = Script(
+    PRELUDE
+    + """
+local last, seq, fields = top(KEYS[1])
+if last and seq % 2 == 1 then return {ENDED, last, fields[2]} end
+local holder = redis.call('GET', KEYS[2])
+if holder == ARGV[1] then  -- ours: a retry after a lost reply
+  return {DONE, last or 0, last and gen_of(seq) or ARGV[4]}
+end
+if holder then return {HELD, last or 0} end
+if last and ARGV[5] ~= '1' then return {ABANDONED, last} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return {DONE, last or 0, last and gen_of(seq) or ARGV[4]}
+"""
+)
+
+ABANDONED: Final = (
+    "its producer vanished without ending it (the lease expired): the run was ended "
+    "with RUN_ERROR (LEASE_EXPIRED) and is not produced again; a producer that "
+    "replays the run deterministically passes replay=True to continue it"
+)
+
+
+async def claim(
+    writing: Writing,
+    keys: RunKeys,
+    events: Iterable[Any] | AsyncIterable[Any],
+    replay: bool,
+) -> Producer | int:
+    """The run's lease for a new producer of ``events`` (see the module doc), or the
+    number of events of a run that has ended already."""
+    calls, settings = writing.calls, writing.settings
+    proposed = new_generation()
+    token = f"{proposed}:{secrets.token_hex(12)}"
+    try:
+        await calls.ready(keys, FAIL)
+        reply = await calls.script(
+            keys,
+            ACQUIRE,
+            keys.both,
+            [token, settings.lease_ms, settings.running_ttl_ms, proposed, "1" if replay else "0"],
+        )
+        code, last = int(reply[0]), int(reply[1])
+        if code == Reply.ABANDONED:  # end the run for its producer, as a reader would
+            await _abandon(writing, keys, last)
+    except BaseException:
+        await close_unstarted(events)
+        raise
+    if code != Reply.DONE:
+        await close_unstarted(events)
+    if code == Reply.ENDED:
+        if bytes(reply[2]) == b"lease-expired":
+            raise RunAbandoned(keys.run_id, ABANDONED)
+        return last
+    if code == Reply.HELD:
+        raise RunInProgress(keys.run_id, "another producer holds the run's lease")
+    if code == Reply.ABANDONED:
+        raise RunAbandoned(keys.run_id, ABANDONED)
+    return Producer(writing, keys, token, last, int(reply[2]), events)
+
+
+async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:
+    """End a run whose producer vanished (no lease) with RUN_ERROR, as a reader's
+    lease check does (the EXPIRE script: a live lease meanwhile leaves it)."""
+    found = await top(writing.calls, keys)
+    if found is None:
+        return
+    n, seq, fields = found
+    terminal = False
+    if n == last and seq % 2 == 0 and PAYLOAD in fields:
+        with contextlib.suppress(Exception):  # undecodable: the readers name it
+            event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
+            terminal = event.get("type") in TERMINAL
+    await expire(
+        writing.calls, writing.settings, keys, n, terminal=terminal, generation="", look=False
+    )

@@ -1,0 +1,113 @@
+"""A run's lease, as readers and claimers see it: what it names, and the end of a
+run whose producer's lease lapsed.
+
+Strategy: a producer holds the run's lease key (``<generation>:<token>``, ``PX
+lease``) and renews it (``_producer``). Anyone else only looks: ``EXPIRE`` (one
+script, atomic) ends a run whose lease is gone, after its last stored event,
+with a ``RUN_ERROR`` (code ``LEASE_EXPIRED``) and the end marker, both stored
+like any event, so every reader everywhere sees the same end. It ends the run
+only for a caller that has read up to the run's last event (else it replies
+``BEHIND``: the caller reads first), so the ``RUN_ERROR`` never goes before an
+event the caller has not seen, nor after a terminal one (then the end marker
+alone).
+
+Contract: ``expire`` returns the script's reply (``Reply.DONE`` with the
+lease's PTTL while it lives, ``EXPIRED`` once this call ended the run, else why
+not); ``lease_generation`` what a lease names.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Final
+
+from .._codec.backend import encode_payload
+from ._calls import Calls
+from ._keys import LEASE_EXPIRED, RunKeys
+from ._scripts import PRELUDE, Script
+from ._settings import Settings
+
+# KEYS: stream, lease. ARGV: known (events the caller has read), ttl_ms,
+# RUN_ERROR payload, '1' when event ``known`` is terminal, the caller's
+# generation ('': none known; then a new run's, for a run with no event), '1' to
+# look only (Redis just stalled: the producer's renewal may be on its way; a run
+# lost or replaced is still said). A live lease: {DONE, -1, its PTTL} (the reader
+# checks again when it would lapse); looking only: {DONE, -1, 0}.
+EXPIRE: Final = Script(
+    PRELUDE
+    + """
+local pttl = redis.call('PTTL', KEYS[2])
+if pttl ~= -2 then return {DONE, -1, pttl} end
+local known = tonumber(ARGV[1])
+local last, seq, fields, id = top(KEYS[1])
+local gen = ARGV[5]
+if last == nil then
+  if known > 0 then return {LOST, 0} end
+  last, seq = 0, tonumber(gen)
+  if not seq then return {LOST, 0} end
+end
+if known > 0 and gen ~= '' and gen_of(seq) ~= gen then return {REPLACED, last, id} end
+gen = gen_of(seq)
+if last < known then return {LOST, last} end
+if seq % 2 == 1 then return {ENDED, last} end
+if last > known then return {BEHIND, last} end
+if ARGV[6] == '1' then return {DONE, -1, 0} end
+local done = string.format('%d', tonumber(gen) + 1)
+if ARGV[4] == '1' then
+  redis.call('XADD', KEYS[1], last .. '-' .. done, 'end', 'finished')
+else
+  redis.call('XADD', KEYS[1], (last + 1) .. '-' .. gen, 'p', ARGV[3])
+  redis.call('XADD', KEYS[1], (last + 1) .. '-' .. done, 'end', 'lease-expired')
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+return {EXPIRED, last}
+"""
+)
+
+
+@functools.cache
+def expired_payload(lease: float) -> bytes:
+    """The ``RUN_ERROR`` a run whose lease lapsed ends with (its protobuf payload)."""
+    return encode_payload(
+        {
+            "type": "RUN_ERROR",
+            "message": f"the run's producer stopped: no heartbeat within its lease of {lease:g} s",
+            "code": LEASE_EXPIRED,
+        }
+    )
+
+
+async def expire(
+    calls: Calls,
+    settings: Settings,
+    keys: RunKeys,
+    known: int,
+    *,
+    terminal: bool,
+    generation: int | str,
+    look: bool,
+) -> list[Any]:
+    """End the run if its lease is gone (the EXPIRE script; see the module doc):
+    ``known`` is the last event the caller has read, ``terminal`` whether that
+    one is terminal, ``generation`` the caller's (``""``: none known), ``look``
+    only look (no end)."""
+    args = [
+        known,
+        settings.ttl_ms,
+        expired_payload(settings.lease),
+        "1" if terminal else "0",
+        generation,
+        int(look),
+    ]
+    return await calls.run_script(keys, EXPIRE, keys.both, args)
+
+
+async def lease_generation(calls: Calls, keys: RunKeys) -> int | bool | None:
+    """The generation its lease names (a run with no event yet; ``None``: a
+    lease without one), or ``False``: no lease."""
+    holder = await calls.call(keys, "GET", keys.lease)
+    if holder is None:
+        return False
+    head, colon, _ = bytes(holder).partition(b":")
+    return int(head) if colon and head.isdigit() else None

@@ -1,0 +1,415 @@
+"""The producer of a claimed run: store its events as they come, heartbeat, and end
+it (the end marker; a ``RUN_ERROR`` first after a failure).
+
+Strategy: the run's rules are four scripts, each atomic in Redis and idempotent,
+so a retry after a lost reply changes nothing: ``APPEND`` stores the events after
+the stream's last (an event at or below it is skipped when it is the one
+stored: a retried job or a lost reply never stores twice, and the first write
+wins), ``RENEW`` the heartbeat, ``FINISH`` the end marker, ``FAIL`` a
+``RUN_ERROR`` and the end marker (it runs even when Redis is out of memory). Each
+checks the lease token (a producer that lost its lease cannot write) and that
+the events this producer knows are stored are still there.
+
+Contract: ``Producer.run`` stores each event once (``_appends``), renews the
+lease ``lease / 3`` after it was last renewed (an append renews it too), ends
+the run, and returns the number of its events. It raises ``LeaseLost``,
+``RunLost``, ``RunReplaced`` or ``StoreCorrupted`` once the run is no longer its
+own, ``StoreUnavailable`` when Redis is silent too long (the run is then ended
+by its lease), and what the events raised (the run ended with a ``RUN_ERROR``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import AsyncIterable, Iterable
+from typing import Any, Final, Literal
+
+from .._codec.backend import encode_payload
+from .._streaming import TERMINAL, Source, default_error_event, event_type
+from ..errors import (
+    LeaseLost,
+    RunLost,
+    RunReplaced,
+    StoreCorrupted,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+)
+from ._appends import Appends, admit
+from ._calls import Calls
+from ._keys import STORE_FULL, RunKeys
+from ._scripts import PRELUDE, Reply, Script
+from ._settings import Settings
+from ._snapshots import Snapshots
+from ._watchdog import Watchdog
+
+logger = logging.getLogger("agui_wire.redis")
+
+# KEYS: stream, lease (, snapshot). ARGV: token, lease_ms, running_ttl_ms, maxlen
+# (0: none), known (events this producer knows are stored), first index,
+# generation, payloads... An event at or below the stream's last is skipped when
+# it is the one stored (a retry after a lost reply), else the stored one is corrupt.
+APPEND: Final = Script(
+    PRELUDE
+    + """
+local last, seq, fields, id = top(KEYS[1])
+last = last or 0
+local known, gen = tonumber(ARGV[5]), ARGV[7]
+if last < known then return {LOST, last} end
+if seq then
+  if gen_of(seq) ~= gen then return {REPLACED, last, id} end
+  if seq % 2 == 1 then return {ENDED, last} end
+end
+if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {HELD, last} end
+local maxlen = tonumber(ARGV[4])
+local n = tonumber(ARGV[6]) - 1
+for i = 8, #ARGV do
+  n = n + 1
+  if n > last then
+    if n ~= last + 1 then return {LOST, last} end
+    if maxlen > 0 then
+      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, n .. '-' .. gen, 'p', ARGV[i])
+    else
+      redis.call('XADD', KEYS[1], n .. '-' .. gen, 'p', ARGV[i])
+    end
+    last = n
+  elseif n > known then
+    local e = redis.call('XRANGE', KEYS[1], n .. '-' .. gen, n .. '-' .. gen)
+    if #e == 1 and (#e[1][2] ~= 2 or e[1][2][1] ~= 'p' or e[1][2][2] ~= ARGV[i]) then
+      return {CORRUPTED, last, e[1][1]}
+    end
+  end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+return {DONE, last}
+"""
+)
+
+# KEYS: stream, lease (, snapshot). ARGV: token, lease_ms, running_ttl_ms, known,
+# generation. Replies {DONE, -1} when the lease is renewed.
+RENEW: Final = Script(
+    PRELUDE
+    + """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  local last, seq, fields, id = top(KEYS[1])
+  last = last or 0
+  if last < tonumber(ARGV[4]) then return {LOST, last} end
+  if seq then
+    if gen_of(seq) ~= ARGV[5] then return {REPLACED, last, id} end
+    if seq % 2 == 1 then return {ENDED, last} end
+  end
+  if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {HELD, last} end
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+return {DONE, -1}
+"""
+)
+
+# KEYS: stream, lease (, snapshot). ARGV: token, ttl_ms, known, reason, generation,
+# its end's sequence (generation + 1).
+FINISH: Final = Script(
+    PRELUDE
+    + """
+local last, seq, fields, id = top(KEYS[1])
+last = last or 0
+if last < tonumber(ARGV[3]) then return {LOST, last} end
+if seq then
+  if gen_of(seq) ~= ARGV[5] then return {REPLACED, last, id} end
+  if seq % 2 == 1 then
+    if ended_by(fields) == ARGV[1] then return {DONE, last} end  -- by us: a retry
+    return {ENDED, last}
+  end
+end
+if last > tonumber(ARGV[3]) then return {CORRUPTED, last, id} end  -- not written by us
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return {HELD, last} end
+redis.call('XADD', KEYS[1], last .. '-' .. ARGV[6], 'end', ARGV[4], 'by', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+redis.call('DEL', KEYS[2])
+return {DONE, last}
+"""
+)
+
+# KEYS: stream, lease (, snapshot). ARGV: token, ttl_ms, known, reason, generation,
+# its end's sequence, RUN_ERROR payload, the index of the producer's terminal
+# event (0: none). Ends the run after a failure: the RUN_ERROR after what Redis
+# holds (not after a terminal event), then the end. Runs when Redis is out of
+# memory (a few hundred bytes past ``maxmemory``), so a run that filled Redis
+# still ends. Its flags line needs Redis 7.0 (``Calls.ready`` probes it).
+FAIL: Final = Script(
+    "#!lua flags=allow-oom\n"
+    + PRELUDE
+    + """
+local last, seq, fields, id = top(KEYS[1])
+last = last or 0
+if last < tonumber(ARGV[3]) then return {LOST, last} end
+if seq then
+  if gen_of(seq) ~= ARGV[5] then return {REPLACED, last, id} end
+  if seq % 2 == 1 then
+    if ended_by(fields) == ARGV[1] then return {DONE, last} end
+    return {ENDED, last}
+  end
+end
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return {HELD, last} end
+if tonumber(ARGV[8]) ~= last then
+  last = last + 1
+  redis.call('XADD', KEYS[1], last .. '-' .. ARGV[5], 'p', ARGV[7])
+end
+redis.call('XADD', KEYS[1], last .. '-' .. ARGV[6], 'end', ARGV[4], 'by', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+redis.call('DEL', KEYS[2])
+return {DONE, last}
+"""
+)
+
+
+class Writing:
+    """What the producers of one store share: its settings, calls and watchdog."""
+
+    __slots__ = ("calls", "settings", "watchdog")
+
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
+        self.watchdog = Watchdog(calls.pipeliner, settings.silence)
+
+
+class Producer:
+    """One claimed run being published (the lease is ours)."""
+
+    def __init__(
+        self,
+        writing: Writing,
+        keys: RunKeys,
+        token: str,
+        stored: int,
+        generation: int,
+        events: Iterable[Any] | AsyncIterable[Any],
+    ) -> None:
+        self.writing = writing
+        self.settings = settings = writing.settings
+        self.calls = writing.calls
+        self.run_keys = keys
+        self.run_id = keys.run_id
+        self.token = token
+        self.stored = stored  # events Redis acknowledged
+        self.generation = str(generation)
+        self.done = str(generation + 1)  # the sequence of the run's end marker
+        self.events = events
+        self.lost: StoreError | None = None
+        self.main: asyncio.Task[Any] | None = None  # the task running ``run``
+        # with maxlen: the trimmed events' compact prefix, kept in Redis
+        self.snapshots = (
+            None
+            if settings.maxlen is None
+            else Snapshots(
+                self.calls, keys, self.generation, settings.maxlen, settings.running_ttl_ms
+            )
+        )
+        self.keys = keys.all if settings.maxlen else keys.both
+        self.renewed = -math.inf  # loop time the lease was last renewed (sent)
+
+    def _check(self, reply: list[Any]) -> int:
+        code, last = int(reply[0]), int(reply[1])
+        if code == Reply.DONE:
+            self.stored = max(self.stored, last)
+            return last
+        if code == Reply.LOST:
+            raise RunLost(
+                self.run_id,
+                f"Redis holds {last} events of the run, {self.stored} were acknowledged: "
+                "its keys were evicted (maxmemory policy) or lost (Redis restarted "
+                "without persistence, or a failover lost them)",
+            )
+        if code == Reply.REPLACED:
+            raise RunReplaced(
+                self.run_id,
+                "the stream holds another generation of the run (entry "
+                f"{bytes(reply[2]).decode()}): this one was lost and the run produced again",
+            )
+        if code == Reply.CORRUPTED:
+            raise StoreCorrupted(
+                self.run_id,
+                self.run_keys.stream,
+                bytes(reply[2]).decode(),
+                "an entry this producer did not write",
+            )
+        raise LeaseLost(
+            self.run_id,
+            "the run was ended by its lease expiring"
+            if code == Reply.ENDED
+            else "the lease is not ours",
+        )
+
+    async def append(self, first: int, payloads: list[bytes]) -> None:
+        settings = self.settings
+        self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
+        reply = await self.calls.script(
+            self.run_keys,
+            APPEND,
+            self.keys,
+            [
+                self.token,
+                settings.lease_ms,
+                settings.running_ttl_ms,
+                settings.maxlen or 0,
+                self.stored,
+                first,
+                self.generation,
+                *payloads,
+            ],
+        )
+        self._check(reply)
+        if self.snapshots is not None:
+            await self.snapshots.stored(self.stored)
+
+    async def _finish(self, reason: str) -> None:
+        reply = await self.calls.script(
+            self.run_keys,
+            FINISH,
+            self.keys,
+            [self.token, self.settings.ttl_ms, self.stored, reason, self.generation, self.done],
+        )
+        self._check(reply)
+
+    async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
+        """Renew the lease ``lease / 3`` after it was last renewed: an append renews
+        it too, so a run that produces more often than that sends no renewals."""
+        settings = self.settings
+        loop = asyncio.get_running_loop()
+        while True:
+            wait = self.renewed + settings.lease / 3 - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            self.renewed = loop.time()
+            try:
+                reply = await self.calls.script(
+                    self.run_keys,
+                    RENEW,
+                    self.keys,
+                    [
+                        self.token,
+                        settings.lease_ms,
+                        settings.running_ttl_ms,
+                        self.stored,
+                        self.generation,
+                    ],
+                )
+                if reply[0] != Reply.DONE:
+                    self._check(reply)
+            except StoreError as exc:
+                self.lost = exc
+                main.cancel()
+                return
+
+    def unavailable(self, reason: str) -> None:
+        """Redis has been silent too long (the store's watchdog): stop, raising
+        ``StoreUnavailable`` (the run is not ended: its lease will be)."""
+        if self.lost is None and self.main is not None:
+            self.lost = StoreUnavailable(self.run_id, reason)
+            self.main.cancel()
+
+    async def run(self) -> int:
+        main = self.main = asyncio.current_task()
+        assert main is not None
+        self.renewed = asyncio.get_running_loop().time()  # by the claim
+        watchdog = self.writing.watchdog
+        watchdog.watch(self)
+        heartbeat = asyncio.ensure_future(self._heartbeat(main))
+        source = Source(self.events, None, asyncio.get_running_loop())
+        skip = self.stored  # a retried run: these are stored already
+        appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
+        count = 0
+        terminal = 0  # the index of the producer's terminal event, once produced
+        try:
+            try:
+                while True:
+                    try:
+                        event = await source.next()
+                    except StopAsyncIteration:
+                        break
+                    count += 1
+                    if self.snapshots is not None:
+                        self.snapshots.produced(event)
+                    if count > skip:
+                        await appends.add(admit(event, count))
+                    if event_type(event) in TERMINAL:
+                        terminal = count
+                await appends.drain()
+                await self._finish("finished")
+                return count
+            except asyncio.CancelledError:
+                if self.lost is not None:
+                    raise self.lost from None
+                await self._end_with(appends, terminal, "cancelled", None)
+                raise
+            except StoreFull as exc:  # the run ends failed, said so, if Redis lets it
+                await self._end_with(appends, terminal, "failed", exc)
+                raise
+            except StoreError:
+                raise
+            except Exception as exc:
+                await self._end_with(appends, terminal, "failed", exc)
+                raise
+        finally:
+            watchdog.unwatch(self)
+            heartbeat.cancel()
+            appends.cancel()
+            await source.close()
+
+    async def _end_with(
+        self,
+        appends: Appends,
+        terminal: int,
+        reason: Literal["cancelled", "failed"],
+        exc: Exception | None,
+    ) -> None:
+        """End the run after a failure: what was produced, a RUN_ERROR (unless the
+        last event stored is the producer's terminal one), the end (one script,
+        which runs even when Redis is out of memory)."""
+        try:
+            with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
+                await appends.drain()
+            if exc is None:
+                error = {
+                    "type": "RUN_ERROR",
+                    "message": "the run was cancelled on the server",
+                    "code": "CANCELLED",
+                }
+            elif isinstance(exc, StoreFull):
+                error = {
+                    "type": "RUN_ERROR",
+                    "message": "the run store is full (Redis maxmemory)",
+                    "code": STORE_FULL,
+                }
+            else:
+                error = default_error_event(exc)
+            reply = await self.calls.script(
+                self.run_keys,
+                FAIL,
+                self.keys,
+                [
+                    self.token,
+                    self.settings.ttl_ms,
+                    self.stored,
+                    reason,
+                    self.generation,
+                    self.done,
+                    encode_payload(error),
+                    terminal,
+                ],
+            )
+            self._check(reply)
+        except Exception as err:
+            logger.error("could not end run %r after a failure", self.run_id, exc_info=err)

@@ -1,0 +1,74 @@
+"""What the store's Lua scripts share: their reply codes, the Lua helpers they start
+with, and ``Script`` (a body and its SHA-1, as ``EVALSHA`` names it).
+
+Strategy: each script owns one write rule and runs atomically in Redis; its body
+sits in the module that calls it (``_claim``: ACQUIRE; ``_producer``: APPEND,
+RENEW, FINISH, FAIL; ``_leases``: EXPIRE; ``_pages``: PAGE). A script that
+answers a rule replies ``{code, last, ...}``: ``last`` the run's last event
+index in Redis, ``code`` a ``Reply``. ``PRELUDE`` declares every ``Reply`` as a Lua
+local of the same name, so the codes are written once, here, and both sides name
+them. A generation travels as a decimal string (Lua numbers print 14 digits).
+
+Contract: a ``Reply`` is an ``int`` (compare a reply's ``int(reply[0])`` with it).
+A script's body never changes while the process runs (its SHA-1 is its name);
+``_pipeline`` loads it when Redis answers ``NOSCRIPT``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import IntEnum
+from typing import Final
+
+
+class Reply(IntEnum):
+    """The first field of a script's reply: what became of the call."""
+
+    DONE = 0  #: done
+    ENDED = 1  #: the run has ended
+    HELD = 2  #: the lease is not the caller's: another producer holds it
+    LOST = 3  #: events the caller knows are stored are missing
+    EXPIRED = 4  #: (EXPIRE) the lease had lapsed: this check ended the run
+    BEHIND = 5  #: (EXPIRE) the caller has not read up to the last event yet
+    REPLACED = 6  #: the stream holds another generation of the run (its entry id follows)
+    CORRUPTED = 7  #: an entry the store never wrote (its id follows)
+    ABANDONED = 8  #: (ACQUIRE) the run has events and nobody holds its lease
+
+
+class Script:
+    """A Lua script's body and its SHA-1."""
+
+    __slots__ = ("body", "sha")
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.sha = hashlib.sha1(body.encode()).hexdigest()
+
+
+#: The helpers every rule script starts with: the reply codes, and
+#: ``top(key)``: the stream's last entry as ``index, sequence, fields, id``
+#: (``nil`` when it has none); ``gen_of(seq)``: an entry's generation;
+#: ``ended_by(fields)``: the token that ended the run; ``ours(lease, token, ms)``:
+#: is the lease the caller's (a lease that lapsed with nobody else holding it is
+#: the caller's again: Redis or the producer stalled; the run has not ended, or the
+#: caller would know by now).
+PRELUDE: Final = (
+    f"local {', '.join(code.name for code in Reply)} = {', '.join(str(int(c)) for c in Reply)}"
+    + """
+local function top(key)
+  local t = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  if #t == 0 then return nil, nil end
+  local ms, seq = string.match(t[1][1], '^(%d+)-(%d+)$')
+  return tonumber(ms), tonumber(seq), t[1][2], t[1][1]
+end
+local function gen_of(seq) return string.format('%d', seq - seq % 2) end
+local function ended_by(fields) return fields[3] == 'by' and fields[4] end
+local function ours(lease, token, ms)
+  local holder = redis.call('GET', lease)
+  if holder == token then return true end
+  if holder then return false end
+  redis.call('SET', lease, token, 'PX', ms)
+  return true
+end
+"""
+)

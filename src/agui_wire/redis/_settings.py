@@ -1,0 +1,131 @@
+"""A store's settings: its options checked once, and the timings derived from them.
+
+Contract: ``Settings`` raises ``ValueError`` naming the bad option (or a client
+that cannot work: responses decoded to ``str``, too few connections, a cluster
+client whose ``socket_timeout`` is below the blocking read) and otherwise holds
+plain values, read by every other module and changed by none. The timings are
+derived here alone: ``poll`` (the ``XREAD BLOCK`` time and the interval of lease
+checks, ``min(1 s, lease / 4)``), the store's own deadlines (a blocking read, a
+command round trip) whatever the client's ``socket_timeout``, and ``silence``
+(Redis silent that long fails live producers and readers:
+``min(reconnect, lease + 1 s)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from redis.asyncio.cluster import RedisCluster
+
+from ._keys import Layout
+
+#: Connections the short commands of one store use (each a pipeline at a time).
+COMMAND_LANES: Final = 4
+#: The most lanes (blocking ``XREAD`` connections) the tails of one store open.
+MAX_LANES: Final = 16
+#: Connections a store may hold at once: the lanes of both kinds, and one to load scripts.
+CONNECTIONS: Final = COMMAND_LANES + MAX_LANES + 1
+
+
+class Settings:
+    """One store's checked options and derived timings (see ``RunStore`` for each)."""
+
+    __slots__ = (
+        "backlog",
+        "batch",
+        "cluster",
+        "command_timeout",
+        "layout",
+        "lease",
+        "lease_ms",
+        "maxlen",
+        "page_bytes",
+        "poll",
+        "poll_ms",
+        "read_timeout",
+        "reconnect",
+        "running_ttl_ms",
+        "silence",
+        "ttl",
+        "ttl_ms",
+    )
+
+    def __init__(
+        self,
+        redis: Any,
+        *,
+        prefix: str,
+        ttl: float,
+        lease: float,
+        maxlen: int | None,
+        reconnect: float,
+        batch: int,
+        backlog: int,
+        page_bytes: int,
+        shards: int,
+    ) -> None:
+        self.cluster = isinstance(redis, RedisCluster)
+        kwargs = _client_kwargs(redis, self.cluster)
+        for name, value in (("ttl", ttl), ("lease", lease), ("reconnect", reconnect)):
+            _check_seconds(name, value)
+        if maxlen is not None:
+            _check_count("maxlen", maxlen, "a positive int or None")
+        for name, count in (("batch", batch), ("backlog", backlog), ("page_bytes", page_bytes)):
+            _check_count(name, count, "a positive int")
+        self.layout = Layout(prefix, shards)
+        self.ttl = float(ttl)
+        self.lease = float(lease)
+        self.maxlen = maxlen
+        self.reconnect = float(reconnect)
+        self.batch = batch
+        self.backlog = backlog
+        self.page_bytes = page_bytes
+        # Seconds between lease checks of a quiet run (and the ``XREAD BLOCK`` time).
+        self.poll = min(1.0, self.lease / 4)
+        self.poll_ms = max(1, int(self.poll * 1000))
+        # Deadlines of the store's own: a blocking read ``poll`` plus a margin, a
+        # command round trip; Redis silent for ``silence`` s fails live producers
+        # and readers (StoreUnavailable).
+        self.read_timeout = self.poll + max(1.0, self.poll)
+        self.command_timeout = max(2.0, 2 * self.poll)
+        self.silence = min(self.reconnect, self.lease + 1.0)
+        self.lease_ms = max(1, int(self.lease * 1000))
+        self.ttl_ms = max(1, int(self.ttl * 1000))
+        self.running_ttl_ms = self.lease_ms + self.ttl_ms  # a live run's keys
+        socket_timeout = kwargs.get("socket_timeout")
+        if self.cluster and socket_timeout is not None and socket_timeout < self.read_timeout:
+            raise ValueError(
+                f"a Redis Cluster client's socket_timeout ({socket_timeout:g} s) must be at "
+                f"least the store's blocking read, {self.read_timeout:g} s (XREAD BLOCK "
+                f"{self.poll:g} s, poll = min(1 s, lease / 4), plus a margin): below it "
+                "every quiet run would look like a dead Redis"
+            )
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+
+
+def _check_count(name: str, value: object, rule: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be {rule}, not {value!r}")
+
+
+def _client_kwargs(redis: Any, cluster: bool) -> dict[str, Any]:
+    """The client's connection options, once it is one the store can work with."""
+    if cluster:
+        kwargs = redis.get_connection_kwargs()
+    else:
+        kwargs = getattr(getattr(redis, "connection_pool", None), "connection_kwargs", {})
+    if kwargs.get("decode_responses"):
+        raise ValueError("RunStore needs a Redis client with decode_responses=False")
+    pool = getattr(redis, "connection_pool", None)
+    limit = getattr(pool, "max_connections", None) or kwargs.get("max_connections")
+    if isinstance(limit, int) and limit < CONNECTIONS:
+        raise ValueError(
+            f"RunStore needs a client with max_connections >= {CONNECTIONS}, not {limit}: "
+            f"{COMMAND_LANES} command lanes, up to {MAX_LANES} blocking reads and one "
+            "to load scripts (the pool would refuse the rest)"
+        )
+    return dict(kwargs)
