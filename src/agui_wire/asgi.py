@@ -55,6 +55,10 @@ Contract:
   (events encoded once for many responses, as ``agui_wire.redis`` does for
   fan-out) is written as its ``data(binary)`` bytes in one send, unchanged
   (its SSE ids are its own; ``event_id`` does not apply to it).
+* Subclasses that open what their events come from before the headers go out:
+  ``streams(scope)`` says whether answering ``scope`` streams the events (so a
+  ``HEAD`` or a 406 opens nothing), ``refuse(send, status, text)`` answers a
+  plain-text status instead, the producer closed unstarted.
 * Keep-alive: SSE, ``: keep-alive\\n\\n`` after ``keepalive`` seconds without
   a write (default 15; ``None`` turns it off). The binary transport has no
   comment frame (a zero-length frame is an empty ``Event``: ``@ag-ui/client``
@@ -284,6 +288,41 @@ class EventStreamResponse(_Base):
     def content_type(self) -> str | None:
         """The negotiated content type; ``None`` before negotiation or if not acceptable."""
         return None if self._encoder is None else self._encoder.content_type
+
+    # -- for a subclass that prepares before the headers go out ----------------------
+
+    def streams(self, scope: Scope) -> bool:
+        """Whether answering ``scope`` streams the events: an HTTP request other than
+        ``HEAD`` whose ``Accept`` negotiated a transport (negotiated from the scope
+        now when the response was given neither ``request`` nor ``accept``). A
+        subclass that opens what its events come from before the headers go out
+        asks this first: a ``HEAD`` or a 406 needs nothing opened."""
+        if scope.get("type") != "http" or scope.get("method") == "HEAD":
+            return False
+        if not self._negotiated:
+            self._negotiate(scope_header(scope, b"accept"))
+        return self._encoder is not None
+
+    async def refuse(
+        self, send: Send, status: int, text: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """Answer ``status`` with ``text`` as a plain-text body instead of the events,
+        which are closed unstarted: for a subclass that finds, before the headers go
+        out, that it cannot stream (a 404 for a run it does not know, say). The
+        response is then spent; ``background`` does not run."""
+        self._used = True
+        await close_unstarted(self._events)
+        body = text.encode()
+        raw = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode("latin-1")),
+            *(
+                (k.lower().encode("latin-1"), v.encode("latin-1"))
+                for k, v in (headers or {}).items()
+            ),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": raw})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
     # -- ASGI ------------------------------------------------------------------------
 

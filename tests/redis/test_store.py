@@ -389,6 +389,33 @@ def test_response_status_for_unknown_run_and_bad_after(redis_server, run_id) -> 
     run(main())
 
 
+def test_a_strict_response_refuses_an_accept_before_it_asks_redis(redis_server, run_id) -> None:
+    """Negotiated from the request (no ``request=`` given) before the run is looked
+    up: an ``Accept`` it cannot answer is a 406 whether or not the run exists (and
+    costs Redis nothing); a ``HEAD`` gets the headers without a look-up either."""
+
+    async def main() -> None:
+        r = client(redis_server)
+        try:
+            store = RunStore(r)
+            await store.publish(run_id, RUN)
+            for name in ("nope", run_id):
+                start, bodies = await call(
+                    store.response(name, strict=True), headers=[("accept", "application/json")]
+                )
+                assert start["status"] == 406
+                assert b"text/event-stream" in b"".join(bodies)
+            before = (await r.info("commandstats")).get("cmdstat_xrevrange", {}).get("calls", 0)
+            start, bodies = await call(store.response("nope"), method="HEAD")
+            assert (start["status"], b"".join(bodies)) == (200, b"")
+            after = (await r.info("commandstats")).get("cmdstat_xrevrange", {}).get("calls", 0)
+            assert after == before
+        finally:
+            await r.aclose()
+
+    run(main())
+
+
 def test_a_client_disconnect_does_not_stop_a_background_run(redis_server, run_id) -> None:
     async def main() -> None:
         r = client(redis_server)

@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -306,6 +307,54 @@ def test_rejects_websocket_and_reuse() -> None:
     Driver().run(response)
     with pytest.raises(RuntimeError, match="once"):
         Driver().run(response)
+
+
+# -- the seam for a subclass that prepares before the headers ------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "accept", "strict", "expected"),
+    [
+        ("GET", None, False, True),
+        ("GET", PROTO_MEDIA_TYPE, True, True),
+        ("GET", "application/json", False, True),  # SSE fallback
+        ("GET", "application/json", True, False),  # a 406
+        ("HEAD", None, False, False),  # headers only
+    ],
+)
+def test_streams_says_whether_the_events_will_be_streamed(method, accept, strict, expected) -> None:
+    response = EventStreamResponse(RUN, strict=strict)
+    scope = Driver(method=method, accept=accept).scope
+    assert response.streams(scope) is expected
+    if method != "HEAD":  # negotiated from the scope, as calling it would
+        assert (response.content_type is not None) is expected
+    scope["type"] = "websocket"
+    assert response.streams(scope) is False
+
+
+def test_refuse_answers_plain_text_and_closes_the_producer_unstarted() -> None:
+    probe = Probe()
+    gen = probe.agen(RUN)
+
+    class Missing(EventStreamResponse):
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            assert self.streams(scope)
+            await self.refuse(send, 404, "no such run\n", {"Retry-After": "1"})
+
+    response = Missing(gen)
+    d = Driver().run(response)
+    assert d.start["status"] == 404
+    assert d.headers == {
+        "content-type": "text/plain; charset=utf-8",
+        "content-length": str(len(b"no such run\n")),
+        "retry-after": "1",
+    }
+    assert d.body == b"no such run\n"
+    assert d.ended
+    assert agen_closed(gen)
+    assert probe.produced == 0
+    with pytest.raises(RuntimeError, match="once"):  # spent
+        Driver().run(partial(EventStreamResponse.__call__, response))
 
 
 def test_argument_validation() -> None:

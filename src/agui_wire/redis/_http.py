@@ -19,11 +19,9 @@ from .._streaming import (
     SNAPSHOT_HEADER,
     EncodedEvents,
     HasHeaders,
-    Message,
     Receive,
     Scope,
     Send,
-    close_unstarted,
     default_error_event,
     scope_header,
 )
@@ -90,12 +88,10 @@ class RunResponse(EventStreamResponse):
             yield batch
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        acceptable = not self._negotiated or self._encoder is not None
-        if scope.get("type") == "http" and scope.get("method") != "HEAD" and acceptable:
+        if self.streams(scope):
             refusal = await self._open(scope)
             if refusal is not None:
-                await close_unstarted(self._events)
-                await _plain(send, *refusal)
+                await self.refuse(send, *refusal)
                 return
         await super().__call__(scope, receive, send)
 
@@ -154,15 +150,3 @@ def _store_error_event(exc: Exception) -> dict[str, Any] | None:
             "code": "HISTORY_TRIMMED",
         }
     return default_error_event(exc)
-
-
-async def _plain(send: Send, status: int, text: str, headers: dict[str, str]) -> None:
-    body = text.encode()
-    raw = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        *((k.encode(), v.encode()) for k, v in headers.items()),
-    ]
-    start: Message = {"type": "http.response.start", "status": status, "headers": raw}
-    await send(start)
-    await send({"type": "http.response.body", "body": body, "more_body": False})
