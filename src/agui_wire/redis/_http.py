@@ -35,7 +35,7 @@ from ..errors import (
     StoreCorrupted,
     StoreUnavailable,
 )
-from ._keys import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, RunKeys, parse_position
+from ._keys import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, parse_position
 from ._read import Reading, Subscription
 
 
@@ -65,14 +65,16 @@ class RunResponse(EventStreamResponse):
     def __init__(
         self,
         reading: Reading,
-        keys: RunKeys | ValueError,
+        owner: str | None,
+        run_id: str,
         request: HasHeaders | None,
         after: EventId | None,
         compact: bool,
         options: dict[str, Any],
     ) -> None:
         self._reading = reading
-        self._keys = keys  # or why the run id is not one: a 400
+        self._owner = owner
+        self._run_id = run_id  # checked when the response runs: a 400 if it is not one
         self._after = after
         self._compact = compact
         self._subscription: Subscription | None = None
@@ -96,15 +98,17 @@ class RunResponse(EventStreamResponse):
         await super().__call__(scope, receive, send)
 
     async def _open(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
-        if isinstance(self._keys, ValueError):
-            return 400, f"{self._keys}\n", {}
+        try:
+            keys = self._reading.settings.layout.keys(self._owner, self._run_id)
+        except ValueError as exc:
+            return 400, f"{exc}\n", {}
         after = self._after
         if after is None:
             try:
                 after = resume_after(scope)
             except ValueError as exc:
                 return 400, f"{exc}\n", {}
-        subscription = Subscription(self._reading, self._keys, after, self._compact)
+        subscription = Subscription(self._reading, keys, after, self._compact)
         try:
             await subscription.open()
         except RunNotFound as exc:

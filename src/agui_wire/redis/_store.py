@@ -238,14 +238,8 @@ class RunStore:
         wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not a
         string: ``ValueError``."""
         position = _position(after)
-        keys: RunKeys | ValueError
-        try:
-            keys = self._settings.layout.keys(check_owner(owner), run_id)
-        except ValueError as exc:
-            if not isinstance(owner, (str, type(None))):
-                raise
-            keys = exc
-        return RunResponse(self._reading, keys, request, position, compact, options)
+        check_owner(owner)  # a caller's mistake now; a run id that is not one is a 400
+        return RunResponse(self._reading, owner, run_id, request, position, compact, options)
 
 
 def _position(after: int | str | None) -> EventId | None:
