@@ -1,4 +1,7 @@
-"""Every error and warning agui_wire raises.
+"""Every error and warning agui_wire raises, in one leaf module sectioned by who
+raises them (the codec, JSON Patch, the HTTP client, run stores): it stands below
+every layer, so each imports it and none reaches up for an error class, and one
+base class pickles them all.
 
 Contract: encoding never writes something the caller did not mean, and decoding
 never hands back something the bytes did not say. When either cannot be done the
@@ -412,10 +415,8 @@ class SequenceError(AguiWireError):
         super().__init__(f"event {index} ({event_type}): {reason}")
 
 
-# -- warnings
-
-
-# -- the run store (agui_wire.redis)
+# -- run stores (agui_wire.redis): the store's contract, not Redis's, so here: a caller
+# catches them without importing redis-py, and every backend of the store raises these
 
 
 class StoreError(AguiWireError):
@@ -518,6 +519,9 @@ class HistoryTrimmed(StoreError):
             run_id,
             f"events {after + 1}..{first - 1} were trimmed (maxlen); the oldest stored is {first}",
         )
+
+
+# -- warnings
 
 
 class UnknownEventWarning(UserWarning):
