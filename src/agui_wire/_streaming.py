@@ -32,9 +32,11 @@ from collections.abc import (
     Iterator,
     Mapping,
     MutableMapping,
+    Sequence,
 )
 from typing import Any, Final, Protocol
 
+from ._decoder import decode_proto
 from .errors import EncodeError
 
 logger = logging.getLogger("agui_wire.asgi")
@@ -96,6 +98,12 @@ class EncodedEvents(abc.ABC):
     @abc.abstractmethod
     def last_type(self) -> str | None:
         """The type of the last event (``on_error`` adds no event after a terminal one)."""
+
+    def decoded(self) -> Sequence[Mapping[str, Any]]:
+        """The events, decoded: what telemetry counts (asked only while it records).
+        By default decoded from the binary frames; a subclass holding them decoded
+        returns those."""
+        return decode_proto(self.data(True), unknown_events="raw")
 
 
 def event_type(event: Any) -> Any:

@@ -113,6 +113,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from ._compression import CODINGS, available, compressor, negotiate_encoding
 from ._encoder import EventEncoder, encode_sse
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
+from ._observe import Observation, observe, refused
 from ._streaming import (
     KEEPALIVE_EVENT,
     TERMINAL,
@@ -339,22 +340,29 @@ class EventStreamResponse(_Base):
         if self._codings:
             coding = negotiate_encoding(scope_header(scope, b"accept-encoding"), self._codings)
         streaming = False
+        observation = None  # telemetry: None unless it records (agui_wire._observe)
         try:
-            if encoder is None:
-                await self._send_not_acceptable(send)
-            elif scope.get("method") == "HEAD":
-                await send(self._start(scope, encoder.content_type, coding))
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            try:
+                if encoder is None:
+                    refused(406)
+                    await self._send_not_acceptable(send)
+                elif scope.get("method") == "HEAD":
+                    await send(self._start(scope, encoder.content_type, coding))
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                else:
+                    observation = observe(scope, encoder.is_binary, coding)
+                    await send(self._start(scope, encoder.content_type, coding))
+                    streaming = True
+            except OSError:  # the client left before the headers went out
+                pass
+            if streaming:
+                assert encoder is not None
+                await _Stream(self, encoder, send, coding, observation).run(receive)
             else:
-                await send(self._start(scope, encoder.content_type, coding))
-                streaming = True
-        except OSError:  # the client left before the headers went out
-            pass
-        if streaming:
-            assert encoder is not None
-            await _Stream(self, encoder, send, coding).run(receive)
-        else:
-            await close_unstarted(self._events)
+                await close_unstarted(self._events)
+        finally:
+            if observation is not None:  # the stream ended it, unless it never started
+                observation.end(not streaming, True)
         if self.background is not None:
             await self.background()
 
@@ -416,8 +424,10 @@ class _Stream:
         encoder: EventEncoder,
         send: Send,
         coding: str | None,
+        observation: Observation | None = None,
     ) -> None:
         self.response = response
+        self.observation = observation
         self.send = send
         self.loop = asyncio.get_running_loop()
         self.time = self.loop.time
@@ -444,10 +454,17 @@ class _Stream:
             self.encode: Callable[[Any], bytes] = lambda e: encode_sse(e, id=id_fn(e))
         else:
             self.encode = encoder.encode
+        if observation is not None:
+            self.encode = observation.counting(self.encode)
 
     async def run(self, receive: Receive) -> None:
         self.last_write = self.time()
+        observation = self.observation
+        # the producer runs in the run's span (its own spans are children of it)
+        token = None if observation is None else observation.activate()
         sender = self.sender = asyncio.ensure_future(self._produce())
+        if observation is not None:
+            observation.deactivate(token)
         helpers = [asyncio.ensure_future(self._watch(receive))]
         if self.keepalive is not None:
             helpers.append(asyncio.ensure_future(self._ping(self.keepalive)))
@@ -466,6 +483,8 @@ class _Stream:
             for task in helpers:
                 if not task.cancelled() and task.exception() is not None:
                     logger.error("AG-UI stream helper failed", exc_info=task.exception())
+            if observation is not None:
+                observation.end(self.disconnected, self.cancelled, self.last)
         if not sender.cancelled():
             sender.result()  # on_error="raise", or a bug: let the server see it
 
@@ -490,6 +509,8 @@ class _Stream:
         finally:
             self.writing = False
         self.last_write = self.time()
+        if self.observation is not None:
+            self.observation.sent(len(body))
 
     def _gone(self) -> None:
         self.disconnected = True
@@ -541,6 +562,8 @@ class _Stream:
                         )
                     return
                 if error is not None:
+                    if self.observation is not None:
+                        self.observation.failed(error)
                     if self.response._on_error == "raise":
                         if parts:  # what came before the failure, then the server aborts
                             try:
@@ -587,11 +610,14 @@ class _Stream:
         ``__anext__`` by hand). ``StopAsyncIteration`` ends it."""
         encode = self.encode
         binary = self.binary
+        observation = self.observation
         limit = _BATCH_BYTES
         size = 0
         async for event in source.events:
             if type(event) is not dict and isinstance(event, EncodedEvents):
                 data = event.data(binary)
+                if observation is not None:
+                    observation.batch(event)
             else:
                 data = encode(event)
             if not parts:  # the sender took the batch
@@ -661,6 +687,8 @@ class _Stream:
                     self.pinging = None
                     done.set_result(None)
                 self.last_write = self.time()
+                if self.observation is not None:
+                    self.observation.pinged(len(body))
         except OSError:
             self._gone()
 

@@ -35,7 +35,12 @@ Contract of ``EventEncoder`` (what callers of the SDK class rely on):
   asked (``lossy_numbers=True``).
 * Construction costs a dictionary lookup: encoders hold no per-stream state, so
   ``EventEncoder(accept)`` returns one shared instance per ``Accept`` string
-  (bounded), like the negotiation cache behind it.
+  (bounded), like the negotiation cache behind it, made again when telemetry
+  starts or stops recording (``_RECHECK`` below).
+* Telemetry (docs/telemetry.md): while an OpenTelemetry SDK records, each
+  ``encode``/``encode_binary`` call counts one event (``agui.server.events``) and
+  the bytes it returns (``agui.server.bytes``, a ``str`` as UTF-8): what the
+  framework writes. Otherwise the methods are the plain functions.
 
 ``install()`` / ``uninstall()``: see their docstrings; docs/integrations.md has
 the line per framework.
@@ -51,10 +56,12 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Final
 
+from . import _telemetry
 from ._codec import backend
 from ._encoder import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, negotiate, remember
+from ._observe import counting_encoder
 from .errors import EncodeError, LossyNumberWarning, MissingDependency
 
 __all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]
@@ -184,8 +191,9 @@ class EventEncoder:
 
     AGUI_MEDIA_TYPE: ClassVar[str] = PROTO_MEDIA_TYPE
 
-    __slots__ = ("_content_type", "encode", "encode_binary")
+    __slots__ = ("_content_type", "_instruments", "encode", "encode_binary")
     _content_type: str
+    _instruments: _telemetry.Instruments | None  # what its encode counts to
     encode: Callable[[Any], str | bytes]
     encode_binary: Callable[[Any], bytes]
 
@@ -193,14 +201,21 @@ class EventEncoder:
         if cls is EventEncoder:  # a subclass may keep state: its own instance
             shared = _BY_ACCEPT.get(accept)
             if shared is not None:
-                return shared
+                left = _recheck[0] = _recheck[0] - 1
+                if left > 0:
+                    return shared
+                _recheck[0] = _RECHECK
+                if shared._instruments is _telemetry.current():
+                    return shared
+        instruments = _telemetry.current()
         self = super().__new__(cls)
+        self._instruments = instruments
         self._content_type = content_type = negotiate(accept, wildcard_proto=_rule[0])
         if content_type == PROTO_MEDIA_TYPE:
-            self.encode = self.encode_binary = _encode_proto
+            self.encode = self.encode_binary = counting_encoder(instruments, _encode_proto, True)
         else:
-            self.encode = _encode_sse
-            self.encode_binary = _encode_sse_bytes
+            self.encode = counting_encoder(instruments, _encode_sse, False)
+            self.encode_binary = counting_encoder(instruments, _encode_sse_bytes, False)
         if cls is EventEncoder and (accept is None or len(accept) <= CACHE_MAX_KEY):
             remember(_BY_ACCEPT, accept, self)
         return self
@@ -214,6 +229,13 @@ class EventEncoder:
 
 
 _BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+# Telemetry: the shared instances are made again when the instruments change, seen
+# by whoever asks ``_telemetry.current()`` (a response, ``_telemetry.use()``) and by
+# a look every _RECHECK constructions (a process serving only install()'d frameworks
+# that configures its SDK after its first requests: counted within that many).
+_RECHECK: Final = 256
+_recheck: Final = [_RECHECK]
+_telemetry.watch(_BY_ACCEPT.clear)
 _rule: Final = [False]  # wildcard_proto, as install() last set it
 
 
