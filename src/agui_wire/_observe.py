@@ -55,7 +55,7 @@ def _base(transport: str, coding: str | None) -> Mapping[str, Any]:
         made: dict[str, Any] = {otel.TRANSPORT: transport}
         if coding is not None:
             made[otel.CONTENT_ENCODING] = (coding,)
-        attrs = _BASE[key] = made
+        attrs = _BASE.setdefault(key, made)  # the first one made, whatever the thread
     return attrs
 
 
@@ -75,7 +75,7 @@ def _with_type(
             kind = _OTHER  # one set for every type past the bound
             attrs = table.get(_OTHER)
         if attrs is None:
-            attrs = table[kind] = {**base, otel.EVENT_TYPE: name}
+            attrs = table.setdefault(kind, {**base, otel.EVENT_TYPE: name})
     return attrs
 
 

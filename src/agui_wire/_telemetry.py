@@ -125,24 +125,28 @@ class Totals:
     """A cumulative count per attribute set, which an asynchronous (observable)
     counter reports when the SDK collects. Adding is a dict update under a lock
     (any thread): an SDK's synchronous ``add`` costs microseconds, too much per
-    event. The attribute sets are the callers' long-lived mappings (keyed by
-    identity, never copied)."""
+    event. Callers pass long-lived attribute mappings, found by identity (kept,
+    so an identity is never reused); two mappings with the same attributes share
+    one total (the SDK keeps one observation per attribute set)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[int, list[Any]] = {}  # id(attributes) -> [attributes, total]
+        self._by_id: dict[int, list[Any]] = {}  # id(attributes) -> [attributes, total]
+        self._totals: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self._kept: list[Mapping[str, Any]] = []
 
     def add(self, amount: int, attributes: Mapping[str, Any]) -> None:
         with self._lock:
-            entry = self._counts.get(id(attributes))
+            entry = self._by_id.get(id(attributes))
             if entry is None:
-                self._counts[id(attributes)] = [attributes, amount]
-            else:
-                entry[1] += amount
+                key = frozenset(attributes.items())
+                entry = self._by_id[id(attributes)] = self._totals.setdefault(key, [attributes, 0])
+                self._kept.append(attributes)
+            entry[1] += amount
 
     def observe(self, _options: Any) -> list[Any]:
         with self._lock:
-            return [metrics.Observation(total, attrs) for attrs, total in self._counts.values()]
+            return [metrics.Observation(total, attrs) for attrs, total in self._totals.values()]
 
 
 class Meters:

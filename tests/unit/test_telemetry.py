@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -390,6 +391,39 @@ def test_the_compatible_encoder_counts_each_event_and_its_bytes(rec, accept: str
     assert rec.values("agui.server.bytes") == {
         frozenset({"agui.transport": TRANSPORT[accept]}.items()): len(wire)
     }
+
+
+def test_the_compatible_encoder_counts_exactly_from_many_threads(rec):
+    """Sync frameworks encode in worker threads: no count is lost between them."""
+    encoder = compat.EventEncoder(PROTO_MEDIA_TYPE)
+    sizes: list[int] = []
+
+    def work() -> None:
+        sizes.append(sum(len(encoder.encode(e)) for e in LONG))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two bytecodes
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert rec.total("agui.server.events") == 8 * len(LONG)
+    assert rec.total("agui.server.bytes") == sum(sizes)
+
+
+def test_past_256_distinct_event_types_the_rest_count_as_other():
+    from agui_wire import _observe
+
+    table: dict[Any, Any] = {}
+    base = {"agui.transport": "sse"}
+    made = [_observe._with_type(table, base, f"T{i}") for i in range(300)]
+    assert len({id(m) for m in made}) == 257  # 256 types, then one set for the rest
+    assert made[-1]["agui.event.type"] == "_OTHER"
+    assert made[255]["agui.event.type"] == "T255"
 
 
 def test_the_compatible_encoder_is_made_again_when_telemetry_starts_and_stops():
