@@ -69,16 +69,16 @@ than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class 
 package (``pip install agui-wire[redis]``) and a client made with
 ``decode_responses=False`` (payloads are bytes).
 
-The package's modules, one job each, each importing only those before it (a
-Lua script sits in the module that calls it):
+The package's modules, one job each, each importing only those before it and
+the run store's core (``agui_wire._runstore``: what does not talk to Redis; a Lua
+script sits in the module that calls it):
 ``_keys`` (key names, entry ids, positions), ``_settings`` (the options checked,
 the timings derived), ``_scripts`` (the scripts' reply codes and Lua helpers),
 ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls, refusals
 typed), ``_batches`` (stored events as shared batches), ``_pages`` (stored
 events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a trimmed
 run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``), ``_watchdog``
-(producers fail when Redis is silent), ``_appends`` (events admitted and
-batched), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,
+(producers fail when Redis is silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,
 ``FINISH``, ``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails``
 (lanes, lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one
 reader), ``_http`` (responses), ``_store`` (``RunStore``).

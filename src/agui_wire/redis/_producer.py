@@ -10,7 +10,7 @@ wins), ``RENEW`` the heartbeat, ``FINISH`` the end marker, ``FAIL`` a
 checks the lease token (a producer that lost its lease cannot write) and that
 the events this producer knows are stored are still there.
 
-Contract: ``Producer.run`` stores each event once (``_appends``), renews the
+Contract: ``Producer.run`` stores each event once (``_runstore.appends``), renews the
 lease ``lease / 3`` after it was last renewed (an append renews it too), ends
 the run, and returns the number of its events. It raises ``LeaseLost``,
 ``RunLost``, ``RunReplaced`` or ``StoreCorrupted`` once the run is no longer its
@@ -28,6 +28,7 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
 from .._codec.backend import encode_payload
+from .._runstore.appends import Appends, admit
 from .._streaming import TERMINAL, Source, default_error_event, event_type
 from ..errors import (
     LeaseLost,
@@ -38,7 +39,6 @@ from ..errors import (
     StoreFull,
     StoreUnavailable,
 )
-from ._appends import Appends, admit
 from ._calls import Calls
 from ._keys import STORE_FULL, RunKeys
 from ._scripts import PRELUDE, Reply, Script
