@@ -4,5 +4,7 @@ talking to a store.
 A backend (``agui_wire.redis``) imports this package; this package imports no
 backend, and no backend imports another. The modules, one job each, each
 importing only those before it:
-``appends`` (events admitted as payloads and batched into appends).
+``ids`` (run ids, owners, generations, event ids and positions, the
+``RUN_ERROR`` codes), ``appends`` (events admitted as payloads and batched into
+appends).
 """

@@ -99,9 +99,16 @@ except ImportError as exc:
 
     raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
 
+from .._runstore.ids import (
+    LEASE_EXPIRED,
+    RUN_LOST,
+    RUN_REPLACED,
+    STORE_CORRUPTED,
+    STORE_FULL,
+    EventId,
+)
 from .._streaming import AFTER_HEADER, SNAPSHOT_HEADER
 from ._http import resume_after
-from ._keys import LEASE_EXPIRED, RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, STORE_FULL, EventId
 from ._store import RunStore
 
 __all__ = [

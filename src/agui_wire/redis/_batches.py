@@ -18,9 +18,10 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._encoder import EventEncoder, encode_sse
 from .._mediatypes import PROTO_MEDIA_TYPE
+from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
 from ..errors import DecodeError, HistoryTrimmed, RunLost, RunReplaced, StoreCorrupted
-from ._keys import END, PAYLOAD, EventId, RunKeys, generation_of, parse_id
+from ._keys import END, PAYLOAD, RunKeys, parse_id
 
 PROTO: Final = EventEncoder(PROTO_MEDIA_TYPE)
 

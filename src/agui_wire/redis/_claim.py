@@ -27,9 +27,10 @@ from typing import Any, Final
 
 from .._codec.backend import frame
 from .._decoder import decode_proto
+from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
 from ..errors import RunAbandoned, RunInProgress
-from ._keys import PAYLOAD, RunKeys, new_generation
+from ._keys import PAYLOAD, RunKeys
 from ._leases import expire
 from ._pages import top
 from ._producer import FAIL, Producer, Writing

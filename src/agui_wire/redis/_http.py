@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from .._runstore.ids import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, parse_position
 from .._streaming import (
     AFTER_HEADER,
     SNAPSHOT_HEADER,
@@ -35,7 +36,6 @@ from ..errors import (
     StoreCorrupted,
     StoreUnavailable,
 )
-from ._keys import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, parse_position
 from ._read import Reading, Subscription
 
 

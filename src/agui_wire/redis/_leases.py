@@ -22,8 +22,9 @@ import functools
 from typing import Any, Final
 
 from .._codec.backend import encode_payload
+from .._runstore.ids import LEASE_EXPIRED
 from ._calls import Calls
-from ._keys import LEASE_EXPIRED, RunKeys
+from ._keys import RunKeys
 from ._scripts import PRELUDE, Script
 from ._settings import Settings
 

@@ -29,6 +29,7 @@ from typing import Any, Final, Literal
 
 from .._codec.backend import encode_payload
 from .._runstore.appends import Appends, admit
+from .._runstore.ids import STORE_FULL
 from .._streaming import TERMINAL, Source, default_error_event, event_type
 from ..errors import (
     LeaseLost,
@@ -40,7 +41,7 @@ from ..errors import (
     StoreUnavailable,
 )
 from ._calls import Calls
-from ._keys import STORE_FULL, RunKeys
+from ._keys import RunKeys
 from ._scripts import PRELUDE, Reply, Script
 from ._settings import Settings
 from ._snapshots import Snapshots

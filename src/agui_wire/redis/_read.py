@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
 from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
 from ._batches import Batch, Prefix
 from ._calls import Calls
 from ._fold import Folds
-from ._keys import EventId, RunKeys, generation_of
+from ._keys import RunKeys
 from ._leases import lease_generation
 from ._pages import pages, top
 from ._settings import Settings

@@ -15,13 +15,14 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
 from ._batches import Batch, Prefix
 from ._calls import Calls
 from ._claim import claim
 from ._http import RunResponse
-from ._keys import EventId, RunKeys, check_owner, parse_position
+from ._keys import RunKeys
 from ._producer import Writing
 from ._read import Reading, Subscription
 from ._settings import Settings
