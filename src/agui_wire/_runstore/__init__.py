@@ -5,6 +5,7 @@ A backend (``agui_wire.redis``) imports this package; this package imports no
 backend, and no backend imports another. The modules, one job each, each
 importing only those before it:
 ``ids`` (run ids, owners, generations, event ids and positions, the
-``RUN_ERROR`` codes), ``appends`` (events admitted as payloads and batched into
-appends).
+``RUN_ERROR`` codes), ``batches`` (stored events as the batches every local
+reader of a run shares, and compact prefixes), ``appends`` (events admitted as
+payloads and batched into appends).
 """

@@ -75,7 +75,7 @@ script sits in the module that calls it):
 ``_keys`` (key names, entry ids, positions), ``_settings`` (the options checked,
 the timings derived), ``_scripts`` (the scripts' reply codes and Lua helpers),
 ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls, refusals
-typed), ``_batches`` (stored events as shared batches), ``_pages`` (stored
+typed), ``_entries`` (stream entries as the core's shared batches), ``_pages`` (stored
 events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a trimmed
 run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``), ``_watchdog``
 (producers fail when Redis is silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,

@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 
 from .._apply import Compactor
+from .._runstore.batches import Prefix
 from . import _snapshots
-from ._batches import Prefix
 from ._calls import Calls
 from ._keys import RunKeys
 from ._pages import pages

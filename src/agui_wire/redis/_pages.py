@@ -9,7 +9,7 @@ the last, up to ``PAGE_EVENTS``; the next page is read while the caller uses
 this one.
 
 Contract: ``pages`` yields ``Batch``es that follow on from the cursor (checked by
-``_batches.entries``: ``HistoryTrimmed``, ``RunLost``, ``RunReplaced``,
+``_entries.entries``: ``HistoryTrimmed``, ``RunLost``, ``RunReplaced``,
 ``StoreCorrupted``), up to ``stop`` or the run's end; ``RunLost`` when the
 stream vanished after the cursor. ``top`` checks an end marker against the
 event before it.
@@ -21,9 +21,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
+from .._runstore.batches import Batch
 from ..errors import RunLost, StoreCorrupted
-from ._batches import Batch, entries, fields_of
 from ._calls import Calls
+from ._entries import entries, fields_of
 from ._keys import LOST, RunKeys, parse_id
 from ._scripts import Script
 from ._settings import Settings

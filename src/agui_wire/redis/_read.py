@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+from .._runstore.batches import Batch, Prefix
 from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
 from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
-from ._batches import Batch, Prefix
 from ._calls import Calls
 from ._fold import Folds
 from ._keys import RunKeys

@@ -20,8 +20,8 @@ from typing import Any
 
 from .._apply import Compactor
 from .._decoder import decode_proto
+from .._runstore.batches import PROTO
 from ..errors import StoreCorrupted
-from ._batches import PROTO
 from ._calls import Calls
 from ._keys import RunKeys, parse_id
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from .._runstore.batches import Batch, Prefix
 from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
-from ._batches import Batch, Prefix
 from ._calls import Calls
 from ._claim import claim
 from ._http import RunResponse

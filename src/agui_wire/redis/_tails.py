@@ -50,11 +50,12 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 
 from .._codec.backend import frame
 from .._decoder import decode_proto
+from .._runstore.batches import Batch
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
-from ._batches import Batch, entries
 from ._calls import RETRYABLE, Calls
+from ._entries import entries
 from ._keys import LOST, RunKeys
 from ._leases import expire
 from ._scripts import Reply

@@ -6,24 +6,34 @@ Contract: a batch is one object shared by every local reader of a run. It decode
 its payloads at most once and builds its SSE bytes (``id: n-g`` on every event) and
 its binary frames (the stored bytes, length-prefixed, never re-encoded) at most
 once each, whatever the number of readers; a response writes it in one ASGI send.
-``entries`` turns stream entries into a batch and checks that they follow on.
+A backend builds batches of what it stores (``agui_wire.redis._entries``: of
+stream entries, checked to follow on).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Any, Final, Protocol
 
 from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._encoder import EventEncoder, encode_sse
 from .._mediatypes import PROTO_MEDIA_TYPE
-from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
-from ..errors import DecodeError, HistoryTrimmed, RunLost, RunReplaced, StoreCorrupted
-from ._keys import END, PAYLOAD, RunKeys, parse_id
+from ..errors import DecodeError, StoreCorrupted
+from .ids import EventId
 
 PROTO: Final = EventEncoder(PROTO_MEDIA_TYPE)
+
+
+class RunRef(Protocol):
+    """A run as a batch names it in a ``StoreCorrupted``: its id and where it is stored."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def stream(self) -> str: ...
 
 
 class Batch(EncodedEvents):
@@ -46,7 +56,7 @@ class Batch(EncodedEvents):
 
     def __init__(
         self,
-        keys: RunKeys,
+        keys: RunRef,
         generation: int | None,
         first: int,
         payloads: list[bytes],
@@ -162,92 +172,3 @@ class Prefix(EncodedEvents):
     def last_type(self) -> str | None:
         t = self.events[-1].get("type")
         return t if isinstance(t, str) else None
-
-
-def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> tuple[Batch, bool]:
-    """Stream entries after ``cursor`` as one batch of the run's ``generation``
-    (``None``: learnt from the first entry). Checks that they follow on and are
-    entries the store writes: ``HistoryTrimmed`` for a first event past the
-    cursor, ``RunLost`` for a gap, ``RunReplaced`` for an event of another
-    generation, ``StoreCorrupted`` (naming the entry) for anything else. An
-    entry's fields are a mapping (redis-py's XRANGE/XREAD) or a flat list (a
-    script's reply, or a raw reply)."""
-    payloads: list[bytes] = []
-    end: str | None = None
-    expected = cursor + 1
-    fast = None if generation is None else b"%d-%d" % (expected, generation)
-    for raw_id, raw_fields in stream:
-        # the usual entry, ``n-<gen>`` with one payload, without a dict (replays of
-        # long runs read hundreds of thousands)
-        if (
-            raw_id == fast
-            and type(raw_fields) is list
-            and len(raw_fields) == 2
-            and raw_fields[0] == PAYLOAD
-        ):
-            payloads.append(raw_fields[1])
-            expected += 1
-            fast = b"%d-%d" % (expected, generation or 0)
-            continue
-        entry = bytes(raw_id).decode("ascii", "replace")
-        try:
-            n, seq = parse_id(raw_id)
-            fields = raw_fields if isinstance(raw_fields, Mapping) else _pairs(raw_fields)
-        except (ValueError, TypeError) as exc:  # pragma: no cover - Redis checks ids
-            raise StoreCorrupted(keys.run_id, keys.stream, entry, f"not an entry: {exc}") from None
-        gen = generation_of(seq)
-        if generation is None:
-            generation = gen
-        if gen != generation:
-            if seq % 2 == 0:
-                raise RunReplaced(
-                    keys.run_id,
-                    f"the stream holds another run under this id now (generation {gen}, "
-                    f"not {generation}): Redis lost the run and it was produced again",
-                )
-            raise StoreCorrupted(
-                keys.run_id, keys.stream, entry, "an end marker of no generation of this run"
-            )
-        if seq % 2:
-            if n != expected - 1 or END not in fields or not set(fields) <= _END_FIELDS:
-                raise StoreCorrupted(
-                    keys.run_id,
-                    keys.stream,
-                    entry,
-                    f"not an end marker the store writes (after event {expected - 1}: "
-                    f"{_shown(fields)})",
-                )
-            end = bytes(fields[END]).decode("utf-8", "replace")
-            break
-        if n != expected:
-            if not payloads and n > expected:
-                raise HistoryTrimmed(keys.run_id, cursor, n)
-            raise RunLost(keys.run_id, f"event {expected} is missing from the stream")
-        if len(fields) != 1 or PAYLOAD not in fields:
-            raise StoreCorrupted(
-                keys.run_id,
-                keys.stream,
-                entry,
-                f"an event entry holds one field {PAYLOAD.decode()!r}, not {_shown(fields)}",
-            )
-        payloads.append(bytes(fields[PAYLOAD]))
-        expected += 1
-        fast = b"%d-%d" % (expected, generation)
-    return Batch(keys, generation, cursor + 1, payloads, end), end is not None
-
-
-_END_FIELDS: Final = frozenset({END, b"by"})
-
-
-def _shown(fields: Mapping[Any, Any]) -> str:
-    text = repr(sorted(bytes(k) for k in fields))
-    return text if len(text) <= 80 else f"{text[:77]}..."
-
-
-def fields_of(raw: Any) -> dict[bytes, Any]:
-    """An entry's fields as a mapping, from redis-py's mapping or a flat list."""
-    return dict(raw) if isinstance(raw, Mapping) else _pairs(raw)
-
-
-def _pairs(flat: list[Any]) -> dict[bytes, Any]:
-    return dict(zip(flat[::2], flat[1::2], strict=True))
