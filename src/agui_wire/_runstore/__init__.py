@@ -6,6 +6,7 @@ backend, and no backend imports another. The modules, one job each, each
 importing only those before it:
 ``ids`` (run ids, owners, generations, event ids and positions, the
 ``RUN_ERROR`` codes), ``batches`` (stored events as the batches every local
-reader of a run shares, and compact prefixes), ``appends`` (events admitted as
+reader of a run shares, and compact prefixes), ``folds`` (compact prefixes
+folded page by page, shared by a run's joiners), ``appends`` (events admitted as
 payloads and batched into appends).
 """

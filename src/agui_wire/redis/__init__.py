@@ -40,7 +40,7 @@ its keys, so two owners never share a run and the wrong owner reads "no such
 run"; the keys carry one of ``shards`` Redis Cluster hash tags, so a run's keys
 share a slot and a shard's runs can be read by one ``XREAD``.
 
-Reading (``_read``, ``_tails``, ``_fold``): a process follows all its live runs
+Reading (``_read``, ``_tails``, ``_runstore.folds``): a process follows all its live runs
 through a few *lanes*, each one ``XREAD BLOCK`` over many runs' streams, and
 hands each batch, as one shared object, to every local subscriber. A batch
 decodes its payloads at most once and builds its SSE bytes (with ``id: n-g``) and
@@ -80,8 +80,7 @@ events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a trimmed
 run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``), ``_watchdog``
 (producers fail when Redis is silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,
 ``FINISH``, ``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails``
-(lanes, lease checks), ``_fold`` (shared compact prefixes), ``_read`` (one
-reader), ``_http`` (responses), ``_store`` (``RunStore``).
+(lanes, lease checks), ``_read`` (one reader; what a fold reads), ``_http`` (responses), ``_store`` (``RunStore``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for

@@ -15,18 +15,36 @@ the tail is cut loose and catches up from Redis, so it holds no more than that.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from .._runstore.batches import Batch, Prefix
+from .._runstore.folds import Folds
 from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
 from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
+from . import _snapshots
 from ._calls import Calls
-from ._fold import Folds
 from ._keys import RunKeys
 from ._leases import lease_generation
 from ._pages import pages, top
 from ._settings import Settings
 from ._tails import Inbox, Tails
+
+
+class Stored:
+    """What a fold reads of a run in Redis: the producer's snapshot, then pages."""
+
+    __slots__ = ("calls", "settings")
+
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
+
+    async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
+        return await _snapshots.read(self.calls, keys)
+
+    def pages(self, keys: RunKeys, cursor: int, generation: int | None) -> AsyncIterator[Batch]:
+        return pages(self.calls, self.settings, keys, cursor, generation)
 
 
 class Reading:
@@ -38,7 +56,8 @@ class Reading:
         self.settings = settings
         self.calls = calls
         self.tails = Tails(settings, calls)
-        self.folds = Folds(settings, calls)
+        # a finished fold is reused for ``poll`` s (a joiner reads what followed)
+        self.folds = Folds(settings.poll, Stored(settings, calls))
 
     def cancel(self) -> None:
         self.tails.cancel()

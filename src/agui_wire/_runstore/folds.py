@@ -1,31 +1,42 @@
 """Compact prefixes for late joiners, folded page by page and shared.
 
-Strategy: a fold reads the run's stored events in pages bounded in bytes
-(``_pages.pages``) and feeds each page to a ``Compactor`` before reading the
-next, so it holds the folded state (messages, state, what is open), never the
+Strategy: a fold reads the run's stored events in pages bounded in bytes (its
+backend's ``Stored.pages``) and feeds each page to a ``Compactor`` before reading
+the next, so it holds the folded state (messages, state, what is open), never the
 run. Compact joiners of one run that arrive while its fold runs await that fold
-instead of starting their own; a finished fold is reused for ``poll`` seconds
-(its prefix stands for events 1..n; a joiner reads what followed from Redis).
+instead of starting their own; a finished fold is reused for ``reuse`` seconds
+(its prefix stands for events 1..n; a joiner reads what followed from the store).
 
-Contract: ``Folds.fold(keys)`` returns a ``Fold``: the prefix (``None`` when the
+Contract: ``Folds.fold(run)`` returns a ``Fold``: the prefix (``None`` when the
 run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
 joiner replays it whole), the last event it stands for, and whether the run had
-ended. A run stored with ``maxlen`` has the producer's prefix of its first events
-(``_snapshots``): the fold starts from it, so the trimmed events are
+ended. A run stored with ``maxlen`` has its producer's prefix of its first
+events (``Stored.snapshot``): the fold starts from it, so the trimmed events are
 folded in, not lost. Store errors of the fold reach every joiner awaiting it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import Any, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
-from .._runstore.batches import Prefix
-from . import _snapshots
-from ._calls import Calls
-from ._keys import RunKeys
-from ._pages import pages
-from ._settings import Settings
+from .batches import Batch, Prefix, RunRef
+
+R = TypeVar("R", bound=RunRef)
+R_contra = TypeVar("R_contra", bound=RunRef, contravariant=True)
+
+
+class Stored(Protocol[R_contra]):
+    """What a fold reads of a run, from its backend."""
+
+    async def snapshot(self, run: R_contra) -> tuple[int, int, list[dict[str, Any]]] | None:
+        """The producer's compact prefix of a run stored with ``maxlen``: the last
+        event it stands for, the run's generation, its events; ``None``: none."""
+
+    def pages(self, run: R_contra, cursor: int, generation: int | None) -> AsyncIterator[Batch]:
+        """The stored events after ``cursor``, in batches bounded in bytes."""
 
 
 class Fold:
@@ -40,16 +51,16 @@ class Fold:
 _NOTHING = Fold(None, 0, False)
 
 
-class Folds:
+class Folds(Generic[R]):
     """This process's folds, by run (see the module doc)."""
 
-    def __init__(self, settings: Settings, calls: Calls) -> None:
-        self.settings = settings
-        self.calls = calls
+    def __init__(self, reuse: float, stored: Stored[R]) -> None:
+        self.reuse = reuse
+        self.stored = stored
         self.running: dict[str, asyncio.Future[Fold]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    async def fold(self, keys: RunKeys) -> Fold:
+    async def fold(self, keys: R) -> Fold:
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # folds of another event loop cannot be awaited here
             self.loop, self.running = loop, {}
@@ -63,22 +74,22 @@ class Folds:
         if future.cancelled() or future.exception() is not None:
             self._forget(key, future)
         else:
-            asyncio.get_running_loop().call_later(self.settings.poll, self._forget, key, future)
+            asyncio.get_running_loop().call_later(self.reuse, self._forget, key, future)
 
     def _forget(self, key: str, future: asyncio.Future[Fold]) -> None:
         if self.running.get(key) is future:
             del self.running[key]
 
-    async def _fold(self, keys: RunKeys) -> Fold:
+    async def _fold(self, keys: R) -> Fold:
         folder = Compactor()
         ended = False
         cursor, generation = 0, None
-        snapshot = await _snapshots.read(self.calls, keys)  # a run trimmed by maxlen
+        snapshot = await self.stored.snapshot(keys)  # a run trimmed by maxlen
         if snapshot is not None:
             cursor, generation, events = snapshot
             for event in events:
                 folder.feed(event)
-        async for batch in pages(self.calls, self.settings, keys, cursor, generation):
+        async for batch in self.stored.pages(keys, cursor, generation):
             generation = batch.generation  # (pages checks each entry's)
             for event in batch.events():
                 folder.feed(event)
