@@ -8,5 +8,6 @@ importing only those before it:
 ``RUN_ERROR`` codes), ``batches`` (stored events as the batches every local
 reader of a run shares, and compact prefixes), ``folds`` (compact prefixes
 folded page by page, shared by a run's joiners), ``appends`` (events admitted as
-payloads and batched into appends).
+payloads and batched into appends), ``http`` (a run as an HTTP response:
+statuses, headers, the store's faults as ``RUN_ERROR`` events).
 """

@@ -70,17 +70,18 @@ package (``pip install agui-wire[redis]``) and a client made with
 ``decode_responses=False`` (payloads are bytes).
 
 The package's modules, one job each, each importing only those before it and
-the run store's core (``agui_wire._runstore``: what does not talk to Redis; a Lua
-script sits in the module that calls it):
-``_keys`` (key names, entry ids, positions), ``_settings`` (the options checked,
-the timings derived), ``_scripts`` (the scripts' reply codes and Lua helpers),
-``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls, refusals
-typed), ``_entries`` (stream entries as the core's shared batches), ``_pages`` (stored
-events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a trimmed
-run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``), ``_watchdog``
-(producers fail when Redis is silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``,
-``FINISH``, ``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails``
-(lanes, lease checks), ``_read`` (one reader; what a fold reads), ``_http`` (responses), ``_store`` (``RunStore``).
+the run store's core (``agui_wire._runstore``: ids, batches, folds, appends, the
+HTTP response: what does not talk to Redis); a Lua script sits in the module
+that calls it: ``_keys`` (key names, entry ids), ``_settings`` (the options
+checked, the timings derived), ``_scripts`` (the scripts' reply codes and Lua
+helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
+refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
+(stored events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a
+trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``),
+``_watchdog`` (producers fail when Redis is silent), ``_producer`` (a claimed run
+stored: ``APPEND``, ``RENEW``, ``FINISH``, ``FAIL``), ``_claim`` (the lease
+taken: ``ACQUIRE``), ``_tails`` (lanes, lease checks), ``_read`` (one reader,
+and what a fold reads), ``_store`` (``RunStore``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for
@@ -98,6 +99,7 @@ except ImportError as exc:
 
     raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
 
+from .._runstore.http import resume_after
 from .._runstore.ids import (
     LEASE_EXPIRED,
     RUN_LOST,
@@ -107,7 +109,6 @@ from .._runstore.ids import (
     EventId,
 )
 from .._streaming import AFTER_HEADER, SNAPSHOT_HEADER
-from ._http import resume_after
 from ._store import RunStore
 
 __all__ = [

@@ -59,6 +59,12 @@ class Reading:
         # a finished fold is reused for ``poll`` s (a joiner reads what followed)
         self.folds = Folds(settings.poll, Stored(settings, calls))
 
+    def subscription(
+        self, owner: str | None, run_id: str, after: EventId | None, compact: bool
+    ) -> Subscription:
+        """A reader of ``owner``'s run (``_runstore.http.Subscribe``)."""
+        return Subscription(self, self.settings.layout.keys(owner, run_id), after, compact)
+
     def cancel(self) -> None:
         self.tails.cancel()
         self.folds.cancel()

@@ -2,7 +2,7 @@
 
 Contract: every method checks its arguments at once (``ValueError``); the write
 side is ``_claim``/``_producer``, the read side ``_read``/``_tails``, HTTP
-``_http``. The store owns its background runs and tails and stops them in
+``_runstore.http``. The store owns its background runs and tails and stops them in
 ``aclose``.
 """
 
@@ -16,12 +16,12 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from .._runstore.batches import Batch, Prefix
+from .._runstore.http import RunResponse
 from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
 from ._calls import Calls
 from ._claim import claim
-from ._http import RunResponse
 from ._keys import RunKeys
 from ._producer import Writing
 from ._read import Reading, Subscription
@@ -240,7 +240,9 @@ class RunStore:
         string: ``ValueError``."""
         position = _position(after)
         check_owner(owner)  # a caller's mistake now; a run id that is not one is a 400
-        return RunResponse(self._reading, owner, run_id, request, position, compact, options)
+        return RunResponse(
+            self._reading.subscription, owner, run_id, request, position, compact, options
+        )
 
 
 def _position(after: int | str | None) -> EventId | None:

@@ -1,20 +1,21 @@
-"""A run as an HTTP response: ``RunStore.response`` and where a request resumes.
+"""A run as an HTTP response: ``RunStore.response`` of every backend, and where a
+request resumes.
 
 Contract: the subscription is opened before the headers go out, so an unknown
-run is a 404, a bad resume position a 400, Redis unreachable a 503 (with
+run is a 404, a bad resume position a 400, the store unreachable a 503 (with
 ``Retry-After``), and the headers say where the body starts (``agui-after``,
 ``agui-snapshot-events``); other faults, met opening or after the headers,
 become the ``RUN_ERROR`` events docs/scaling.md lists (or a body without a
-terminal event, to resume), through ``EventStreamResponse``'s ``on_error``.
+terminal event, to resume), through ``EventStreamResponse``'s ``on_error``. A
+backend hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, MutableMapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, MutableMapping
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
-from .._runstore.ids import RUN_LOST, RUN_REPLACED, STORE_CORRUPTED, EventId, parse_position
 from .._streaming import (
     AFTER_HEADER,
     SNAPSHOT_HEADER,
@@ -36,7 +37,39 @@ from ..errors import (
     StoreCorrupted,
     StoreUnavailable,
 )
-from ._read import Reading, Subscription
+from .ids import (
+    RUN_LOST,
+    RUN_REPLACED,
+    STORE_CORRUPTED,
+    EventId,
+    check_owner,
+    check_run_id,
+    parse_position,
+)
+
+
+class Reader(Protocol):
+    """One subscriber's view of a run, as a response reads it."""
+
+    @property
+    def position(self) -> EventId:
+        """Where the body starts (the ``agui-after`` header): after this event."""
+
+    @property
+    def snapshot_events(self) -> int:
+        """Events of the compact prefix the body starts with (0: none)."""
+
+    async def open(self) -> None:
+        """Check the run exists (and fold its prefix): ``RunNotFound``,
+        ``ResumePastEnd``, ``StoreUnavailable``... before the headers go out."""
+
+    def batches(self) -> AsyncIterator[EncodedEvents]:
+        """The prefix, if any, then the run's batches until its end."""
+
+
+#: A backend's reader of ``owner``'s run: ``(owner, run_id, after, compact)``,
+#: called with an owner and a run id already checked.
+Subscribe = Callable[[str | None, str, EventId | None, bool], Reader]
 
 
 def resume_after(request: HasHeaders | Scope) -> EventId | None:
@@ -64,7 +97,7 @@ class RunResponse(EventStreamResponse):
 
     def __init__(
         self,
-        reading: Reading,
+        subscribe: Subscribe,
         owner: str | None,
         run_id: str,
         request: HasHeaders | None,
@@ -72,12 +105,12 @@ class RunResponse(EventStreamResponse):
         compact: bool,
         options: dict[str, Any],
     ) -> None:
-        self._reading = reading
+        self._subscribe = subscribe
         self._owner = owner
         self._run_id = run_id  # checked when the response runs: a 400 if it is not one
         self._after = after
         self._compact = compact
-        self._subscription: Subscription | None = None
+        self._subscription: Reader | None = None
         self._failure: Exception | None = None  # met opening: said in the body
         options.setdefault("on_error", _store_error_event)
         super().__init__(self._stream(), request, **options)
@@ -99,7 +132,7 @@ class RunResponse(EventStreamResponse):
 
     async def _open(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
         try:
-            keys = self._reading.settings.layout.keys(self._owner, self._run_id)
+            owner, run_id = check_owner(self._owner), check_run_id(self._run_id)
         except ValueError as exc:
             return 400, f"{exc}\n", {}
         after = self._after
@@ -108,7 +141,7 @@ class RunResponse(EventStreamResponse):
                 after = resume_after(scope)
             except ValueError as exc:
                 return 400, f"{exc}\n", {}
-        subscription = Subscription(self._reading, keys, after, self._compact)
+        subscription = self._subscribe(owner, run_id, after, self._compact)
         try:
             await subscription.open()
         except RunNotFound as exc:
