@@ -7,7 +7,8 @@ importing only those before it:
 ``ids`` (run ids, owners, generations, event ids and positions, the
 ``RUN_ERROR`` codes), ``batches`` (stored events as the batches every local
 reader of a run shares, and compact prefixes), ``folds`` (compact prefixes
-folded page by page, shared by a run's joiners), ``appends`` (events admitted as
+folded page by page, shared by a run's joiners), ``read`` (one reader's view
+of a run: checked, replayed, tailed; what a backend gives it), ``appends`` (events admitted as
 payloads and batched into appends), ``http`` (a run as an HTTP response:
 statuses, headers, the store's faults as ``RUN_ERROR`` events).
 """

@@ -35,8 +35,11 @@ class Stored(Protocol[R_contra]):
         """The producer's compact prefix of a run stored with ``maxlen``: the last
         event it stands for, the run's generation, its events; ``None``: none."""
 
-    def pages(self, run: R_contra, cursor: int, generation: int | None) -> AsyncIterator[Batch]:
-        """The stored events after ``cursor``, in batches bounded in bytes."""
+    def pages(
+        self, run: R_contra, cursor: int, generation: int | None, stop: int | None = None
+    ) -> AsyncIterator[Batch]:
+        """The stored events after ``cursor`` (up to ``stop``), in batches bounded
+        in bytes."""
 
 
 class Fold:

@@ -40,9 +40,9 @@ its keys, so two owners never share a run and the wrong owner reads "no such
 run"; the keys carry one of ``shards`` Redis Cluster hash tags, so a run's keys
 share a slot and a shard's runs can be read by one ``XREAD``.
 
-Reading (``_read``, ``_tails``, ``_runstore.folds``): a process follows all its live runs
-through a few *lanes*, each one ``XREAD BLOCK`` over many runs' streams, and
-hands each batch, as one shared object, to every local subscriber. A batch
+Reading (``_reading``, ``_tails``; the core's ``read`` and ``folds``): a process
+follows all its live runs through a few *lanes*, each one ``XREAD BLOCK`` over
+many runs' streams, and hands each batch, as one shared object, to every local subscriber. A batch
 decodes its payloads at most once and builds its SSE bytes (with ``id: n-g``) and
 its binary frames (the stored bytes, length-prefixed, not re-encoded) at most
 once, whatever the number of subscribers; each response writes a batch in one
@@ -70,8 +70,8 @@ package (``pip install agui-wire[redis]``) and a client made with
 ``decode_responses=False`` (payloads are bytes).
 
 The package's modules, one job each, each importing only those before it and
-the run store's core (``agui_wire._runstore``: ids, batches, folds, appends, the
-HTTP response: what does not talk to Redis); a Lua script sits in the module
+the run store's core (``agui_wire._runstore``: ids, batches, folds, appends, a
+reader, the HTTP response: what does not talk to Redis); a Lua script sits in the module
 that calls it: ``_keys`` (key names, entry ids), ``_settings`` (the options
 checked, the timings derived), ``_scripts`` (the scripts' reply codes and Lua
 helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
@@ -80,8 +80,8 @@ refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
 trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``),
 ``_watchdog`` (producers fail when Redis is silent), ``_producer`` (a claimed run
 stored: ``APPEND``, ``RENEW``, ``FINISH``, ``FAIL``), ``_claim`` (the lease
-taken: ``ACQUIRE``), ``_tails`` (lanes, lease checks), ``_read`` (one reader,
-and what a fold reads), ``_store`` (``RunStore``).
+taken: ``ACQUIRE``), ``_tails`` (lanes, lease checks), ``_reading`` (what readers
+and folds read), ``_store`` (``RunStore``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for

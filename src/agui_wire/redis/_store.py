@@ -1,7 +1,7 @@
 """``RunStore``: the public face of the run store, putting its sides together.
 
 Contract: every method checks its arguments at once (``ValueError``); the write
-side is ``_claim``/``_producer``, the read side ``_read``/``_tails``, HTTP
+side is ``_claim``/``_producer``, the read side ``_reading``/``_tails``, HTTP
 ``_runstore.http``. The store owns its background runs and tails and stops them in
 ``aclose``.
 """
@@ -24,7 +24,7 @@ from ._calls import Calls
 from ._claim import claim
 from ._keys import RunKeys
 from ._producer import Writing
-from ._read import Reading, Subscription
+from ._reading import Reading
 from ._settings import Settings
 
 logger = logging.getLogger("agui_wire.redis")
@@ -203,8 +203,7 @@ class RunStore:
         produced again), ``HistoryTrimmed``, ``RunLost``, ``StoreCorrupted``,
         ``StoreUnavailable``."""
         position = _position(after)
-        keys = self._settings.layout.keys(owner, run_id)
-        subscription = Subscription(self._reading, keys, position, compact)
+        subscription = self._reading.subscription(owner, run_id, position, compact)
         async for batch in subscription.batches():
             if isinstance(batch, Prefix):
                 for event in batch.events:

@@ -36,7 +36,6 @@ import contextlib
 import logging
 import math
 import secrets
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -50,8 +49,8 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 
 from .._codec.backend import frame
 from .._decoder import decode_proto
-from .._runstore.batches import Batch
 from .._runstore.ids import new_generation
+from .._runstore.read import Inbox
 from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
 from ._calls import RETRYABLE, Calls
@@ -73,43 +72,6 @@ _COALESCE_FROM: Final = 128
 _COALESCE: Final = 1e-5
 #: A lane's read this much past its ``BLOCK`` time is a stall (lease checks wait).
 STALL_SLACK: Final = 0.25
-
-
-class Inbox:
-    """What the tail hands one reader: shared batches, or the error that ended it.
-    A reader more than ``limit`` batches or ``byte_limit`` bytes behind is cut
-    loose (``lagging``): it reads from Redis until it has caught up."""
-
-    __slots__ = ("batches", "byte_limit", "error", "lagging", "limit", "nbytes", "wake")
-
-    def __init__(self, limit: int, byte_limit: int) -> None:
-        self.batches: deque[Batch] = deque()
-        self.nbytes = 0
-        self.error: BaseException | None = None
-        self.lagging = False  # dropped batches: catch up from Redis
-        self.limit = limit
-        self.byte_limit = byte_limit
-        self.wake = asyncio.Event()
-
-    def push(self, batch: Batch) -> None:
-        if self.batches and (
-            len(self.batches) >= self.limit or self.nbytes + batch.nbytes > self.byte_limit
-        ):
-            self.batches.clear()
-            self.nbytes = 0
-            self.lagging = True
-        self.batches.append(batch)
-        self.nbytes += batch.nbytes
-        self.wake.set()
-
-    def pop(self) -> Batch:
-        batch = self.batches.popleft()
-        self.nbytes -= batch.nbytes
-        return batch
-
-    def fail(self, error: BaseException) -> None:
-        self.error = error
-        self.wake.set()
 
 
 class TailRun:

@@ -1,5 +1,5 @@
-"""One reader's view of a run: check it exists, take the compact prefix, replay the
-stored events, then follow the live tail.
+"""One reader's view of a run, of any backend: check it exists, take the compact
+prefix, replay the stored events, then follow the live tail.
 
 Contract: ``Subscription.open()`` raises ``RunNotFound`` for an unknown run (also a
 run of another owner: the same error, so existence never leaks; before anything
@@ -9,75 +9,96 @@ generation of the run and ``RunLost`` for one the live run does not hold;
 ``batches()`` then yields the prefix (if any) and batches with no gap and no
 duplicate until the run's end. Replay and catch-up read pages bounded
 in bytes; a reader more than ``backlog`` batches (or two pages of bytes) behind
-the tail is cut loose and catches up from Redis, so it holds no more than that.
+the tail is cut loose and catches up from the store, so it holds no more than
+that. A backend gives its readers a ``Source``: a run's head, its stored pages,
+its live tail (batches pushed to an ``Inbox``), and its folds.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from .._runstore.batches import Batch, Prefix
-from .._runstore.folds import Folds
-from .._runstore.ids import EventId, generation_of
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunLost, RunNotFound, RunReplaced
-from . import _snapshots
-from ._calls import Calls
-from ._keys import RunKeys
-from ._leases import lease_generation
-from ._pages import pages, top
-from ._settings import Settings
-from ._tails import Inbox, Tails
+from ..errors import ResumePastEnd, RunLost, RunReplaced
+from .batches import Batch, Prefix, RunRef
+from .folds import Folds, Stored
+from .ids import EventId
+
+R = TypeVar("R", bound=RunRef)
 
 
-class Stored:
-    """What a fold reads of a run in Redis: the producer's snapshot, then pages."""
+class Inbox:
+    """What the tail hands one reader: shared batches, or the error that ended it.
+    A reader more than ``limit`` batches or ``byte_limit`` bytes behind is cut
+    loose (``lagging``): it reads pages from the store until it has caught up."""
 
-    __slots__ = ("calls", "settings")
+    __slots__ = ("batches", "byte_limit", "error", "lagging", "limit", "nbytes", "wake")
 
-    def __init__(self, settings: Settings, calls: Calls) -> None:
-        self.settings = settings
-        self.calls = calls
+    def __init__(self, limit: int, byte_limit: int) -> None:
+        self.batches: deque[Batch] = deque()
+        self.nbytes = 0
+        self.error: BaseException | None = None
+        self.lagging = False  # dropped batches: catch up from the store
+        self.limit = limit
+        self.byte_limit = byte_limit
+        self.wake = asyncio.Event()
 
-    async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
-        return await _snapshots.read(self.calls, keys)
+    def push(self, batch: Batch) -> None:
+        if self.batches and (
+            len(self.batches) >= self.limit or self.nbytes + batch.nbytes > self.byte_limit
+        ):
+            self.batches.clear()
+            self.nbytes = 0
+            self.lagging = True
+        self.batches.append(batch)
+        self.nbytes += batch.nbytes
+        self.wake.set()
 
-    def pages(self, keys: RunKeys, cursor: int, generation: int | None) -> AsyncIterator[Batch]:
-        return pages(self.calls, self.settings, keys, cursor, generation)
+    def pop(self) -> Batch:
+        batch = self.batches.popleft()
+        self.nbytes -= batch.nbytes
+        return batch
 
-
-class Reading:
-    """What the readers of one store share: its settings, calls, tails and folds."""
-
-    __slots__ = ("calls", "folds", "settings", "tails")
-
-    def __init__(self, settings: Settings, calls: Calls) -> None:
-        self.settings = settings
-        self.calls = calls
-        self.tails = Tails(settings, calls)
-        # a finished fold is reused for ``poll`` s (a joiner reads what followed)
-        self.folds = Folds(settings.poll, Stored(settings, calls))
-
-    def subscription(
-        self, owner: str | None, run_id: str, after: EventId | None, compact: bool
-    ) -> Subscription:
-        """A reader of ``owner``'s run (``_runstore.http.Subscribe``)."""
-        return Subscription(self, self.settings.layout.keys(owner, run_id), after, compact)
-
-    def cancel(self) -> None:
-        self.tails.cancel()
-        self.folds.cancel()
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.wake.set()
 
 
-class Subscription:
+class Source(Stored[R], Protocol[R]):
+    """What a backend gives the readers of its runs."""
+
+    folds: Folds[R]
+
+    @property
+    def backlog(self) -> int:
+        """Batches a reader may fall behind the tail before it reads pages instead."""
+
+    @property
+    def page_bytes(self) -> int:
+        """Payload bytes per page (a reader's backlog holds two pages at most)."""
+
+    async def head(self, run: R) -> tuple[int, int | None, bool]:
+        """The run's last stored event, its generation (``None``: not known yet) and
+        whether it has ended; ``RunNotFound`` for a run the store does not hold."""
+
+    def attach(self, run: R, cursor: int, generation: int | None, inbox: Inbox) -> Any:
+        """Push every batch after the run's tail position to ``inbox`` (the reader
+        fills a gap from its own position with pages) until the run's end or an
+        error; returns the tail, to ``detach``."""
+
+    def detach(self, tail: Any, inbox: Inbox) -> None:
+        """The reader of ``inbox`` left."""
+
+
+class Subscription(Generic[R]):
     """One subscriber's view of a run: ``open()`` checks the run exists (and folds
     the compact prefix), then ``batches()`` replays and tails it."""
 
-    def __init__(
-        self, reading: Reading, keys: RunKeys, after: EventId | None, compact: bool
-    ) -> None:
-        self.reading = reading
+    def __init__(self, source: Source[R], keys: R, after: EventId | None, compact: bool) -> None:
+        self.source = source
         self.keys = keys
         self.run_id = keys.run_id
         self.cursor = int(after or 0)
@@ -98,21 +119,12 @@ class Subscription:
         return EventId(self.cursor, self.generation)
 
     async def open(self) -> None:
-        calls = self.reading.calls
-        last = await top(calls, self.keys)
-        if last is None:
-            lease = await lease_generation(calls, self.keys)
-            if lease is False:
-                raise RunNotFound(self.run_id, "no such run (never started, or expired)")
-            stored, generation, ended = 0, lease or None, False
-        else:
-            stored, seq, _ = last
-            generation, ended = generation_of(seq), seq % 2 == 1
+        stored, generation, ended = await self.source.head(self.keys)
         if None not in (self.generation, generation) and generation != self.generation:
             raise RunReplaced(
                 self.run_id,
-                f"the position is of generation {self.generation} of the run, Redis "
-                f"holds generation {generation}: the run was lost and produced again",
+                f"the position is of generation {self.generation} of the run, the "
+                f"store holds generation {generation}: the run was lost and produced again",
             )
         if self.cursor > stored:
             if ended:
@@ -120,12 +132,12 @@ class Subscription:
             raise RunLost(
                 self.run_id,
                 f"resuming after event {self.cursor}, but the store holds {stored} of the "
-                "live run (Redis lost acknowledged events?)",
+                "live run (the store lost acknowledged events?)",
             )
         self.generation = generation
         self.opened = True
         if self.compact:
-            fold = await self.reading.folds.fold(self.keys)
+            fold = await self.source.folds.fold(self.keys)
             if fold.prefix is not None:
                 self.prefix = fold.prefix
                 self.cursor = fold.last
@@ -143,10 +155,9 @@ class Subscription:
             yield batch
             if batch.end is not None:
                 return
-        settings = self.reading.settings
-        inbox = Inbox(settings.backlog, 2 * settings.page_bytes)
-        tails = self.reading.tails
-        tail = tails.attach(self.keys, self.cursor, self.generation, inbox)
+        source = self.source
+        inbox = Inbox(source.backlog, 2 * source.page_bytes)
+        tail = source.attach(self.keys, self.cursor, self.generation, inbox)
         try:
             while True:
                 await inbox.wake.wait()
@@ -175,14 +186,11 @@ class Subscription:
                 if inbox.error is not None:
                     raise inbox.error
         finally:
-            tails.detach(tail, inbox)
+            source.detach(tail, inbox)
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
         """Stored events after the cursor (up to ``stop``), of this run's generation."""
-        reading = self.reading
-        stored = pages(
-            reading.calls, reading.settings, self.keys, self.cursor, self.generation, stop
-        )
+        stored = self.source.pages(self.keys, self.cursor, self.generation, stop)
         async for batch in stored:
             self._check(batch)
             self.generation = batch.generation
@@ -193,7 +201,7 @@ class Subscription:
         if self.generation is not None and batch.generation not in (None, self.generation):
             raise RunReplaced(
                 self.run_id,
-                f"the stream holds generation {batch.generation} of the run now, not "
+                f"the store holds generation {batch.generation} of the run now, not "
                 f"{self.generation}: the run was lost and produced again",
             )
 

@@ -1,0 +1,82 @@
+"""What the readers of one store read from Redis: ``Reading``, the run-store core's
+``Source`` (``_runstore.read``): a run's head (its last entry, else its lease),
+its pages, its tail (``_tails``), and its folds, which start from the producer's
+snapshot of a trimmed run (``_snapshots``).
+
+Contract: ``head`` raises ``RunNotFound`` for a run with neither an entry nor a
+lease (also a run of another owner: the same error, so existence never leaks);
+``subscription`` is the ``Subscribe`` a response opens a run with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .._runstore.batches import Batch
+from .._runstore.folds import Folds
+from .._runstore.ids import EventId, generation_of
+from .._runstore.read import Inbox, Subscription
+from ..errors import RunNotFound
+from . import _snapshots
+from ._calls import Calls
+from ._keys import RunKeys
+from ._leases import lease_generation
+from ._pages import pages, top
+from ._settings import Settings
+from ._tails import TailRun, Tails
+
+
+class Reading:
+    """What the readers of one store share: its settings, calls, tails and folds."""
+
+    __slots__ = ("calls", "folds", "settings", "tails")
+
+    def __init__(self, settings: Settings, calls: Calls) -> None:
+        self.settings = settings
+        self.calls = calls
+        self.tails = Tails(settings, calls)
+        # a finished fold is reused for ``poll`` s (a joiner reads what followed)
+        self.folds: Folds[RunKeys] = Folds(settings.poll, self)
+
+    @property
+    def backlog(self) -> int:
+        return self.settings.backlog
+
+    @property
+    def page_bytes(self) -> int:
+        return self.settings.page_bytes
+
+    def subscription(
+        self, owner: str | None, run_id: str, after: EventId | None, compact: bool
+    ) -> Subscription[RunKeys]:
+        """A reader of ``owner``'s run (``_runstore.http.Subscribe``)."""
+        return Subscription(self, self.settings.layout.keys(owner, run_id), after, compact)
+
+    async def head(self, keys: RunKeys) -> tuple[int, int | None, bool]:
+        last = await top(self.calls, keys)
+        if last is None:
+            lease = await lease_generation(self.calls, keys)
+            if lease is False:
+                raise RunNotFound(keys.run_id, "no such run (never started, or expired)")
+            return 0, lease or None, False
+        stored, seq, _ = last
+        return stored, generation_of(seq), seq % 2 == 1
+
+    def pages(
+        self, keys: RunKeys, cursor: int, generation: int | None, stop: int | None = None
+    ) -> AsyncIterator[Batch]:
+        return pages(self.calls, self.settings, keys, cursor, generation, stop)
+
+    async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
+        return await _snapshots.read(self.calls, keys)
+
+    def attach(self, keys: RunKeys, cursor: int, generation: int | None, inbox: Inbox) -> TailRun:
+        return self.tails.attach(keys, cursor, generation, inbox)
+
+    def detach(self, tail: TailRun, inbox: Inbox) -> None:
+        self.tails.detach(tail, inbox)
+
+    def cancel(self) -> None:
+        self.tails.cancel()
+        self.folds.cancel()
