@@ -247,3 +247,14 @@ def test_a_pretty_event_is_parsed_when_it_can_end_not_per_line(monkeypatch, tmp_
     # its first line alone, then at the two lines ending with "}": snapshot's and the
     # event's (every one of its 8,005 lines before)
     assert len(parsed) == 3
+
+
+def test_inspect_of_a_har_heads_each_entry_once(real) -> None:
+    # the label names the entry; the request line follows it without naming it again
+    r = run_in_process("inspect", real["frameworks.har"])
+    assert r.returncode == 0, r.stderr
+    heads = [line for line in r.stdout.decode().splitlines() if line.startswith("== ")]
+    assert len(heads) == 4, heads
+    for n, head in zip((1, 2, 3, 4), heads, strict=True):
+        assert head.startswith(f"== {real['frameworks.har']} entry {n}: POST http"), head
+        assert head.count("entry") == 1, head

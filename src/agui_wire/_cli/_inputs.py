@@ -126,15 +126,17 @@ class HarEntry:
     timings: dict[str, Any] | None = None
     message_times: list[float] | None = None
 
-    def describe(self) -> str:
+    def exchange(self) -> str:
+        """Its request and response in a line: method, URL, status, type, body size."""
         size = "no body captured" if self.body is None else f"{len(self.body):,} bytes"
         if self.base64 and self.body is not None:
             size += " (base64)"
         url = self.url if len(self.url) <= 70 else self.url[:69] + "…"
-        return (
-            f"entry {self.index:>3}  {self.method} {url}  {self.status or '-'}  "
-            f"{self.content_type}  {size}"
-        )
+        return f"{self.method} {url}  {self.status or '-'}  {self.content_type}  {size}"
+
+    def describe(self) -> str:
+        """Its line in a list of entries: the index, then ``exchange()``."""
+        return f"entry {self.index:>3}  {self.exchange()}"
 
 
 @dataclass

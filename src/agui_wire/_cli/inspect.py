@@ -271,7 +271,9 @@ def run(args: argparse.Namespace) -> int:
         if len(found) > 1 and not args.json:
             if n:
                 print(file=out)
-            print(f"== {source.label}: {source.har.describe() if source.har else ''}", file=out)
+            # the label already names the entry ("x.har entry 3"): the request follows it
+            what = f": {source.har.exchange()}" if source.har else ""
+            print(f"== {source.label}{what}", file=out)
         _, bad, _ = _inspect(args, source, out)
         failed = failed or bad > 0
     return EXIT_PROBLEMS if failed else EXIT_OK
