@@ -28,7 +28,7 @@ def test_default_cost_is_fast_and_complete(cli) -> None:
     # The README's first command: a few seconds, even on a loaded CI machine.
     assert elapsed < 20, elapsed
     out = r.stdout.decode()
-    assert "realistic agent run (2,000 events, seed 0" in out
+    assert "realistic agent run (seed 0; agui_wire._sample.realistic_run)\n2,000 events;" in out
     for label in LABELS:
         assert re.search(rf"^{re.escape(label)}\s+[\d,]+\s+[\d.]+ B", out, re.M), label
     assert "TEXT_MESSAGE_CONTENT" in out

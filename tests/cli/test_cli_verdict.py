@@ -10,6 +10,8 @@ Every figure a headline quotes is recomputed here from the bytes in the report.
 
 from __future__ import annotations
 
+import math
+import random
 import re
 import subprocess
 import sys
@@ -20,8 +22,11 @@ import pytest
 
 import agui_wire
 from agui_wire import encode_proto
+from agui_wire._cli._confidence import ratio_interval
 from agui_wire._cli.cost import table
-from agui_wire._cli.cost_measure import measure
+from agui_wire._cli.cost_measure import carried, measure
+from agui_wire._cli.verdict import versus
+from agui_wire._sample import realistic_run
 from agui_wire.errors import EncodeError
 
 PACKAGE = Path(agui_wire.__file__).resolve().parent
@@ -81,10 +86,13 @@ def test_pydantic_ai_protobuf_is_smaller_and_the_verdict_says_so(cli, real) -> N
     assert plain < 1
     assert gz < 1
     v = data["verdict"]
-    assert f"protobuf is {_pct(gz)} smaller than SSE" in v["headline"]
-    assert f"uncompressed, it is {_pct(plain)} smaller" in v["headline"]
-    assert "larger" not in v["headline"]
-    assert v["worth_it"] in ("yes", "somewhat")
+    # one short run (22 events): the figures are said, as these events' and no more
+    assert v["headline"] == (
+        f"Too few events to judge: 22 (at least 30 are needed, a whole run or several are "
+        f"better). On these 22, protobuf is {_pct(plain)} smaller than SSE uncompressed and "
+        f"{_pct(gz)} smaller with gzip."
+    )
+    assert (v["worth_it"], v["settled"], v["intervals"]) == ("too-few", False, {})
 
 
 def _snapshot(i: int) -> dict:
@@ -127,15 +135,19 @@ def test_sse_smaller_both_ways() -> None:
             "Its JSON values (delta[].value) are ",
         ),
         (
+            [{"type": "STATE_DELTA", "delta": [{"op": "remove", "path": "/items/0"}]}] * 20,
+            "Its JSON Patch operations name 14 bytes of op and path per event",
+        ),
+        (
             [{"type": "STEP_STARTED", "stepName": f"step-{i}"} for i in range(20)],
-            "It carries no text and no JSON value: all of it is envelope",
+            "It carries no text, no JSON value and no JSON Patch: all of it is envelope",
         ),
         (
             [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hello"}] * 20,
             "Its text is 5 bytes per event",
         ),
     ],
-    ids=["RAW", "STATE_DELTA", "STEP_STARTED", "TEXT_MESSAGE_CONTENT"],
+    ids=["RAW", "STATE_DELTA", "STATE_DELTA-no-value", "STEP_STARTED", "TEXT_MESSAGE_CONTENT"],
 )
 def test_what_the_most_frequent_type_carries(events, says) -> None:
     v = measure(events, repeats=1).verdict
@@ -274,3 +286,131 @@ def test_protobuf_smaller_uncompressed_sse_smaller_with_gzip() -> None:
         "where the stream cannot be compressed."
     )
     assert "compression turns protobuf's lead into a deficit" in " ".join(v["reasons"])
+
+
+# -- how sure the verdict is: the sample's size, the same size, what a patch carries ------
+
+
+def _text(n: int, words: int, seed: int = 1) -> list[dict]:
+    vocabulary = "the a of model tool call state run message token stream binary frame json"
+    r = random.Random(seed)
+    pick = vocabulary.split()
+    return [
+        {
+            "type": "TEXT_MESSAGE_CONTENT",
+            "messageId": "msg-1",
+            "delta": " ".join(r.choice(pick) for _ in range(words)),
+        }
+        for _ in range(n)
+    ]
+
+
+def test_a_five_event_capture_is_too_few_to_judge(cli, tmp_path) -> None:
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+    ]
+    capture = tmp_path / "five.sse"
+    capture.write_bytes(b"".join(agui_wire.encode_sse(e) for e in events))
+    r, data = _cost(cli, capture)
+    assert r.returncode == 0, r.stderr
+    v = data["verdict"]
+    assert v["worth_it"] == "too-few"
+    assert v["headline"].startswith("Too few events to judge: 5 (at least 30 are needed")
+    assert not v["headline"].startswith(("Yes", "Somewhat"))
+    assert "measure more of it: `agui-wire record URL -o run.sse`" in v["reasons"][0]
+
+
+@pytest.mark.parametrize(("n", "too_few"), [(29, True), (30, False)])
+def test_thirty_events_is_where_a_verdict_starts(n, too_few) -> None:
+    v = measure(realistic_run(n, 3), repeats=1).verdict
+    assert (v["worth_it"] == "too-few") is too_few
+    assert bool(v["intervals"]) is not too_few
+    if not too_few:  # the ratios sit inside their intervals
+        (p_lo, p_hi), (g_lo, g_hi) = v["intervals"]["uncompressed"], v["intervals"]["gzip"]
+        assert p_lo <= v["ratio_uncompressed"] <= p_hi
+        assert g_lo <= v["ratio_gzip"] <= g_hi
+
+
+def test_the_interval_is_the_ratio_estimators() -> None:
+    # by hand: R = 60/120 = 0.5, residuals p - R s = (0, 5, -5) repeated; SE as documented
+    pairs = [(40, 20), (40, 25), (40, 15)] * 10
+    low, high = ratio_interval(pairs)
+    se = math.sqrt(sum((p - 0.5 * s) ** 2 for s, p in pairs) / 29 / 30) / 40
+    assert (low, high) == pytest.approx((0.5 - 1.96 * se, 0.5 + 1.96 * se))
+    # four times the events: half the width (the standard error goes as 1/sqrt(n))
+    low4, high4 = ratio_interval(pairs * 4)
+    assert (high4 - low4) / (high - low) == pytest.approx(0.5, rel=0.03)
+    assert ratio_interval(pairs[:29]) is None
+    assert ratio_interval([(10, 10)] * 30) == (1.0, 1.0)  # no spread: nothing open
+
+
+def test_a_short_capture_says_the_verdict_is_open_and_a_long_one_does_not() -> None:
+    short = measure(realistic_run(100, 0), repeats=1).verdict
+    assert short["settled"] is False
+    (g_lo, g_hi) = short["intervals"]["gzip"]
+    assert g_lo < 1 < g_hi  # it could go either way with gzip
+    assert short["headline"].endswith(
+        f"But 100 events do not settle it: on more traffic like this protobuf could be from "
+        f"{_pct(g_lo)} smaller to {_pct(g_hi)} larger with gzip (95% intervals)."
+    )
+    long = measure(realistic_run(2000, 0), repeats=1).verdict
+    assert long["settled"] is True
+    assert "settle" not in long["headline"]
+    assert not any("measure more" in r for r in long["reasons"])
+
+
+def test_the_same_size_is_said_as_within_and_no_type_is_called_larger() -> None:
+    # text-heavy: gzip brings both to within 0.1% of each other
+    report = measure(_text(300, 43), repeats=1)
+    gz = report.transport("proto+gzip").bytes / report.transport("sse+gzip").bytes
+    assert 0 < abs(gz - 1) <= 0.001
+    v = report.verdict
+    assert "the same size (within 0.1%) with gzip" in v["headline"]
+    assert v["protobuf_larger"]["gzip"] == []
+    assert not any("larger on" in r for r in v["reasons"])
+
+
+@pytest.mark.parametrize(
+    ("ratio", "said"),
+    [
+        (1.0009, "the same size as SSE (within 0.1%)"),
+        (0.9985, "the same size as SSE (within 0.2%)"),
+        (1.0049, "the same size as SSE (within 0.5%)"),
+        (1.0051, "1% larger than SSE"),
+        (0.9949, "1% smaller than SSE"),
+    ],
+)
+def test_how_close_to_the_same_size(ratio, said) -> None:
+    assert versus(ratio) == said
+
+
+def test_json_patch_op_and_path_are_what_the_event_carries() -> None:
+    event = {
+        "type": "STATE_DELTA",
+        "delta": [
+            {"op": "replace", "path": "/count", "value": 2},
+            {"op": "move", "from": "/a", "path": "/b"},
+        ],
+    }
+    got = carried(event)
+    assert got.patch == len("replace/countmove/a/b")
+    assert got.values == {"delta[].value": 1}
+    assert got.text == 0
+
+
+def test_the_page_says_how_many_events_once(cli, real, tmp_path) -> None:
+    html = tmp_path / "cost.html"
+    r = cli("cost", real["langgraph.sse"], "--repeats", 1, "--html", html)
+    assert r.returncode == 1  # events left out
+    page = html.read_text(encoding="utf-8")
+    (sub,) = re.findall(r'<p class="sub">([^<]*)</p>', page)
+    counted = "35 of 53 events (18 left out)"
+    assert sub.startswith(f"{real['langgraph.sse']} · {counted} · measured ")
+    assert sub.count("events") == 1
+    lines = r.stdout.decode().splitlines()
+    assert lines[:2] == [f"agui-wire cost: {real['langgraph.sse']}", lines[1]]
+    assert lines[1].startswith(f"{counted}; gzip level 6")

@@ -76,7 +76,8 @@ class CostReport:
     implementation: dict[str, str]
     #: per event type: {"text": UTF-8 bytes of its text, "json": compact-JSON bytes of
     #: its JSON values (google.protobuf.Value/Struct on the wire), "json_fields":
-    #: those bytes by field path}
+    #: those bytes by field path, "patch": UTF-8 bytes of its JSON Patch operations'
+    #: op, path and from}
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the events left out (not encodable in both transports, or not decodable), each
     #: {"input", "index", "offset", "type", "reason", "size", "unit"}
@@ -88,6 +89,9 @@ class CostReport:
     #: {"sse"/"proto": {"per_event": .., "coalesced": ..}}
     send_us: dict[str, dict[str, float]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # codings not installed
+    #: the 95% interval of protobuf bytes / SSE bytes for more traffic like this
+    #: (``_confidence``): {"uncompressed"/"gzip": [low, high]}; empty for too few events
+    intervals: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> int:
@@ -96,6 +100,13 @@ class CostReport:
     @property
     def left_out_bytes(self) -> int:
         return sum(s.get("size") or 0 for s in self.left_out)
+
+    def counted(self) -> str:
+        """'309 events', or '300 of 309 events (9 left out)'."""
+        if not self.left_out:
+            return f"{self.events:,} events"
+        total = self.events + self.skipped
+        return f"{self.events:,} of {total:,} events ({self.skipped:,} left out)"
 
     def levels(self) -> str:
         """'gzip level 6, Brotli quality 5, zstd level 3': the codings measured only."""

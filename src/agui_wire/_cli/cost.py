@@ -85,7 +85,7 @@ def table(report: CostReport) -> str:
     sse = report.transport("sse")
     lines = [
         f"agui-wire cost: {report.source}",
-        f"{n:,} events; {report.levels()}, flushed per event; CPU: median of "
+        f"{report.counted()}; {report.levels()}, flushed per event; CPU: median of "
         f"{report.repeats} interleaved passes on {report.machine['cpu']}",
         "",
         f"{'transport':<17}{'bytes':>11}{'per event':>11}{'vs SSE':>8}"
@@ -222,9 +222,7 @@ def run(args: argparse.Namespace) -> int:
     if args.captures:
         found, what, input_bytes, failed = _capture_events(args, log)
         events = _encodable(args, found, log)
-        source = f"{what} ({len(events):,} events)"
-        if log.items:
-            source = f"{what} ({len(events):,} of {len(events) + len(log):,} events)"
+        source = what  # the counts: CostReport.counted()
         if summary := log.summary(always=True):
             say(summary)
         if not events:
@@ -234,10 +232,7 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         events = realistic_run(args.events, args.seed)
-        source = (
-            f"a realistic agent run ({args.events:,} events, seed {args.seed}; "
-            "agui_wire._sample.realistic_run)"
-        )
+        source = f"a realistic agent run (seed {args.seed}; agui_wire._sample.realistic_run)"
     progress = Progress(
         "measuring",
         args.repeats * 2 * len(TRANSPORTS),

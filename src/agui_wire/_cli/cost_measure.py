@@ -11,9 +11,10 @@ measure:
   exactly this; buffering the whole response defeats streaming). Whole-response
   gzip is reported alongside, as the lower bound;
 * what the events carry: per type, the UTF-8 bytes of their text (``delta`` and
-  ``content`` strings) and the compact-JSON bytes of their JSON values (the
-  fields the schema carries as ``google.protobuf.Value``/``Struct``), which the
-  verdict uses to say where the bytes go;
+  ``content`` strings), the compact-JSON bytes of their JSON values (the fields
+  the schema carries as ``google.protobuf.Value``/``Struct``) and the op names
+  and paths of their JSON Patch operations, which the verdict uses to say where
+  the bytes go (the rest is envelope: type, ids, JSON syntax);
 * CPU per event, on this machine: encoding the run event by event (plus
   compressing, for gzip) and decoding it from the chunks the server wrote
   (``EventDecoder.feed`` per chunk, after decompressing); and the server's cost
@@ -44,6 +45,7 @@ import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
@@ -54,13 +56,14 @@ from .._compression import available, compressor, decompressor
 from .._decoder import EventDecoder
 from .._encoder import encode_proto, encode_sse
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ..schema import BASE_FIELDS, EVENTS, MESSAGES, Field, Kind
+from ..schema import BASE_FIELDS, EVENTS, MESSAGES, Field, Kind, MessageSpec
 from ._common import CliError
+from ._confidence import ratio_interval
 from ._costmodel import COALESCE_BYTES, TRANSPORTS, CostReport, TransportCost, split_key
 from ._progress import Progress
 from .verdict import verdict
 
-__all__ = ["DEFAULT_REPEATS", "carried", "measure"]
+__all__ = ["DEFAULT_REPEATS", "Carried", "carried", "measure"]
 
 DEFAULT_REPEATS: Final = 7
 PASS_NS: Final = 12_000_000  # a timed pass lasts about this long (whole runs, repeated)
@@ -243,50 +246,70 @@ def _json_size(value: object) -> int:
         return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def _json_values(
-    obj: dict[str, Any], fields: Sequence[Field], path: str, out: dict[str, int]
-) -> None:
-    """Compact-JSON bytes of every JSON value under ``obj`` (fields the schema carries as
-    ``google.protobuf.Value``/``Struct``), added to ``out`` by path."""
+def _is_patch(spec: MessageSpec) -> bool:
+    """A JSON Patch operation (RFC 6902): the message with the ``op`` enum."""
+    return any(f.kind is Kind.PATCH_OP for f in spec.fields)
+
+
+def _utf8(value: object) -> int:
+    return len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else 0
+
+
+def _walk(obj: dict[str, Any], fields: Sequence[Field], path: str, out: Carried) -> None:
+    """Add what ``obj`` carries to ``out``: the compact-JSON bytes of its JSON values
+    (fields the schema carries as ``google.protobuf.Value``/``Struct``) by path, and
+    the op, path and from of its JSON Patch operations: the state change itself, not
+    envelope."""
     for f in fields:
         value = obj.get(f.name)
         if value is None:
             continue
         if f.kind in (Kind.VALUE, Kind.STRUCT):
-            out[path + f.name] = out.get(path + f.name, 0) + _json_size(value)
+            out.values[path + f.name] = out.values.get(path + f.name, 0) + _json_size(value)
         elif f.kind is Kind.MESSAGE and f.message is not None and f.message in MESSAGES:
             spec = MESSAGES[f.message]
             items = value if isinstance(value, list) else [value]
             inner = f"{path}{f.name}[]." if isinstance(value, list) else f"{path}{f.name}."
             for item in items:
-                if isinstance(item, dict):
-                    _json_values(item, spec.fields, inner, out)
+                if not isinstance(item, dict):
+                    continue
+                if _is_patch(spec):
+                    out.patch += sum(_utf8(item.get(k)) for k in ("op", "path", "from"))
+                _walk(item, spec.fields, inner, out)
 
 
-def carried(event: dict[str, Any]) -> tuple[int, dict[str, int]]:
-    """What ``event`` carries besides its envelope: the UTF-8 bytes of its text and the
-    compact-JSON bytes of its JSON values by field path (``{"snapshot": 812}``)."""
-    text = 0
-    for key in _TEXT_KEYS:
-        value = event.get(key)
-        if isinstance(value, str):
-            text += len(value.encode("utf-8", "surrogatepass"))
-    values: dict[str, int] = {}
+@dataclass
+class Carried:
+    """What an event carries besides its envelope (type, ids, JSON syntax), in bytes:
+    its text, its JSON values by field path (``{"snapshot": 812}``), and the op names
+    and paths of its JSON Patch operations."""
+
+    text: int = 0
+    values: dict[str, int] = field(default_factory=dict)
+    patch: int = 0
+
+
+def carried(event: dict[str, Any]) -> Carried:
+    """What ``event`` carries besides its envelope (see ``Carried``)."""
+    out = Carried(text=sum(_utf8(event.get(key)) for key in _TEXT_KEYS))
     spec = EVENTS.get(str(event.get("type")))
     if spec is not None:
-        _json_values(event, BASE_FIELDS, "", values)
-        _json_values(event, spec.message.fields, "", values)
-    return text, values
+        _walk(event, BASE_FIELDS, "", out)
+        _walk(event, spec.message.fields, "", out)
+    return out
 
 
 def _carried_by_type(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for e in events:
-        text, values = carried(e)
-        row = out.setdefault(str(e.get("type")), {"text": 0, "json": 0, "json_fields": {}})
-        row["text"] += text
-        row["json"] += sum(values.values())
-        for name, size in values.items():
+        got = carried(e)
+        row = out.setdefault(
+            str(e.get("type")), {"text": 0, "json": 0, "json_fields": {}, "patch": 0}
+        )
+        row["text"] += got.text
+        row["json"] += sum(got.values.values())
+        row["patch"] += got.patch
+        for name, size in got.values.items():
             row["json_fields"][name] = row["json_fields"].get(name, 0) + size
     return out
 
@@ -363,8 +386,18 @@ def measure(
         )
         for key, label in TRANSPORTS
     ]
+    intervals = {}
+    for name, (s_key, p_key) in {
+        "uncompressed": ("sse", "proto"),
+        "gzip": ("sse+gzip", "proto+gzip"),
+    }.items():
+        pairs = [(len(a), len(b)) for a, b in zip(wire[s_key], wire[p_key], strict=True)]
+        interval = ratio_interval(pairs)
+        if interval is not None:
+            intervals[name] = [round(x, 4) for x in interval]
     report = CostReport(
         source=source,
+        intervals=intervals,
         events=n,
         counts=dict(Counter(types).most_common()),
         text_bytes=sum(row["text"] for row in carried_by_type.values()),

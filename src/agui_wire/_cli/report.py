@@ -46,6 +46,7 @@ VERDICT_COLORS: Final = {
     "somewhat": "#d9a400",
     "only-uncompressed": "#d9822b",
     "no": "#8a8f98",
+    "too-few": "#8a8f98",
 }
 
 CSS: Final = """
@@ -303,7 +304,7 @@ def render_html(report: CostReport) -> str:
 <style>{CSS}</style></head>
 <body><main>
 <h1>AG-UI transport cost</h1>
-<p class="sub">{escape(report.source)} · {report.events:,} events · measured {escape(m["date"])}</p>
+<p class="sub">{escape(report.source)} · {report.counted()} · measured {escape(m["date"])}</p>
 
 <section class="card verdict" style="--accent:{accent}">
 <p class="headline">{escape(v.get("headline", ""))}</p>

@@ -13,8 +13,17 @@ commas); bytes per million events; what the most frequent type carries (its
 text, its JSON values, or only its envelope); CPU; the other codings; the cost
 of a socket write; when to choose which.
 
+How sure: under ``MIN_EVENTS`` events (``_confidence`` gives the reason) the
+headline says the sample is too small to judge and gives the figures as what
+they are, these events' bytes; above it, when the 95% interval of a ratio
+reaches another headline's ground (another verdict, or the other side of "the
+same size"), the headline says the events do not settle it and how far the
+ratio could go. Either way a reason says how to measure more.
+
 Contract: ``verdict(report)`` returns ``worth_it`` (``yes``, ``somewhat``,
-``only-uncompressed``, ``no``), ``headline``, ``reasons`` (sentences),
+``only-uncompressed``, ``no``, or ``too-few`` under ``MIN_EVENTS`` events),
+``settled`` (False when too few or the intervals reach another verdict),
+``intervals`` (the report's), ``headline``, ``reasons`` (sentences),
 ``ratio_uncompressed`` / ``ratio_gzip`` (protobuf bytes / SSE bytes),
 ``saving_uncompressed`` / ``saving_gzip`` (1 - ratio: negative when protobuf is
 larger), ``protobuf_larger`` ({"uncompressed"/"gzip": [event types]}) and
@@ -27,11 +36,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Final
 
+from ._confidence import MIN_EVENTS
 from ._costmodel import CODING_LABELS, CostReport
 
 __all__ = ["verdict"]
 
-SAME: Final = 0.005  # ratios this close to 1 are "the same size"
+#: Ratios this close to 1 are "the same size": whole percents (as every other figure
+#: is said) would round them to 0% or 1%, and an event type this close is not "larger".
+SAME: Final = 0.005
+_WITHIN: Final = (0.001, 0.002, 0.005)  # "within 0.1%": the smallest of these that holds
 _LOSSY: Final = "does not fit a double exactly"  # the library's reason for integers > 2^53
 
 
@@ -39,11 +52,18 @@ def _pct(x: float) -> str:
     return f"{abs(x) * 100:.0f}%"
 
 
+def _within(ratio: float) -> str:
+    """'0.1%': the smallest of ``_WITHIN`` that ``ratio`` is within of 1."""
+    bound = next((b for b in _WITHIN if abs(ratio - 1) <= b), SAME)
+    return f"{bound * 100:.1f}%"
+
+
 def versus(ratio: float, than: str = " than SSE") -> str:
     """protobuf against SSE: '45% smaller than SSE', '111% larger than SSE (211% of its
-    bytes)' or 'the same size as SSE'."""
+    bytes)' or 'the same size as SSE (within 0.1%)'."""
     if abs(ratio - 1) < SAME:
-        return "the same size as SSE" if than else "the same size"
+        same = "the same size as SSE" if than else "the same size"
+        return f"{same} (within {_within(ratio)})"
     if ratio < 1:
         return f"{_pct(1 - ratio)} smaller{than}"
     of = f" ({ratio:.0%} of its bytes)" if ratio >= 1.5 and than else ""
@@ -96,11 +116,53 @@ def _headline(plain: float, gz: float) -> tuple[str, str]:
     )
 
 
+def _sign(ratio: float) -> int:
+    """-1 smaller, 0 the same size (within ``SAME``), 1 larger."""
+    return 0 if abs(ratio - 1) < SAME else (1 if ratio > 1 else -1)
+
+
+def _range(low: float, high: float) -> str:
+    return f"from {versus(low, '')} to {versus(high, '')}"
+
+
+def _unsettled(report: CostReport, plain: float, gz: float) -> str | None:
+    """A sentence when a ratio's 95% interval (``_confidence``) reaches another verdict,
+    or from smaller to larger: the events do not settle it. Each verdict holds over a
+    box of (plain, gzip) ratios, so an interval's two ends decide."""
+    if set(report.intervals) != {"uncompressed", "gzip"}:
+        return None
+    here = _headline(plain, gz)[0]
+    ranges = []
+    for name, ends, verdicts in (
+        (
+            "with gzip",
+            report.intervals["gzip"],
+            [_headline(plain, g)[0] for g in report.intervals["gzip"]],
+        ),
+        (
+            "uncompressed",
+            report.intervals["uncompressed"],
+            [_headline(p, gz)[0] for p in report.intervals["uncompressed"]],
+        ),
+    ):
+        low, high = ends
+        if set(verdicts) != {here} or {_sign(low), _sign(high)} >= {-1, 1}:
+            ranges.append(f"{_range(low, high)} {name}")
+    if not ranges:
+        return None
+    return (
+        f"But {report.events:,} events do not settle it: on more traffic like this protobuf "
+        f"could be {_and(ranges)} (95% intervals)."
+    )
+
+
 def _larger_types(report: CostReport, sse_key: str, proto_key: str) -> list[tuple[str, int]]:
-    """(type, bytes protobuf spends over SSE) where protobuf is larger, largest first."""
+    """(type, bytes protobuf spends over SSE) where protobuf is larger by more than
+    ``SAME`` of the type's SSE bytes (closer is the same size, as in the headline),
+    largest first."""
     sse, proto = report.transport(sse_key).by_type, report.transport(proto_key).by_type
-    over = [(t, proto.get(t, 0) - sse.get(t, 0)) for t in report.counts]
-    return sorted(((t, b) for t, b in over if b > 0), key=lambda x: -x[1])
+    over = [(t, proto.get(t, 0) - sse.get(t, 0), sse.get(t, 0)) for t in report.counts]
+    return sorted(((t, b) for t, b, base in over if b > SAME * base), key=lambda x: -x[1])
 
 
 def _json_fields(report: CostReport, etype: str) -> list[str]:
@@ -183,6 +245,7 @@ def _top_type(report: CostReport) -> str:
     )
     row = report.carried.get(top, {})
     text, json_bytes = row.get("text", 0) / count, row.get("json", 0) / count
+    patch = row.get("patch", 0) / count
     parts = []
     if text:
         parts.append(
@@ -194,14 +257,21 @@ def _top_type(report: CostReport) -> str:
             f"its JSON values ({fields}) are {json_bytes:,.0f} bytes per event as JSON "
             f"({json_bytes / sse_each:.0%}), carried in protobuf as google.protobuf.Value"
         )
+    if patch:
+        parts.append(
+            f"its JSON Patch operations name {patch:,.0f} bytes of op and path per event "
+            f"({patch / sse_each:.0%}), an enum and a string each in protobuf"
+        )
     if parts:
-        rest = 1 - (text + json_bytes) / sse_each
+        rest = 1 - (text + json_bytes + patch) / sse_each
         tail = f"; the other {_pct(max(rest, 0))} is envelope (type, ids, JSON syntax)."
         body = " ".join(
             [head, parts[0][0].upper() + parts[0][1:]] + [f"and {p}" for p in parts[1:]]
         )
         return body + tail
-    return head + " It carries no text and no JSON value: all of it is envelope (type, ids)."
+    return head + (
+        " It carries no text, no JSON value and no JSON Patch: all of it is envelope (type, ids)."
+    )
 
 
 def verdict(report: CostReport) -> dict[str, Any]:
@@ -212,12 +282,29 @@ def verdict(report: CostReport) -> dict[str, Any]:
     plain = proto.bytes / sse.bytes
     gz = proto_gz.bytes / sse_gz.bytes
     worth, headline = _headline(plain, gz)
+    settled = True
+    if n < MIN_EVENTS:
+        worth, settled = "too-few", False
+        headline = (
+            f"Too few events to judge: {n:,} (at least {MIN_EVENTS} are needed, a whole run or "
+            f"several are better). On these {n:,}, protobuf is {versus(plain)} uncompressed and "
+            f"{versus(gz, '')} with gzip."
+        )
+    elif (open_ := _unsettled(report, plain, gz)) is not None:
+        settled = False
+        headline += " " + open_
     if report.left_out:
         share = ""
         if report.input_bytes:
             share = f", {report.left_out_bytes / report.input_bytes:.0%} of the input's bytes,"
         headline += f" ({report.skipped:,} event(s){share} left out: see below.)"
-    reasons = _left_out(report) + _why_larger(report)
+    reasons = _left_out(report)
+    if not settled:
+        reasons.append(
+            "To judge your traffic, measure more of it: `agui-wire record URL -o run.sse` keeps "
+            "a whole run, and `agui-wire cost` takes several captures at once."
+        )
+    reasons += _why_larger(report)
     reasons.append(
         f"Per million events: SSE {_per_million(sse.bytes, n)}, protobuf "
         f"{_per_million(proto.bytes, n)}; with gzip (flushed per event, as streaming needs) "
@@ -292,6 +379,8 @@ def verdict(report: CostReport) -> dict[str, Any]:
     best = min(report.transports, key=lambda t: t.bytes)
     return {
         "worth_it": worth,
+        "settled": settled,
+        "intervals": report.intervals,
         "headline": headline,
         "reasons": reasons,
         "ratio_uncompressed": round(plain, 4),
