@@ -11,6 +11,7 @@ held to failing on a page that throws or logs an error.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,149 @@ def test_the_cost_report_renders_too(browser: Chromium, tmp_path: Path) -> None:
     )
     assert len(sizes) >= 3
     assert all(w > 300 and h > 40 for w, h in sizes), sizes
+
+
+# -- the page as a person sees it: two widths, screenshots, boxes from the DOM -------------
+
+WIDTHS = (1280, 700)
+
+# every box a reader must see whole, from the DOM (viewport CSS pixels)
+LAYOUT = """(() => {
+  const box = e => { const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+  return {
+    axis: box(document.getElementById('axis')),
+    range: document.getElementById('range').textContent,
+    ticks: Array.from(document.querySelectorAll('.tick'), t => ({text: t.textContent, ...box(t)})),
+    lanes: Array.from(document.querySelectorAll('.lane'), l => ({
+      lane: l.dataset.lane,
+      track: box(l.querySelector('.track')),
+      items: Array.from(l.querySelectorAll('.span, .span-label'))
+        .filter(e => !e.hidden)
+        .map(e => ({kind: e.className.split(' ')[0], text: e.textContent,
+                    cut: e.scrollWidth > e.clientWidth, ...box(e)}))
+        .filter(e => e.right > l.querySelector('.track').getBoundingClientRect().left
+                  && e.left < l.querySelector('.track').getBoundingClientRect().right),
+    })),
+  };
+})()"""
+
+
+def _overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return min(a["right"], b["right"]) - max(a["left"], b["left"]) > 0.5 and (
+        min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 0.5
+    )
+
+
+def _center(browser: Chromium, selector: str) -> tuple[float, float]:
+    box = browser.evaluate(
+        f"(() => {{ const e = document.querySelector({selector!r}); e.scrollIntoView("
+        "{block: 'center'}); const r = e.getBoundingClientRect(); "
+        "return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+    )
+    return box[0], box[1]
+
+
+def check_layout(browser: Chromium, labels: list[str], ticks_at_least: int = 3) -> None:
+    """Tick labels whole and apart, the axis from 0 up; every bar's label whole, inside
+    its track, over no other bar or label; ``labels`` among them, in full."""
+    page = browser.evaluate(LAYOUT)
+    axis, ticks = page["axis"], page["ticks"]
+    assert len(ticks) >= ticks_at_least, ticks
+    assert "-" not in page["range"], page["range"]
+    first = ticks[0]["text"].lstrip("#").split()[0]
+    assert float(first) >= 0, ticks[0]
+    for tick in ticks:
+        assert tick["left"] >= axis["left"] - 0.5, (tick, axis)
+        assert tick["right"] <= axis["right"] + 0.5, (tick, axis)
+    for a, b in itertools.pairwise(ticks):
+        assert a["right"] <= b["left"] + 0.5, (a, b)
+    shown = set()
+    for lane in page["lanes"]:
+        items, track = lane["items"], lane["track"]
+        for item in items:
+            if item["kind"] == "span-label":
+                shown.add(item["text"])
+                assert not item["cut"], (lane["lane"], item)
+                assert item["left"] >= track["left"] - 0.5, (lane["lane"], item, track)
+                assert item["right"] <= track["right"] + 0.5, (lane["lane"], item, track)
+        # a label may sit on its own bar; nothing else overlaps
+        for i, a in enumerate(items):
+            for j, b in enumerate(items[i + 1 :], i + 1):
+                own = a["kind"] != b["kind"] and j == i + 1 and a["kind"] == "span"
+                assert own or not _overlap(a, b), (lane["lane"], a, b)
+    assert set(labels) <= shown, set(labels) - shown
+
+
+def check_tip(browser: Chromium, selector: str) -> None:
+    """Pointing at ``selector`` shows a tip that does not cover the details panel;
+    clicking it fills the panel, and the tip still covers none of it."""
+    detail = "(() => { const r = document.getElementById('detail').getBoundingClientRect();"
+    detail += " return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })()"
+    tip = (
+        "(() => { const t = document.getElementById('tip'); if (t.hidden) return null; "
+        "const r = t.getBoundingClientRect(); "
+        "return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })()"
+    )
+    x, y = _center(browser, selector)
+    browser.mouse("move", x, y)
+    shown = browser.evaluate(tip)
+    assert shown is not None, f"no tip over {selector}"
+    assert not _overlap(shown, browser.evaluate(detail)), (shown, browser.evaluate(detail))
+    browser.mouse("click", x, y)
+    assert browser.evaluate("document.getElementById('detail').textContent.startsWith('#')") or (
+        "took" in browser.evaluate("document.getElementById('detail').textContent")
+    )
+    after = browser.evaluate(tip)
+    assert after is None or not _overlap(after, browser.evaluate(detail))
+
+
+def test_the_page_as_a_person_sees_it_at_two_widths(
+    browser: Chromium, tmp_path: Path, run_events: list[dict[str, Any]]
+) -> None:
+    from tests.cli.test_cli_timeline import write_recording
+
+    body = b"".join(encode_sse(e) for e in run_events)
+    recorded = tmp_path / "run.sse"
+    step = len(body) // 40 + 1
+    starts = range(0, len(body), step)
+    write_recording(
+        recorded, body, [(min(step, len(body) - a), 0.05 * (a // step + 1)) for a in starts]
+    )
+    untimed = tmp_path / "five.bin"
+    five = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hi"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+    ]
+    untimed.write_bytes(b"".join(encode_proto(e) for e in five))
+    message = next(e["messageId"] for e in run_events if e["type"] == "TEXT_MESSAGE_START")
+    call = next(e for e in run_events if e["type"] == "TOOL_CALL_START")
+    pages = {
+        recorded: [
+            f"assistant message {message}",
+            f"{call['toolCallName']} ({call['toolCallId']})",
+        ],
+        untimed: ["run r1", "assistant message m1"],
+    }
+    for capture, labels in pages.items():
+        html = tmp_path / f"{capture.name}.html"
+        page_of(capture, html)
+        browser.open_page(html)
+        for width in WIDTHS:
+            browser.set_width(width)
+            browser.mouse("move", 0, 0)  # the pointer off the chart: no tip in the picture
+            shot = browser.screenshot(tmp_path / f"{capture.name}-{width}.png")
+            print(f"timeline screenshot: {shot}")
+            check_layout(browser, labels)
+            # the lowest lane's marks: a tip there must not hang over the details
+            check_tip(browser, ".lane:last-child .mark")
+            check_tip(browser, ".lane:last-child .mark:last-of-type")
+            shot = browser.screenshot(tmp_path / f"{capture.name}-{width}-clicked.png")
+            print(f"timeline screenshot: {shot}")
+            browser.evaluate("document.getElementById('zoom-in').click()")
+            check_layout(browser, [], 2)  # zoomed in: still whole, still from 0 up
+            browser.evaluate("document.getElementById('fit').click()")
+        assert browser.errors() == []

@@ -90,6 +90,7 @@ class Chromium:
         self.events: list[dict[str, Any]] = []
         self.session: str | None = None
         self.target: str | None = None
+        self.viewport: tuple[int, int] | None = None  # set_width's, until the next page
 
     # -- the protocol ----------------------------------------------------------------------
 
@@ -157,6 +158,7 @@ class Chromium:
         )
         self.session = attached["sessionId"]
         self.events = []
+        self.viewport = None
         for domain in ("Runtime", "Log", "Page"):
             self.send(f"{domain}.enable")
         self.send("Page.navigate", url=path.resolve().as_uri())
@@ -189,9 +191,38 @@ class Chromium:
             raise ChromiumError(f"{expression!r} threw: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def set_width(self, width: int, height: int = 900) -> None:
+        """The open tab's viewport, in CSS pixels (as a window that size shows it)."""
+        self.viewport = (width, height)
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def mouse(self, kind: str, x: float, y: float) -> None:
+        """A real pointer event at viewport point (x, y): ``move``, or ``click`` (press and
+        release of the left button there)."""
+        steps = (
+            [("mouseMoved", 0)] if kind == "move" else [("mousePressed", 1), ("mouseReleased", 1)]
+        )
+        for event, clicks in steps:
+            button = "left" if clicks else "none"
+            self.send(
+                "Input.dispatchMouseEvent", type=event, x=x, y=y, button=button, clickCount=clicks
+            )
+
     def screenshot(self, path: Path) -> Path:
+        """The whole page as a PNG; the viewport is as it was after it (capturing beyond
+        it resizes the page for a moment, and would leave the pointer aiming elsewhere)."""
         shot = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         path.write_bytes(base64.b64decode(shot["data"]))
+        self.send("Emulation.clearDeviceMetricsOverride")
+        if self.viewport is not None:
+            self.set_width(*self.viewport)
         return path
 
     def close(self) -> None:

@@ -8,12 +8,16 @@ timeline's data as an inline JSON block (every ``<`` escaped, so no event text
 can close the block). The script draws one lane per kind of event (run
 lifecycle and errors, messages, tool calls, reasoning, state, other): a row of
 marks, one per event, and below it the spans (runs, steps, messages, tool
-calls, reasoning) packed into as few rows as do not overlap, a tool call's
-argument streaming as a strip along its bar. The time axis zooms with the wheel
-or the buttons and pans by dragging; hovering a mark shows its event, hovering a
-bar its duration (for a tool call: how long its arguments streamed and its
-result took), and clicking pins either below the chart. Without per-event times
-the axis is the event order, and the page says so. The figures of the text
+calls, reasoning), a tool call's argument streaming as a strip along its bar.
+Each bar's label is whole: inside the bar where it fits, else beside it; bars
+with their labels are packed into rows in pixels at every zoom, so no label is
+cut or covers another bar. The axis starts at 0 (or event #0), and a tick label
+that would run past the right edge is drawn left of its line. The time axis
+zooms with the wheel or the buttons and pans by dragging; hovering a mark shows
+its event, hovering a bar its duration (for a tool call: how long its arguments
+streamed and its result took), in a tip kept inside the chart (never over the
+details below it), and clicking pins either below the chart. Without per-event
+times the axis is the event order, and the page says so. The figures of the text
 output (time to first token, run durations, tool calls, messages, gaps) are
 written into the page as text by Python, so they read and search without the
 script.
@@ -54,6 +58,8 @@ TIMELINE_CSS: Final = """
   font-size:12px; color:var(--muted); }
 .tick { position:absolute; top:0; height:22px; border-left:1px solid var(--line);
   padding-left:3px; white-space:nowrap; }
+.tick.end { transform:translateX(-100%); border-left:none; border-right:1px solid var(--line);
+  padding:0 3px 0 0; }
 .lane { display:flex; border-bottom:1px solid var(--line); }
 .lane-name { width:110px; flex:none; padding:6px 8px 6px 0; font-size:13px; font-weight:600;
   color:var(--c); text-align:right; }
@@ -61,18 +67,21 @@ TIMELINE_CSS: Final = """
 .mark { position:absolute; top:5px; width:3px; height:18px; margin-left:-1px; border-radius:1px;
   background:var(--c); opacity:.85; cursor:pointer; }
 .mark:hover, .mark.selected { opacity:1; outline:2px solid var(--ink); z-index:2; }
-.span:hover, .span.selected { outline:1px solid var(--ink); }
+.span:hover, .span.selected, .span-label:hover { outline:1px solid var(--ink); }
 .mark.bad { background:#d62728; width:5px; }
-.span { position:absolute; height:16px; border-radius:4px;
+.span { position:absolute; height:16px; border-radius:4px; cursor:pointer;
   background:color-mix(in srgb, var(--c) 30%, #fff); border-left:2px solid var(--c);
-  font-size:11px; line-height:16px; color:#1d2430; overflow:hidden; white-space:nowrap;
-  padding:0 4px; min-width:2px; box-sizing:border-box; }
+  min-width:2px; box-sizing:border-box; }
+.span-label { position:absolute; height:16px; font-size:11px; line-height:16px;
+  color:#1d2430; white-space:nowrap; padding:0 4px; cursor:pointer; overflow:hidden;
+  text-overflow:ellipsis; box-sizing:border-box; }
 .span-part { position:absolute; height:4px; margin-top:12px; background:var(--c);
   border-radius:0 0 0 4px; pointer-events:none; }
 .span.open { background:repeating-linear-gradient(45deg,
   color-mix(in srgb, var(--c) 30%, #fff) 0 6px, #fff 6px 10px); }
-.tip { position:absolute; z-index:5; pointer-events:none; background:#1d2430; color:#fff;
-  font-size:12px; padding:6px 8px; border-radius:6px; max-width:460px; white-space:pre-wrap; }
+.tip { position:fixed; z-index:5; pointer-events:none; background:#1d2430; color:#fff;
+  font-size:12px; padding:6px 8px; border-radius:6px; max-width:460px; white-space:pre-wrap;
+  max-height:220px; overflow:hidden; }
 .detail { margin-top:12px; font-size:13px; white-space:pre-wrap; color:#303a48;
   font-family: ui-monospace, SFMono-Regular, Menlo, monospace; min-height:1.5em; }
 .note { background:#fff7e0; border:1px solid #f0d48a; border-radius:8px; padding:8px 12px;
@@ -95,13 +104,16 @@ SCRIPT: Final = r"""
   if (timed) { lo = Math.min(lo, 0); if (data.end !== null) { hi = Math.max(hi, data.end); } }
   if (!isFinite(lo)) { lo = 0; hi = 1; }
   if (hi <= lo) { hi = lo + (timed ? 0.001 : 1); }
-  var pad = (hi - lo) * 0.02;
-  var full = [lo - pad, hi + pad], view = full.slice();
+  // the axis starts where the run does (0, or event #0): room on the right only
+  var full = [lo, hi + (hi - lo) * 0.02], view = full.slice();
+  var GAP = 6, LABEL_GAP = 4, ROW = 19;  // px between packed items, bar to label, row pitch
+  var TICK_PX = 70;  // room for one tick's label ("1.500 s", "500.0 ms") and some air
   var chart = document.getElementById("chart");
+  var card = chart.parentNode;
   var axis = document.getElementById("axis");
   var tip = document.getElementById("tip");
   var detail = document.getElementById("detail");
-  var placed = [];  // [element, start, end or null]
+  var placed = [];  // marks: [element, at]
   function fmt(x) {
     if (!timed) { return "#" + Math.round(x); }
     var a = Math.abs(x);
@@ -124,7 +136,7 @@ SCRIPT: Final = r"""
       lane.appendChild(label);
       lane.appendChild(track);
       chart.appendChild(lane);
-      out[name] = {track: track, rows: []};
+      out[name] = {track: track, bars: []};
     });
     return out;
   }
@@ -134,30 +146,30 @@ SCRIPT: Final = r"""
     var start = timed ? s.start : s.first, end = timed ? s.end : s.last;
     if (start === null) { return; }
     if (end === null) { end = start; }
-    var row = 0;
-    while (row < lane.rows.length && lane.rows[row] > start) { row++; }
-    lane.rows[row] = end + (hi - lo) * 0.004;
-    var el = document.createElement("div");
-    el.className = "span" + (s.closed ? "" : " open");
-    el.style.top = (28 + row * 19) + "px";
-    el.textContent = s.label;
-    el._info = s.detail;
-    lane.track.appendChild(el);
-    placed.push([el, start, end]);
+    var bar = document.createElement("div");
+    bar.className = "span" + (s.closed ? "" : " open");
+    bar._info = s.detail;
+    var label = document.createElement("div");
+    label.className = "span-label";
+    label.textContent = s.label;
+    label._info = s.detail;
+    lane.track.appendChild(bar);
+    lane.track.appendChild(label);
+    var part = null;
     if (timed && s.argsEnd !== null && s.argsEnd > start) {
       // a tool call's first part: its arguments streaming (the rest: waiting for the result)
-      var part = document.createElement("div");
+      part = document.createElement("div");
       part.className = "span-part";
-      part.style.top = el.style.top;
       lane.track.appendChild(part);
-      placed.push([part, start, s.argsEnd]);
     }
+    lane.bars.push({bar: bar, label: label, part: part, start: start, end: end,
+                    argsEnd: s.argsEnd, width: 0});
   });
-  Object.keys(lanes).forEach(function (name) {
-    lanes[name].track.style.height = (30 + lanes[name].rows.length * 19) + "px";
+  Object.keys(lanes).forEach(function (name) {  // one reflow: every label's own width
+    lanes[name].bars.forEach(function (b) { b.width = b.label.offsetWidth; });
   });
   var previous = null;
-  marks.forEach(function (m, k) {
+  marks.forEach(function (m) {
     var x = pos(m[1], m[0]);
     var el = document.createElement("div");
     el.className = "mark" + (m[6] ? " bad" : "");
@@ -169,26 +181,75 @@ SCRIPT: Final = r"""
       (gap !== null ? "  (+" + fmt(gap) + ")" : "") +
       (m[5] !== null ? "\nbyte " + m[5] : "") + (m[4] ? "\n" + m[4] : "");
     lanes[m[3]].track.appendChild(el);
-    placed.push([el, x === null ? 0 : x, null]);
+    placed.push([el, x === null ? 0 : x]);
   });
+  // A bar's label goes inside it when it fits, else after it, else before it; bars and
+  // labels are packed into rows in pixels, so no label is cut or covers another bar.
+  function pack(lane, px, width) {
+    var rows = [];
+    lane.bars.forEach(function (b) {
+      var x0 = px(b.start), x1 = Math.max(px(b.end), x0 + 2), need = b.width;
+      var shown = x1 >= 0 && x0 <= width;  // in view: its label is drawn, and packed
+      b.label.hidden = !shown;
+      var v0 = Math.max(x0, 0), v1 = Math.min(x1, width);  // the part in view
+      var left, from, to;
+      if (!shown) { left = x0; from = x0; to = x1; }
+      else if (need <= v1 - v0) { left = v0; from = x0; to = x1; }  // inside
+      else if (x1 + LABEL_GAP + need <= width) {  // after it
+        left = x1 + LABEL_GAP; from = x0; to = left + need;
+      } else if (x0 - LABEL_GAP - need >= 0) {  // before it
+        left = x0 - LABEL_GAP - need; from = left; to = x1;
+      }
+      else { left = v0; from = x0; to = Math.max(x1, width); }  // wider than the view: cut
+      b.label.style.maxWidth = (width - left) + "px";
+      var row = 0;
+      while (row < rows.length && rows[row] + GAP > from) { row++; }
+      rows[row] = to;
+      var top = (28 + row * ROW) + "px";
+      b.bar.style.left = x0 + "px";
+      b.bar.style.width = (x1 - x0) + "px";
+      b.bar.style.top = top;
+      b.label.style.left = left + "px";
+      b.label.style.top = top;
+      if (b.part !== null) {
+        b.part.style.left = x0 + "px";
+        b.part.style.width = Math.max(px(b.argsEnd) - x0, 0) + "px";
+        b.part.style.top = top;
+      }
+    });
+    lane.track.style.height = (30 + rows.length * ROW) + "px";
+  }
   function layout() {
     var w = view[1] - view[0];
     placed.forEach(function (p) {
       p[0].style.left = ((p[1] - view[0]) / w * 100) + "%";
-      if (p[2] !== null) {
-        p[0].style.width = (Math.max(p[2] - p[1], 0) / w * 100) + "%";
-      }
+    });
+    Object.keys(lanes).forEach(function (name) {
+      var lane = lanes[name], width = lane.track.clientWidth;
+      pack(lane, function (t) { return (t - view[0]) / w * width; }, width);
     });
     axis.textContent = "";
-    var raw = w / 8, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    var step = [1, 2, 5, 10].map(function (f) { return f * mag; })
+    var room = axis.clientWidth;
+    var raw = w / Math.max(Math.floor(room / TICK_PX), 2);
+    var mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    var step = [1, 2, 2.5, 5, 10].map(function (f) { return f * mag; })  // at most 2x raw
       .filter(function (s) { return s >= raw; })[0];
+    if (!timed) { step = Math.max(Math.round(step), 1); }  // events have whole numbers
+    var last = null;
     for (var t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
       var tick = document.createElement("div");
       tick.className = "tick";
       tick.style.left = ((t - view[0]) / w * 100) + "%";
       tick.textContent = fmt(Math.abs(t) < step / 1e6 ? 0 : t);
       axis.appendChild(tick);
+      if (tick.offsetLeft + tick.offsetWidth > room) {  // its label left of its line
+        tick.classList.add("end");
+        if (last !== null && tick.offsetLeft - tick.offsetWidth < last + GAP) {
+          axis.removeChild(tick);  // no room beside the one before: the edge goes bare
+          break;
+        }
+      }
+      last = tick.offsetLeft + tick.offsetWidth;
     }
     document.getElementById("range").textContent = fmt(view[0]) + " \u2013 " + fmt(view[1]);
   }
@@ -226,16 +287,26 @@ SCRIPT: Final = r"""
     view = [a, a + w];
     layout();
   });
+  window.addEventListener("resize", layout);
+  // The tip stays beside the pointer, flipped left of it where it would run past the card's
+  // right edge, and above it where it would reach down over the details below the chart.
+  // Fixed, in viewport pixels: it never lengthens the page (a scrollbar appearing would move
+  // the chart under the pointer).
+  function placeTip(e) {
+    var right = card.getBoundingClientRect().right, bottom = chart.getBoundingClientRect().bottom;
+    var w = tip.offsetWidth, h = tip.offsetHeight;
+    var x = e.clientX + 14 + w <= right ? e.clientX + 14 : Math.max(e.clientX - 14 - w, 0);
+    var y = e.clientY + 14 + h <= bottom ? e.clientY + 14 : Math.min(e.clientY - 14, bottom) - h;
+    tip.style.left = x + "px";
+    tip.style.top = y + "px";
+  }
   chart.addEventListener("mouseover", function (e) {
     if (!e.target._info) { return; }
     tip.textContent = e.target._info;
     tip.hidden = false;
+    placeTip(e);
   });
-  chart.addEventListener("mousemove", function (e) {
-    var r = chart.parentNode.getBoundingClientRect();
-    tip.style.left = (e.clientX - r.left + 14) + "px";
-    tip.style.top = (e.clientY - r.top + 14) + "px";
-  });
+  chart.addEventListener("mousemove", function (e) { if (!tip.hidden) { placeTip(e); } });
   chart.addEventListener("mouseout", function () { tip.hidden = true; });
   chart.addEventListener("click", function (e) {
     if (!e.target._info) { return; }
@@ -243,6 +314,7 @@ SCRIPT: Final = r"""
     if (old) { old.classList.remove("selected"); }
     e.target.classList.add("selected");
     detail.textContent = e.target._info;
+    tip.hidden = true;  // what it said is in the details now
   });
   document.getElementById("fit").addEventListener("click", function () {
     view = full.slice(); layout();
