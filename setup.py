@@ -1,4 +1,5 @@
-"""Build the Cython extension ``agui_wire._fast`` (everything else is in pyproject.toml).
+"""Build the Cython extension ``agui_wire._fast``, and ship the docs/ pages in the package
+(everything else is in pyproject.toml).
 
 Environment switches (as msgspec does):
   AGUI_WIRE_DEBUG=1     no optimisation, debug info, Cython boundscheck/wraparound on
@@ -22,6 +23,9 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
 
 
 def _flag(name: str) -> bool:
@@ -60,6 +64,19 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+class BuildPy(build_py):
+    """Also copies docs/*.md into the package as agui_wire/docs/: docstrings, error messages
+    and --help name pages as docs/NAME.md, and a wheel user has only the package
+    (``agui-wire docs NAME`` prints one). The sdist carries docs/ (MANIFEST.in)."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib) / "agui_wire" / "docs"
+        self.mkpath(str(target))
+        for page in sorted((HERE / "docs").glob("*.md")):
+            self.copy_file(str(page), str(target / page.name))
+
+
 def extensions() -> list[Extension]:
     if _flag("AGUI_WIRE_NO_EXTENSION"):
         return []
@@ -82,4 +99,4 @@ def extensions() -> list[Extension]:
 if (
     __name__ == "__main__"
 ):  # run by pip's build backend and by `python setup.py`; importable in tests
-    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt, "build_py": BuildPy})

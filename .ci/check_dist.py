@@ -6,8 +6,9 @@ sdist: every tracked file under src/, proto/ and docs/ (so a new .pxi, .pxd, .h 
 source cannot be left out), LICENSE, README.md, pyproject.toml, setup.py, MANIFEST.in;
 no test, benchmark, example or CI file (the suite needs a clone: it is all or nothing,
 and here it is nothing); no build product. wheel: every module, py.typed and the .pyi
-stubs, one compiled extension, the licence under .dist-info/licenses; no extension
-source. Metadata: License-Expression MIT. Prints the contents summary; exit 1 on a miss.
+stubs, every docs/*.md page as agui_wire/docs/ (``agui-wire docs``), one compiled
+extension, the licence under .dist-info/licenses; no extension source. Metadata:
+License-Expression MIT. Prints the contents summary; exit 1 on a miss.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def main(clone: Path, sdist: Path, wheel: Path) -> int:
         if n.startswith("src/") and n.endswith((".py", ".pyi", "py.typed"))
     }
     problems += [f"wheel lacks {m}" for m in sorted(modules - set(wnames))]
+    # the pages docstrings, errors and --help name (docs/NAME.md), for `agui-wire docs`
+    pages = {f"agui_wire/{n}" for n in tracked if n.startswith("docs/") and n.endswith(".md")}
+    problems += [f"wheel lacks the page {m}" for m in sorted(pages - set(wnames))]
     problems += [f"wheel carries the source {n}" for n in wnames if n.endswith(EXTENSION_SOURCES)]
     extension = [
         n for n in wnames if n.startswith("agui_wire/_fast.") and n.endswith((".so", ".pyd"))

@@ -8,7 +8,8 @@ wheel. Fails (exit 1, with the reason) unless:
     console script (stdin when no file is named), and the extension agrees with the
     pure-Python twins on every frame;
   * the distribution carries its licence (License-Expression MIT, LICENSE file), py.typed
-    and the .pyi stubs; on Linux, the extension has no debug information.
+    and the .pyi stubs, and every docs/*.md page, which `agui-wire docs PAGE` prints from
+    the package; on Linux, the extension has no debug information.
 """
 
 from __future__ import annotations
@@ -62,6 +63,18 @@ def main() -> None:
     check(len(out.stdout.splitlines()) == len(events), "agui-wire decode: one line per event")
     valid = subprocess.run([script, "validate"], input=sse, capture_output=True, check=False)
     check(valid.returncode == 0, f"agui-wire validate: {valid.stdout[-500:]!r}")
+
+    # every page docstrings, errors and --help name (docs/NAME.md) is in the package and
+    # `agui-wire docs NAME` prints it, from there
+    for page in sorted((Path(__file__).resolve().parents[1] / "docs").glob("*.md")):
+        shown = subprocess.run(
+            [script, "docs", page.name], capture_output=True, check=False, encoding="utf-8"
+        )
+        check(shown.stdout == page.read_text(encoding="utf-8"), f"agui-wire docs {page.name}")
+        where = subprocess.run(
+            [script, "docs", page.stem, "--path"], capture_output=True, text=True
+        )
+        check(Path(where.stdout.strip()) == here / "docs" / page.name, f"{page.name}: {where}")
 
     dist = importlib.metadata.distribution("agui-wire")
     check(dist.metadata["License-Expression"] == "MIT", "License-Expression: MIT")

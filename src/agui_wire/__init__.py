@@ -13,6 +13,9 @@ docs/wire-format.md states the mapping; docs/errors.md the error contract.
 Modules imported on demand only: ``agui_wire.asgi`` (``EventStreamResponse``),
 ``agui_wire.client`` (``run_agent``), ``agui_wire.redis`` (``RunStore``: runs on
 Redis Streams, resumable on any replica; the ``redis`` extra, docs/scaling.md).
+The docs/NAME.md pages named here and in every docstring and message ship in the
+package, as agui_wire/docs/NAME.md: ``agui-wire docs`` lists them and
+``agui-wire docs NAME`` prints one.
 """
 
 from __future__ import annotations

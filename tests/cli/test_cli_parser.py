@@ -15,7 +15,7 @@ import pytest
 from agui_wire._cli import build_parser, main
 from agui_wire._cli._parser import MAX_WIDTH
 
-COMMANDS = ("decode", "encode", "convert", "inspect", "validate", "cost", "record")
+COMMANDS = ("decode", "encode", "convert", "inspect", "validate", "cost", "record", "docs")
 REQUIRED = {"encode": ["--to", "sse"], "convert": ["--to", "sse"], "record": ["URL"]}
 
 

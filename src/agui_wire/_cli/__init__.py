@@ -1,7 +1,7 @@
 """``agui-wire``: the command line for AG-UI captures and transport cost.
 
 Strategy: argparse with one subcommand per module (``decode``, ``encode``,
-``convert``, ``inspect``, ``validate``, ``cost``, ``record``); each module has
+``convert``, ``inspect``, ``validate``, ``cost``, ``record``, ``docs``); each module has
 ``register(subparsers, common)``, which opens its parser with
 ``_parser.add_command``, and a ``run(args) -> int``. Shared pieces: ``_inputs``
 (file / stdin / gzip / HAR, format detection), ``_capture`` (frames with
@@ -15,10 +15,10 @@ arrival times), ``timeline`` with ``_timeline``, ``_timeline_text`` and
 Console script ``agui-wire`` and ``python -m agui_wire`` both run ``main``; with
 no command it lists the commands, one line each.
 
-Contract (also in ``--help`` and docs/cli.md): exit status 0 ok; 1 problems
-found (a frame that does not decode, an invalid event or stream, an event that
-cannot be encoded or is left out, an input with no event); 2 usage error; 3 I/O
-error. Errors are one line on stderr
+Contract (also in ``--help`` and docs/cli.md: ``agui-wire docs cli``): exit status
+0 ok; 1 problems found (a frame that does not decode, an invalid event or stream,
+an event that cannot be encoded or is left out, an input with no event); 2 usage
+error; 3 I/O error. Errors are one line on stderr
 naming the input, frame/event index and byte offset. stdout carries only the
 command's output; progress bars appear on stderr only when it is a terminal.
 """
@@ -42,7 +42,7 @@ USAGE = "usage: agui-wire COMMAND [options] CAPTURE   (agui-wire COMMAND --help 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from .._codec import backend
-    from . import convert, cost, decode, encode, inspect, record, validate
+    from . import convert, cost, decode, docs, encode, inspect, record, validate
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -61,14 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="AG-UI streams on the wire: decode, inspect and validate captures "
         "(binary protobuf, SSE, HAR, gzip), convert between transports, and measure "
         "what each transport costs.",
-        epilog=EXIT_CODES + "\nfirst command to try:  agui-wire cost",
+        epilog=EXIT_CODES
+        + "\nfirst commands to try:\n  agui-wire cost  what each transport costs, on a sample run"
+        + "\n  agui-wire docs  the documentation pages (they ship in the package)",
         formatter_class=HelpFormatter,
     )
     # the implementation in use: "cython" (the compiled extension) or "python" (the pure twins)
     version = f"agui-wire {__version__} ({backend.NAME})"
     parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (decode, encode, convert, inspect, validate, cost, record):
+    for module in (decode, encode, convert, inspect, validate, cost, record, docs):
         module.register(sub, common)
     parser.set_defaults(commands=sub)
     return parser

@@ -42,8 +42,8 @@ HELP = "POST a run to an agent, save its stream and when each chunk arrived"
 DESCRIPTION = """\
 Run an agent once over HTTP and record its response: the body as received (a
 capture every other command reads) and, beside it in CAPTURE.timing.jsonl, the
-arrival time of every chunk (docs/cli.md describes the format). Then see the run
-on a time axis with agui-wire inspect CAPTURE --timeline [--html FILE].
+arrival time of every chunk (docs/cli.md describes the format: agui-wire docs cli).
+Then see the run on a time axis with agui-wire inspect CAPTURE --timeline [--html FILE].
 """
 EPILOG = """\
 examples:
