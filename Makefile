@@ -64,8 +64,9 @@ clang:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang; }
 
 # Issue 16: sdist + wheel from a clean clone of HEAD, the sdist alone installed, auditwheel,
-# the setuptools floor, CPython 3.10-3.13 (one GCC build each, 3.13 with Clang): ~2 min.
-packaging: clang
+# the setuptools floor, CPython 3.10-3.13 (one GCC build each, 3.13 with Clang), and the
+# README run by a wheel user (lane E: needs the project's .venv for its test runner).
+packaging: clang $(INSTALLED)
 	bash .ci/packaging.sh
 
 demo: $(EXTENSION)

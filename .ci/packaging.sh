@@ -9,6 +9,10 @@
 #      must build -> smoke.
 #   C  CPython 3.12: the README's `pip install '.[asgi,client]'` -> `agui-wire --version` -> smoke.
 #   D  CPython 3.13 built with Clang (CC=clang) -> smoke.
+#   E  CPython 3.11, a wheel user: the README's install lines (its `doc-test: install` block),
+#      each with agui-wire meaning lane A's repaired wheel, in one fresh venv; then every block
+#      of the README run with that venv's Python (tests/contract/test_docs.py with
+#      AGUI_WIRE_DOCS_PYTHON), from the project's .venv (make test made it).
 # Lanes run two at a time (the machine has 2 cores); each logs to its own file, shown on
 # failure. Needs the four CPythons (python3.X on PATH, or pyenv), clang, git, and PyPI.
 set -euo pipefail
@@ -103,6 +107,27 @@ lane_d() {
     smoke "$work/venv-clang"
 }
 
+lane_e() {
+    clone e && cd "$work/e"
+    local wheel line
+    wheel=$(ls "$work/a/wheelhouse/"*.whl)  # lane A's, repaired: what an index serves
+    fresh_venv "${py[3.11]}" "$work/venv-user"
+    "$root/.venv/bin/python" -c '
+import sys
+from pathlib import Path
+from tests.contract.test_docs import install_lines, parse
+(block,) = [b for b in parse(Path("README.md")) if b.directives.get("install") == ""]
+print("\n".join(install_lines(block)))' >"$work/install-lines.txt"
+    while read -r line; do
+        line=$(sed -E "s#'?agui-wire(\[[a-z0-9,-]+\])?'?#'$wheel\1'#" <<<"$line")
+        echo "user: $line"
+        (PATH="$work/venv-user/bin:$PATH" && eval "$line")
+    done <"$work/install-lines.txt"
+    "$work/venv-user/bin/agui-wire" --version
+    AGUI_WIRE_DOCS_PYTHON="$work/venv-user/bin/python" "$root/.venv/bin/python" -m pytest -q \
+        -p no:cacheprovider tests/contract/test_docs.py -k "README.md"
+}
+
 run_lane() {  # name function: log to a file, report how it went
     local t=$SECONDS rc
     set +e
@@ -111,7 +136,7 @@ run_lane() {  # name function: log to a file, report how it went
     set -e
     if [ $rc = 0 ]; then
         echo "packaging: lane $1 ok in $((SECONDS - t)) s"
-        grep -E "^(smoke|sdist|  top|  dir|wheel agui|repaired|setuptools|agui-wire|clang)" "$work/$1.log" \
+        grep -E "^(smoke|sdist|  top|  dir|wheel agui|repaired|setuptools|agui-wire|clang|user|[0-9]+ passed)" "$work/$1.log" \
             | sed "s/^/  $1: /"
     else
         echo "packaging: lane $1 FAILED after $((SECONDS - t)) s:"
@@ -127,7 +152,9 @@ wait $pid_b || status=1
 run_lane "D-clang-3.13" lane_d & pid_d=$!
 wait $pid_a || status=1
 run_lane "C-readme-install-3.12" lane_c & pid_c=$!
+run_lane "E-wheel-user-3.11" lane_e & pid_e=$!
 wait $pid_d || status=1
 wait $pid_c || status=1
+wait $pid_e || status=1
 echo "packaging took $((SECONDS - start)) s"
 exit $status

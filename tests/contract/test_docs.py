@@ -15,6 +15,9 @@ with it:
 ``text``     output, listings, trees: not run (a ``$ `` line is refused: commands go
              in ``console`` blocks, where they run).
 Anything else (``ts``, no language at all) fails unless a ``skip`` directive says why.
+Blocks run with the Python running the tests, or the one ``AGUI_WIRE_DOCS_PYTHON``
+names (its ``bin`` first on ``PATH``): .ci/packaging.sh points it at a fresh venv
+holding only the wheel and the documented extras.
 
 The blocks of one document run in order in one scratch directory, so a block can
 make the files later blocks use (the stand-ins the document names: docs/cli.md's
@@ -52,6 +55,15 @@ visible in the source), several separated by ``;``:
     sends it a binary and an SSE request.
 ``<!-- doc-test: ran-by FILE -->``  (``sh``) not run here because FILE (a CI script)
     runs exactly these commands: each must appear in FILE.
+``<!-- doc-test: install -->``  (``sh``) what a wheel user runs: ``pip install`` lines of
+    ``agui-wire`` with extras. Not run here (they would install from PyPI): .ci/packaging.sh
+    runs each with ``agui-wire`` meaning the wheel it built, in a fresh venv, then runs
+    the document's blocks with that venv's Python (``AGUI_WIRE_DOCS_PYTHON``, below).
+``<!-- doc-test: install VENV -->``  (``sh``) a framework's ``pip install`` line: not run
+    here; tests/frameworks/test_doc_servers.py holds it to the pinned
+    ``tests/frameworks/requirements/VENV.txt`` (make frameworks).
+``<!-- doc-test: save FILE -->``  (``python``) the block is also written to FILE in the
+    scratch directory, for later blocks (``server server:app`` serves it from there).
 ``<!-- doc-test: skip REASON -->``  (last) not run, for the REASON given (required). Keep
     these rare: each shows up as a skip with its reason in every test run.
 
@@ -90,8 +102,12 @@ DIRECTIVES = (
     "timing",
     "framework",
     "ran-by",
+    "install",
+    "save",
     "skip",
 )
+#: the interpreter blocks run with (module doc)
+PYTHON = os.environ.get("AGUI_WIRE_DOCS_PYTHON") or sys.executable
 PORT = "8000"  # the port documents write; rewritten to a free one
 REDIS_URL = "redis://localhost:6379"  # the Redis documents write; rewritten to a real one
 TIMEOUT = 120
@@ -169,7 +185,7 @@ ALL = [b for doc in DOCS for b in parse(doc)]
 
 def base_env() -> dict[str, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "AGUI_EXAMPLE_DELAY": "0"}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{Path(PYTHON).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("AGUI_WIRE_NO_PROGRESS", None)
     return env
 
@@ -198,8 +214,10 @@ def served(block: Block, cwd: Path) -> Iterator[str]:
         if not app:
             yield body
             return
+        # a module an earlier block saved (``save``) is served from the scratch directory
+        home = cwd if (cwd / f"{app.split(':')[0]}.py").exists() else ROOT
         url, process = start_uvicorn(
-            app, cwd=ROOT, env=base_env(), log=cwd / f"server-{block.line}.log"
+            app, cwd=home, env=base_env(), log=cwd / f"server-{block.line}.log", python=PYTHON
         )
         try:
             yield re.sub(rf"\b{PORT}\b", url.rsplit(":", 1)[1], body)
@@ -241,13 +259,15 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
 
 
 def run_python(block: Block, cwd: Path) -> list[str]:
+    if "save" in block.directives:
+        (cwd / block.directives["save"]).write_text(block.body)
     if "post" in block.directives:
         return post_to_app(block, cwd)
     with served(block, cwd) as text:
         script = cwd / f"doc_block_{block.line}.py"
         script.write_text(text)
         r = subprocess.run(
-            [sys.executable, script.name],
+            [PYTHON, script.name],
             cwd=cwd,
             env=base_env(),
             stdin=subprocess.DEVNULL,
@@ -271,7 +291,7 @@ def post_to(body: str, target: str, cwd: Path, module: str) -> list[str]:
     extra = {name.strip(): value.strip()} if header else {}
     (cwd / f"{module}.py").write_text(body)
     url, process = start_uvicorn(
-        f"{module}:app", cwd=cwd, env=base_env(), log=cwd / f"{module}.log"
+        f"{module}:app", cwd=cwd, env=base_env(), log=cwd / f"{module}.log", python=PYTHON
     )
     problems = []
     try:
@@ -299,7 +319,22 @@ def post_to(body: str, target: str, cwd: Path, module: str) -> list[str]:
     return problems
 
 
+_PIP_LINE = re.compile(
+    r"^pip install (?:'agui-wire(?:\[[a-z0-9,-]+\])?'|agui-wire)(?: [\w'\[\],.=<>-]+)*$"
+)
+
+
+def install_lines(block: Block) -> list[str]:
+    """The ``pip install`` lines of an ``install`` block, comments stripped."""
+    return [c.split("  #")[0].strip() for c in commands(block.body)]
+
+
 def run_sh(block: Block, cwd: Path) -> list[str]:
+    if "install" in block.directives:
+        lines = install_lines(block)
+        if block.directives["install"]:  # a framework's: tests/frameworks checks it
+            return [f"not a pip line: {c!r}" for c in lines if not c.startswith("pip install ")]
+        return [f"not a pip line of agui-wire: {c!r}" for c in lines if not _PIP_LINE.match(c)]
     if "ran-by" in block.directives:
         script = (ROOT / block.directives["ran-by"]).read_text()
         return [

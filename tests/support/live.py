@@ -61,14 +61,20 @@ def wait_http(url: str, process: subprocess.Popen[bytes], timeout: float = 30.0)
 
 
 def start_uvicorn(
-    app: str, *, cwd: Path, env: Mapping[str, str], log: Path, ready_path: str = "/"
+    app: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    log: Path,
+    ready_path: str = "/",
+    python: str = sys.executable,
 ) -> tuple[str, subprocess.Popen[bytes]]:
     for _attempt in range(3):
         port = free_port()
         args = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
         with open(log, "wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", app, *args, "--no-access-log"],
+                [python, "-m", "uvicorn", app, *args, "--no-access-log"],
                 cwd=cwd,
                 env=dict(env),
                 stdout=out,
