@@ -4,7 +4,9 @@ Strategy: ``harness.cjs`` wraps the reference packages in one Node CLI; the
 session fixture ``node_harness`` installs them once (``npm ci`` from the
 committed lockfile, only when ``node_modules`` is missing or older than the
 lockfile), checks the installed versions, and hands tests a ``NodeHarness``
-whose methods each run one harness subprocess.
+whose methods each run one harness subprocess. ``reference_judge`` is the one
+long-lived process: zod verdicts for many events, one line each
+(tests/support/verdicts.py).
 
 Contract:
 
@@ -37,9 +39,12 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.support.verdicts import ReferenceJudge
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "harness.cjs"
@@ -347,6 +352,18 @@ def _install_lock() -> Iterator[None]:
 
 def _needs_install() -> bool:
     return not INSTALLED_LOCK.exists() or INSTALLED_LOCK.stat().st_mtime < LOCKFILE.stat().st_mtime
+
+
+@pytest.fixture(scope="session")
+def reference_judge(node_harness: NodeHarness) -> Iterator[ReferenceJudge]:
+    """``EventSchemas`` in one node process for the session (harness.cjs ``judge``)."""
+    from tests.support.verdicts import ReferenceJudge
+
+    judge = ReferenceJudge(node_harness.node, HARNESS)
+    try:
+        yield judge
+    finally:
+        judge.close()
 
 
 @pytest.fixture(scope="session")

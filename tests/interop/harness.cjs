@@ -43,6 +43,16 @@
  *                  "issues": [{"path": [...], "message": str}]}
  *                  from @ag-ui/core/schemas EventSchemas.safeParse (data = the
  *                  parsed output, zod defaults applied)
+ *   judge          JSONL events in, read line by line -> one JSONL line per event,
+ *                  written as soon as its line is read, so one long-lived process
+ *                  serves a whole test session (tests/interop/conftest.py
+ *                  ReferenceJudge): {"event": verdict, "wire": verdict}, a verdict
+ *                  being {"ok": bool, "issues": [{"path": [...], "message": str}]}.
+ *                  "event" is EventSchemas.safeParse of the event as given (what a
+ *                  client reads from `data: <that JSON>`); "wire" of what the client
+ *                  parses of what @ag-ui/encoder 1.0.0 writes for it (its null rule
+ *                  omitOptionalNulls, then JSON.stringify). The strings "\0NaN\0",
+ *                  "\0Infinity\0" and "\0-Infinity\0" stand for those numbers
  *   verify         JSONL events in -> {"passed": <events let through>, "completed":
  *                  bool, "error": {"name","message"}|null, "warnings": [str]}
  *                  from @ag-ui/client verifyEvents(), the client's check that a
@@ -291,6 +301,59 @@ async function parseStream(input, argv) {
   return dump(result) + "\n";
 }
 
+// Non-finite numbers travel as these strings (JSON has none): the event then holds
+// the real NaN / Infinity, as a server's object would.
+const NON_FINITE = { "\u0000NaN\u0000": NaN, "\u0000Infinity\u0000": Infinity, "\u0000-Infinity\u0000": -Infinity };
+
+function judgeOne(line) {
+  const { EventSchemas } = require("@ag-ui/core/schemas");
+  const { omitOptionalNulls } = require("@ag-ui/core");
+  const verdict = (value) => {
+    const r = EventSchemas.safeParse(value);
+    return {
+      ok: r.success,
+      issues: r.success ? [] : r.error.issues.map((i) => ({ path: i.path, message: i.message })),
+    };
+  };
+  let nonFinite = false;
+  const event = JSON.parse(line, (key, value) => {
+    if (typeof value !== "string" || !Object.prototype.hasOwnProperty.call(NON_FINITE, value)) return value;
+    nonFinite = true;
+    return NON_FINITE[value];
+  });
+  const asRead = verdict(event);
+  // What the client parses of what EventEncoder.encode writes: JSON.stringify after
+  // the null rule (it writes null for NaN). omitOptionalNulls returns the event
+  // itself when it drops nothing.
+  const written = omitOptionalNulls(event, "Event");
+  if (written === event && !nonFinite) return { event: asRead, wire: asRead };
+  return { event: asRead, wire: verdict(JSON.parse(JSON.stringify(written))) };
+}
+
+// Line by line, each answer written at once: the caller waits for it before it
+// sends the next event (or sends a batch and reads as many lines back).
+function judge() {
+  const readline = require("readline");
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    lines.on("line", (line) => {
+      n++;
+      if (line.trim() === "") return;
+      let answer;
+      try {
+        answer = judgeOne(line);
+      } catch (err) {
+        lines.close();
+        reject(new UsageError(`stdin line ${n} is not JSON: ${err.message}`));
+        return;
+      }
+      process.stdout.write(dump(answer) + "\n");
+    });
+    lines.on("close", () => resolve(""));
+  });
+}
+
 async function verify(input) {
   const { verifyEvents } = require("@ag-ui/client");
   const { from } = requireRxjs();
@@ -418,6 +481,7 @@ const COMMANDS = {
   "parse-stream": parseStream,
   negotiate,
   validate,
+  judge,
   verify,
   apply,
   patch,
@@ -430,7 +494,8 @@ async function main() {
   const run = COMMANDS[command];
   if (!run) throw new UsageError(`usage: harness.cjs {${Object.keys(COMMANDS).join("|")}} ...`);
   if (command !== "parse-stream" && argv.length) throw new UsageError(`${command} takes no options`);
-  const takesInput = !["versions", "shapes", "zod-objects"].includes(command);
+  // judge reads its stdin itself, line by line; the rest read all of it first
+  const takesInput = !["versions", "shapes", "zod-objects", "judge"].includes(command);
   const out = await run(takesInput ? readStdin() : Buffer.alloc(0), argv);
   process.stdout.write(out);
 }

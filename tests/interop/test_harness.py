@@ -150,3 +150,49 @@ def test_harness_usage_errors(node_harness) -> None:
         node_harness.run("no-such-command")
     with pytest.raises(node_harness.HarnessError, match="not JSON"):
         node_harness.run("validate", b"{nope\n")
+
+
+def test_judge_gives_both_verdicts_in_order(reference_judge) -> None:
+    events = [
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "d"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": None},  # null rule
+        {"type": "NOPE"},
+        {"type": "STEP_STARTED", "stepName": "s", "timestamp": float("nan")},  # as null
+        {"type": "CUSTOM", "name": "n", "value": "a\ud800"},  # a JS string may hold it
+    ] * 300  # more than a pipe holds, in one call
+    verdicts = reference_judge.judge(events)
+    assert [(v.event.ok, v.wire.ok) for v in verdicts[:5]] == [
+        (True, True),
+        (False, True),
+        (False, False),
+        (False, False),
+        (True, True),
+    ]
+    assert verdicts[1].event.issues[0][0] == ("role",)
+    assert verdicts[3].wire.issues[0][0] == ("timestamp",)
+    assert verdicts[5:] == verdicts[:5] * 299
+
+
+def test_reference_shapes_name_what_the_schemas_name(node_harness) -> None:
+    from tests.support.verdicts import ReferenceShapes
+
+    shapes = ReferenceShapes(node_harness.shapes(), node_harness.zod_objects())
+    event = {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            {"id": "a", "role": "user", "content": [{"type": "text", "text": "t", "x": 1}], "y": 2},
+            {"id": "b", "role": "NOPE", "content": "c", "toolCallId": "t", "z": 3},
+        ],
+        "metadata": {"any": {"key": 1}},
+        "extra": 4,
+    }
+    assert shapes.named(event) == {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [
+            {"id": "a", "role": "user", "content": [{"type": "text", "text": "t"}]},
+            # an unknown role keeps what any role names
+            {"id": "b", "role": "NOPE", "content": "c", "toolCallId": "t"},
+        ],
+        "metadata": {"any": {"key": 1}},  # opaque: whole
+    }
+    assert shapes.named({"type": "NOPE", "x": 1}) == {"type": "NOPE", "x": 1}
