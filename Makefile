@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test evolution lint typecheck generated bench bench-redis redis-server old-redis chromium fuzz sanitize clean frameworks clang packaging
+.PHONY: demo test evolution lint typecheck generated judge-campaign bench bench-redis redis-server old-redis chromium fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -108,6 +108,13 @@ test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis chromium generated lint 
 # not written. ~60 s (one build: 45-55 s of it).
 evolution: $(INSTALLED)
 	$(BIN)/pytest -q -p no:cacheprovider tests/evolution $(PYTEST_ARGS)
+
+# Issue 31 item 3 at length: tests/interop/test_zod_agreement.py with 5,000 hypothesis
+# examples per test, on both backends, printing each column's confusion matrix against
+# @ag-ui/core's zod schemas and every class of disagreement (CI runs it at the ci size).
+judge-campaign: $(EXTENSION) $(NODE_PEERS)
+	AGUI_WIRE_REQUIRE_FAST=1 AGUI_WIRE_JUDGE_REPORT=1 HYPOTHESIS_PROFILE=campaign $(BIN)/pytest -q -p no:cacheprovider tests/interop/test_zod_agreement.py $(PYTEST_ARGS)
+	AGUI_WIRE_PURE=1 AGUI_WIRE_JUDGE_REPORT=1 HYPOTHESIS_PROFILE=campaign $(BIN)/pytest -q -p no:cacheprovider tests/interop/test_zod_agreement.py $(PYTEST_ARGS)
 
 bench: $(EXTENSION) $(NODE_PEERS)
 	$(BIN)/python benchmarks/compare.py $(BENCH_ARGS)

@@ -20,6 +20,8 @@ settings.register_profile(
 )
 # tests/sanitize.sh --ci: CPython on ASan's malloc is ~5x slower, so fewer examples
 settings.register_profile("sanitize", parent=settings.get_profile("ci"), max_examples=50)
+# make judge-campaign: tests/interop/test_zod_agreement.py at length
+settings.register_profile("campaign", parent=settings.get_profile("ci"), max_examples=5000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # `make test` runs the suite twice: on the Cython extension, then on the pure-Python
