@@ -40,6 +40,8 @@ __all__ = [
     "BASE_EVENT_NUMBER",
     "BASE_FIELDS",
     "BASE_TYPE_NUMBER",
+    "CHOICES",
+    "COUNTS",
     "DEFAULT_MAX_BATCH_EVENTS",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_EVENT_SIZE",
@@ -49,6 +51,7 @@ __all__ = [
     "EVENT_TYPES",
     "FRAME_HEADER_SIZE",
     "JSON_MAX_NESTING",
+    "JSON_OBJECTS",
     "KIND_WIRE_TYPE",
     "LIST_VALUES",
     "MAX_DEPTH_LIMIT",
@@ -57,11 +60,14 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "MESSAGES",
     "MESSAGE_CONTENT",
+    "MIN_ITEMS",
     "NULLABLE",
+    "NULL_AS_ABSENT",
     "OP_REQUIRED",
     "OUTCOME_FIELDS",
     "PART_ARMS",
     "PATCH_OPS",
+    "POINTERS",
     "ROLE_CONTENT",
     "ROLE_KEYS",
     "ROLE_REQUIRED",
@@ -99,6 +105,10 @@ __all__ = [
 ]
 
 
+# JSON integers must survive JS (Number.MAX_SAFE_INTEGER) and a double.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
 class Kind(enum.IntEnum):
     """How a JSON value is carried on the wire."""
 
@@ -124,6 +134,14 @@ class Field:
     nullable: bool = False  # JSON null is a value here (written as NullValue)
     message: str | None = None  # spec name for Kind.MESSAGE
     omit_empty: bool = False  # repeated: decode leaves the key out when empty
+    # what JSON allows beyond the kind's type (CHOICES, POINTERS, COUNTS,
+    # JSON_OBJECTS, MIN_ITEMS; the defaults allow anything of the type)
+    choices: tuple[str, ...] = ()  # the strings allowed; () is any string
+    pointer: bool = False  # a JSON pointer (RFC 6901)
+    minimum: int = -MAX_SAFE_INTEGER  # an integer's lower bound
+    json_object: bool = False  # a Value that must hold a JSON object
+    min_items: int = 0  # a repeated field's least number of items
+    null_is_absent: bool = False  # JSON null here reads as absent (NULL_AS_ABSENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +277,36 @@ OP_REQUIRED: Final = MappingProxyType(
         "test": ("value",),
     }
 )
+
+
+# What @ag-ui/core's zod schemas ask of a field beyond the JSON type its kind
+# gives (keys: wire message, proto field name). Every codec and the validator
+# read these through ``Field``: the encoders refuse, the decoders and
+# ``agui_wire.validate`` report what breaks them.
+# The strings a string field may hold (a zod enum or literal).
+CHOICES: Final = MappingProxyType(
+    {
+        ("TextMessageStartEvent", "role"): TEXT_MESSAGE_ROLES,
+        ("TextMessageChunkEvent", "role"): TEXT_MESSAGE_ROLES,
+        ("ToolCallResultEvent", "role"): ("tool",),
+        ("ReasoningMessageStartEvent", "role"): ("reasoning",),
+        ("ReasoningEncryptedValueEvent", "subtype"): ("tool-call", "message"),
+        ("ResumeEntry", "status"): ("resolved", "cancelled"),
+        ("ToolCall", "type"): ("function",),
+        ("Message", "role"): tuple(ROLE_KEYS),
+    }
+)
+# String fields that hold a JSON pointer (RFC 6901).
+POINTERS: Final = frozenset({("JsonPatchOperation", "path"), ("JsonPatchOperation", "from")})
+# Messages whose integers are counts (at least 0; others: the safe range).
+COUNTS: Final = frozenset({"Usage"})
+# Value fields JSON requires to be an object (the wire carries any JSON value).
+JSON_OBJECTS: Final = frozenset({("Interrupt", "response_schema"), ("Interrupt", "metadata")})
+# Repeated fields that need at least this many items.
+MIN_ITEMS: Final = MappingProxyType({("RunFinishedEvent", "interrupts"): 1})
+# Optional JSON values whose null JSON reads as absent (zod turns it into
+# undefined); elsewhere a null is a value only where NULLABLE says so.
+NULL_AS_ABSENT: Final = frozenset({("RunAgentInput", "state")})
 
 
 def _descriptor(message: str) -> Descriptor:
@@ -417,8 +465,6 @@ DEFAULT_MAX_BATCH_EVENTS: Final = 1_000_000
 # orjson's nesting limit (JSON objects + arrays), which the SSE codecs share.
 JSON_MAX_NESTING: Final = 1024
 
-# JSON integers must survive JS (Number.MAX_SAFE_INTEGER) and a double.
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 # Integers a double holds exactly: JSON integers up to this encode as numbers,
 # and integral doubles up to this decode as ``int``.
 MAX_EXACT_INT: Final = 2**53
@@ -557,6 +603,12 @@ def _field(fd: FieldDescriptor) -> Field:
         nullable=key in NULLABLE,
         message=message,
         omit_empty=key in _OMIT_EMPTY,
+        choices=CHOICES.get(key, ()),
+        pointer=key in POINTERS,
+        minimum=0 if kind is Kind.INT64 and key[0] in COUNTS else -MAX_SAFE_INTEGER,
+        json_object=key in JSON_OBJECTS,
+        min_items=MIN_ITEMS.get(key, 0),
+        null_is_absent=key in NULL_AS_ABSENT,
     )
 
 
@@ -670,3 +722,19 @@ if not (
     and set(TEXT_MESSAGE_ROLES) <= ROLE_KEYS.keys()
 ):
     raise SchemaError("ROLE_KEYS", "ROLE_KEYS, ROLE_REQUIRED and ROLE_CONTENT disagree")
+
+
+def _unruled() -> list[str]:
+    """The entries of the JSON rule tables that name no field of the schema."""
+    found: dict[str, Descriptor] = {}
+    for file in (events_pb2, types_pb2, patch_pb2):
+        for desc in file.DESCRIPTOR.message_types_by_name.values():
+            found[desc.name] = desc
+    keys = [*CHOICES, *POINTERS, *JSON_OBJECTS, *MIN_ITEMS, *NULL_AS_ABSENT]
+    out = [f"{m}.{f}" for m, f in keys if m not in found or f not in found[m].fields_by_name]
+    return out + [m for m in COUNTS if m not in found]
+
+
+_UNRULED: Final = _unruled()
+if _UNRULED:
+    raise SchemaError(", ".join(_UNRULED), "a JSON rule names a field the schema does not have")

@@ -58,7 +58,7 @@ cdef int _en_fields(
                 return _EN_BAIL
             continue
         if f.kind == _K_STRING and not f.repeated:
-            if _en_string(e, v, f.tag, f.presence) < 0:
+            if _en_text(e, f, v, f.presence) < 0:
                 return _EN_BAIL
         elif _en_field(e, f, v) < 0:
             return _EN_BAIL
@@ -80,6 +80,8 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
             n = capi.PyTuple_GET_SIZE(v)
         else:
             return _EN_BAIL
+        if n < f.min_items:
+            return _EN_BAIL
         if f.kind == _K_STRING:
             for j in range(n - 1, -1, -1):
                 item = capi.PyList_GET_ITEM(v, j) if capi.PyList_CheckExact(v) else capi.PyTuple_GET_ITEM(v, j)
@@ -98,11 +100,11 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
         e.nopen -= 1
         return 0
     if f.kind == _K_STRING:
-        return _en_string(e, v, f.tag, f.presence)
+        return _en_text(e, f, v, f.presence)
     if f.kind == _K_VALUE or f.kind == _K_STRUCT or f.kind == _K_MESSAGE:
         mark = _en_written(e)
         if f.kind == _K_VALUE:
-            if _en_json(e, v, False) < 0:
+            if (f.json_object and not capi.PyDict_CheckExact(v)) or _en_json(e, v, False) < 0:
                 return _EN_BAIL
         elif f.kind == _K_STRUCT:
             if not capi.PyDict_CheckExact(v) or _en_json(e, v, True) < 0:
@@ -126,6 +128,8 @@ cdef int _en_field(_EnState* e, _EnField* f, PyObject* v) noexcept:
                 return _EN_BAIL
             i = <long long>d
         else:
+            return _EN_BAIL
+        if i < f.minimum:
             return _EN_BAIL
         _en_varint(e, <uint64_t>i)     # negatives: ten-byte two's complement
     elif f.kind == _K_BOOL:
@@ -391,14 +395,15 @@ cdef int _en_outcome(
     payload[0] = NULL
     known = (<uint64_t>1) << _OC_TYPE
     r = _en_lookup(table, otype[0])
-    if r >= 0:
-        oc = &_en_outcomes[r]
-        if oc.slot >= 0:
-            known |= (<uint64_t>1) << oc.slot
-            if (present >> oc.slot) & 1 and slots[oc.slot] != capi.Py_None:
-                payload[0] = slots[oc.slot]
-            elif oc.required:
-                return _EN_BAIL
+    if r < 0:
+        return _EN_BAIL     # not an outcome type
+    oc = &_en_outcomes[r]
+    if oc.slot >= 0:
+        known |= (<uint64_t>1) << oc.slot
+        if (present >> oc.slot) & 1 and slots[oc.slot] != capi.Py_None:
+            payload[0] = slots[oc.slot]
+        elif oc.required:
+            return _EN_BAIL
     if _en_extra(e, present, unmatched, known):
         return _EN_BAIL
     spec[0] = oc

@@ -257,12 +257,14 @@ cdef int _en_judge(_EnState* e, _EnField* f, PyObject* v) noexcept:
         capi.PyErr_Clear()
         return _EN_FINE if r == 0 else _EN_UNKNOWN
     if f.kind == _K_STRING:
-        r = _en_string(e, v, f.tag, True)
+        if (f.choices != NULL or f.pointer) and not capi.PyUnicode_CheckExact(v):
+            return _EN_UNKNOWN      # a str subclass held to a rule: proto_writer reads it
+        r = _en_text(e, f, v, True)
         capi.PyErr_Clear()     # a lone surrogate's UnicodeEncodeError
         return _EN_FINE if r == 0 else _EN_FAULT
     if f.kind == _K_INT64 or f.kind == _K_BOOL:
         return _EN_FINE if _en_field(e, f, v) == 0 else _EN_FAULT
-    if f.kind == _K_STRUCT and not capi.PyDict_CheckExact(v):
+    if (f.kind == _K_STRUCT or f.json_object) and not capi.PyDict_CheckExact(v):
         if (capi.PyUnicode_CheckExact(v) or capi.PyLong_CheckExact(v) or capi.PyFloat_CheckExact(v)
                 or capi.PyList_CheckExact(v) or capi.PyTuple_CheckExact(v)
                 or v == capi.Py_True or v == capi.Py_False):
@@ -334,7 +336,7 @@ cdef object _en_find(object event, bint lossy, Py_ssize_t max_depth):
                     return None
                 if f.kind != _K_VALUE and f.kind != _K_STRUCT:
                     return (<object>t, <object>f.key, k == 0, None, None, None)
-                if f.kind == _K_STRUCT and not capi.PyDict_CheckExact(v):
+                if (f.kind == _K_STRUCT or f.json_object) and not capi.PyDict_CheckExact(v):
                     return (<object>t, <object>f.key, k == 0, None, None, None)
                 got = _en_locate(<object>v, f.kind == _K_STRUCT, max_depth, lossy, [event])
                 if got is None:

@@ -101,6 +101,11 @@ cdef void _en_fill_field(_EnField* fd, object f, dict index, dict spec_ids) exce
     fd.presence = f.presence
     fd.required = f.required
     fd.nullable = f.nullable
+    fd.choices = _en_table({_en_key(c): i for i, c in enumerate(f.choices)}) if f.choices else NULL
+    fd.pointer = f.pointer
+    fd.minimum = f.minimum
+    fd.json_object = f.json_object
+    fd.min_items = f.min_items
 
 
 cdef uint64_t _en_fill(

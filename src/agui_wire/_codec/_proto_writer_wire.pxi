@@ -133,6 +133,12 @@ ctypedef struct _EnField:
     bint presence
     bint required
     bint nullable
+    # what JSON allows beyond the kind's type (schema.Field's rules)
+    _EnTable* choices       # the strings allowed; NULL: any
+    bint pointer            # a JSON pointer
+    long long minimum       # an integer's lower bound
+    bint json_object        # a Value that must hold an object
+    Py_ssize_t min_items    # a repeated field's least number of items
 
 ctypedef struct _EnSpec:
     int nfields
@@ -276,6 +282,37 @@ cdef inline int _en_string(_EnState* e, PyObject* v, uint32_t tag, bint always) 
     if n == 0 and not always:
         return 0            # proto3 leaves an implicit-presence "" unwritten
     return _en_bytes_field(e, s, n, tag)
+
+
+cdef inline bint _en_is_pointer(PyObject* v) noexcept:
+    """Whether the exact str ``v`` is a JSON pointer (RFC 6901): "" or "/"-separated
+    tokens, "~" only as "~0" or "~1" (proto_writer._POINTER)."""
+    cdef Py_ssize_t n, i
+    cdef const char* s = agw_utf8(v, &n)
+    if s == NULL:
+        capi.PyErr_Clear()
+        return False
+    if n == 0:
+        return True
+    if s[0] != 47:      # /
+        return False
+    for i in range(n):
+        if s[i] == 126 and (i + 1 == n or (s[i + 1] != 48 and s[i + 1] != 49)):  # ~ 0 1
+            return False
+    return True
+
+
+cdef inline int _en_text(_EnState* e, _EnField* f, PyObject* v, bint always) noexcept:
+    """A string field, held to its rules (proto_writer's check_text): BAIL when
+    they refuse it, or when only proto_writer can tell (a str subclass)."""
+    if f.choices != NULL or f.pointer:
+        if not capi.PyUnicode_CheckExact(v):
+            return _EN_BAIL
+        if f.choices != NULL and _en_lookup(f.choices, v) < 0:
+            return _EN_BAIL
+        if f.pointer and not _en_is_pointer(v):
+            return _EN_BAIL
+    return _en_string(e, v, f.tag, always)
 
 
 cdef inline int _en_double(_EnState* e, double d) noexcept:

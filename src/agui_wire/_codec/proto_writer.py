@@ -84,6 +84,7 @@ from ..schema import (
 __all__ = [
     "FrameEncoder",
     "check_encode_options",
+    "check_event",
     "encode_frame",
     "encode_frames",
     "encode_payload",
@@ -112,6 +113,16 @@ _pack_len = struct.Struct(">I").pack
 
 _PATCH_OP_VALUE: Final = {name: i for i, name in enumerate(PATCH_OPS)}
 _FIELD_BY_NAME: Final = {name: {f.name: f for f in spec.fields} for name, spec in MESSAGES.items()}
+
+
+# RFC 6901: "" or "/"-separated tokens, "~" only as "~0" or "~1"
+_POINTER: Final = re.compile(r"(/([^/~]|~[01])*)*")
+
+
+def _one_of(choices: Iterable[str]) -> str:
+    """The strings a field allows, as a refusal lists them."""
+    names = [str.__repr__(c) for c in choices]
+    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
 
 
 def _varint(n: int) -> bytes:
@@ -275,7 +286,7 @@ class _Encoder:
     def _lone_surrogate(self, index: int, key: str | int) -> EncodeError:
         return self.error(f"string is not valid Unicode (lone surrogate at index {index})", key)
 
-    def int64(self, value: object, key: str) -> int:
+    def int64(self, value: object, key: str, minimum: int = -MAX_SAFE_INTEGER) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"expected an integer, got {json_type(value)}", key)
         value = _plain_number(value)
@@ -289,7 +300,23 @@ class _Encoder:
                 " a JS peer can read",
                 key,
             )
+        if value < minimum:
+            raise self.error(f"integer {value} is below {minimum}, the least allowed here", key)
         return value
+
+    def check_text(self, f: Field, value: str) -> None:
+        """A string field's own rules (``schema.CHOICES``, ``schema.POINTERS``)."""
+        text = _plain_str(value)
+        if f.choices and text not in f.choices:
+            raise self.error(
+                f"{json_repr(text)} is not allowed here (expected {_one_of(f.choices)})", f.name
+            )
+        if f.pointer and not _POINTER.fullmatch(text):
+            raise self.error(
+                f"{json_repr(text)} is not a JSON pointer (RFC 6901: '' or '/'-separated "
+                "tokens, '~' only as ~0 or ~1)",
+                f.name,
+            )
 
     def double(self, value: int | float, key: str | int) -> bytes:
         value = _plain_number(value)
@@ -319,6 +346,14 @@ class _Encoder:
         if not isinstance(obj, Mapping):
             raise self.error(f"expected an object, got {json_type(obj)}", key)
         return self._json(obj, key, as_struct=True)
+
+    def struct_value(self, obj: object, key: str | int) -> bytes:
+        """The body of a ``google.protobuf.Value`` that JSON requires to hold an
+        object (``schema.JSON_OBJECTS``)."""
+        self.check_cycle(obj, key)
+        if not isinstance(obj, Mapping):
+            raise self.error(f"expected an object, got {json_type(obj)}", key)
+        return self._json(obj, key, as_struct=False)
 
     def _scalar(self, obj: object, key: str | int) -> bytes | None:
         """Value body for a JSON scalar, None for a container."""
@@ -472,6 +507,10 @@ class _Encoder:
         if f.repeated:
             if not isinstance(value, (list, tuple)):
                 raise self.error(f"expected an array, got {json_type(value)}", f.name)
+            if f.min_items and len(_plain_array(value)) < f.min_items:
+                raise self.error(
+                    f"needs at least {f.min_items} item(s), has {len(_plain_array(value))}", f.name
+                )
             self.path.append(f.name)
             self.opened(value)
             value = _plain_array(value)
@@ -491,10 +530,14 @@ class _Encoder:
                 self.path.pop()
         if kind == Kind.STRING:
             data = self.utf8(value, f.name)
+            if f.choices or f.pointer:
+                self.check_text(f, value)
             if not data and not f.presence:
                 return b""
             return _ld(f.number, data)
         if kind == Kind.VALUE:
+            if f.json_object:
+                return _ld(f.number, self.struct_value(value, f.name))
             return _ld(f.number, self.value(value, f.name))
         if kind == Kind.STRUCT:
             return _ld(f.number, self.struct(value, f.name))
@@ -502,7 +545,7 @@ class _Encoder:
             assert f.message is not None
             return _ld(f.number, self.message(f.message, value, f.name))
         if kind == Kind.INT64:
-            return _tag(f.number, 0) + _varint(self.int64(value, f.name))
+            return _tag(f.number, 0) + _varint(self.int64(value, f.name, f.minimum))
         if kind == Kind.BOOL:
             if not isinstance(value, bool):
                 raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
@@ -547,16 +590,24 @@ class _Encoder:
             self.path.pop()
 
     def check_extra(self, obj: Mapping[Any, Any], known: Any, *more: str) -> None:
-        """``extra_keys="error"``: refuse keys the wire has no field for."""
-        if self.extra != "error":
+        """Keys the wire has no field for: dropped (``extra_keys="drop"``), refused
+        (``"error"``), or (``_AS_GIVEN``, SSE) each held to be a JSON value."""
+        if self.extra == "drop":
             return
         unknown = [k for k in obj if k not in known and k not in more]
-        if unknown:
+        if not unknown:
+            return
+        if self.extra == "error":
             raise self.error(
                 "no wire field for key(s) "
                 + ", ".join(repr(k) for k in unknown)
                 + " (extra_keys='drop' drops them, as @ag-ui/proto does)"
             )
+        for k in unknown:
+            if not isinstance(k, str):
+                raise self._bad_key(k)
+            self.utf8(k, k)
+            self.value(obj[k], k)
 
     def chat_message(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
         """A chat message: every role's fields map 1:1 onto the union ``Message``;
@@ -642,6 +693,17 @@ class _Encoder:
 
     # -- the event -------------------------------------------------------------------
 
+    def check(self, event: Any) -> bytes:
+        """The payload of any ``event``: the ``EncodeError`` unless it is a JSON
+        object naming a known event type, then the event."""
+        if not isinstance(event, Mapping):
+            raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
+        given = event
+        event = _plain_object(event)
+        self.event_type = known_event_type(event, _plain_str(event.get("type")))
+        self.opened(given)
+        return self.event(event)
+
     def event(self, event: Mapping[str, Any]) -> bytes:
         """The ``Event`` message body: one arm, the arm's base event first."""
         spec = EVENTS[self.event_type]
@@ -689,6 +751,12 @@ class _Encoder:
         if not isinstance(otype, str) or not otype:
             raise self.error(
                 f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
+            )
+        if otype not in payloads:
+            raise self.error(
+                f"{json_repr(otype)} is not an outcome type (expected {_one_of(payloads)})",
+                "outcome",
+                "type",
             )
         parts[number] = _ld(number, self.utf8(otype, "outcome"))
         payload = payloads.get(otype)
@@ -803,6 +871,23 @@ def known_event_type(event: Mapping[str, Any], etype: Any) -> str:
     )
 
 
+# extra_keys as the SSE writer holds them: written as given, so each a JSON value
+_AS_GIVEN: Final = "as given"
+
+
+def check_event(
+    event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
+) -> str:
+    """Raise the ``EncodeError`` every encoder gives ``event`` with these options
+    (the contract), else return its event type. Keys the schema does not name are
+    held to be JSON values (the SSE writer writes them) unless ``extra`` is
+    ``"error"``. ``native``: as for ``_encode``."""
+    as_given = "error" if extra == "error" else _AS_GIVEN
+    encoder = _Encoder("", lossy=lossy, extra=as_given, max_depth=max_depth, native=native)
+    encoder.check(event)
+    return encoder.event_type
+
+
 def encode_payload(
     event: Mapping[str, Any],
     *,
@@ -822,14 +907,7 @@ def _encode(
     when it hands over an event it did not write (invalid, or valid but read only
     here): each JSON value goes to it first, so a refusal inside a big value is
     found in C; the walk here finds the same first fault, in the same order."""
-    if not isinstance(event, Mapping):
-        raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
-    given = event
-    event = _plain_object(event)
-    etype = known_event_type(event, _plain_str(event.get("type")))
-    encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
-    encoder.opened(given)
-    return encoder.event(event)
+    return _Encoder("", lossy=lossy, extra=extra, max_depth=max_depth, native=native).check(event)
 
 
 _ONE_FIELD: dict[tuple[bool, str, str], MessageSpec] = {}

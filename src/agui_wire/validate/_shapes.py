@@ -11,15 +11,14 @@ an ``interrupt`` outcome non-empty, "any JSON" fields that reject or allow
 ``EventSchemas.safeParse`` accepts it (tests/interop/test_cli_validate.py holds
 the two together on the corpus and on broken events).
 
-Where the facts come from: the unions (messages by role, content parts and their
-sources, patch operations, outcomes) are built from ``agui_wire.schema``'s tables
-(``ROLE_KEYS``/``ROLE_REQUIRED``/``ROLE_CONTENT``, ``PART_ARMS``, ``SOURCE_ARMS``,
-``PATCH_OPS``/``OP_REQUIRED``, ``*_OUTCOME_*``), the one home of those facts. The
-one-to-one objects (events, run input, tools, interrupts...) are written out in
-zod's key order with zod's JSON types, which the wire schema cannot carry (a JSON
-pointer, an enum of strings, an object rather than any value) and which decide
-the order problems are reported in; tests/unit/test_validate_shapes.py holds
-their keys and requiredness to ``agui_wire.schema``.
+Where the facts come from: every shape is built from ``agui_wire.schema``, the
+one home of the rules the encoders and decoders apply too: the fields of each
+wire message (JSON type from the kind, ``required``, ``nullable``) and what
+each field allows beyond its type (``Field.choices``, ``pointer``, ``minimum``,
+``json_object``, ``min_items``), the unions (messages by role, content parts
+and their sources, patch operations, outcomes: ``ROLE_KEYS``/``ROLE_REQUIRED``/
+``ROLE_CONTENT``, ``PART_ARMS``, ``SOURCE_ARMS``, ``PATCH_OPS``/``OP_REQUIRED``,
+``*_OUTCOME_*``). Keys come in wire order, so problems are reported in it.
 """
 
 from __future__ import annotations
@@ -282,7 +281,7 @@ class _Tagged(_Schema):
         option.check(value, path, out)
 
 
-# -- the 1.0 shapes ---------------------------------------------------------------
+# -- the 1.0 shapes, from agui_wire.schema -----------------------------------------
 
 STR, BOOL, ANY, NOT_NULL, OBJECT, POINTER = (
     _Str(),
@@ -292,9 +291,9 @@ STR, BOOL, ANY, NOT_NULL, OBJECT, POINTER = (
     _Object(),
     _Pointer(),
 )
-TIMESTAMP = _Int(-schema.MAX_SAFE_INTEGER, schema.MAX_SAFE_INTEGER)
-COUNT = _Int(0, schema.MAX_SAFE_INTEGER)
-_TEXT_ROLE = _Enum(schema.TEXT_MESSAGE_ROLES, "text message role")
+
+# What zod calls the objects whose wire message has another name.
+_ZOD_NAMES: Final = {"Usage": "TokenUsage", "ToolCall_Function": "FunctionCall"}
 
 
 def _shape(name: str, literal: tuple[str, str] | None = None, /, **fields: _F) -> _Loose:
@@ -303,22 +302,45 @@ def _shape(name: str, literal: tuple[str, str] | None = None, /, **fields: _F) -
     return _Loose(name, fields)
 
 
-def _wire(field: schema.Field, nested: Mapping[str, _Schema]) -> _Schema:
-    """The zod type of a wire field whose kind tells its JSON type; ``nested``:
-    the shapes of the messages it may hold."""
-    kinds: dict[schema.Kind, _Schema] = {
-        schema.Kind.STRING: STR,
-        schema.Kind.BOOL: BOOL,
-        schema.Kind.STRUCT: OBJECT,
-        schema.Kind.VALUE: ANY if field.nullable else NOT_NULL,
-    }
-    if field.message is not None and field.message in nested:
-        item = nested[field.message]
-    elif field.kind in kinds:
-        item = kinds[field.kind]
+def _text(field: schema.Field) -> _Schema:
+    if len(field.choices) == 1:
+        return _Literal(field.choices[0])
+    if field.choices:
+        return _Enum(field.choices, field.name)
+    return POINTER if field.pointer else STR
+
+
+def _value(field: schema.Field) -> _Schema:
+    if field.json_object:
+        return OBJECT
+    return ANY if field.nullable or field.null_is_absent else NOT_NULL
+
+
+def _wire(field: schema.Field) -> _Schema:
+    """The zod type of a wire field: its kind's JSON type, held to the field's
+    rules (``schema.Field``: choices, pointer, minimum, object, items)."""
+    kind = field.kind
+    item: _Schema
+    if field.message is not None:
+        item = _nested(field.message)
+    elif kind is schema.Kind.STRING:
+        item = _text(field)
+    elif kind is schema.Kind.BOOL:
+        item = BOOL
+    elif kind is schema.Kind.INT64:
+        item = _Int(field.minimum, schema.MAX_SAFE_INTEGER)
+    elif kind is schema.Kind.STRUCT:
+        item = OBJECT
+    elif kind is schema.Kind.VALUE:
+        item = _value(field)
     else:
         raise AssertionError(f"no zod type for {field}")
-    return _Array(item) if field.repeated else item
+    return _Array(item, field.min_items) if field.repeated else item
+
+
+def _fields(fields: Sequence[schema.Field], **special: _F) -> dict[str, _F]:
+    """The keys of an object: its 1:1 fields in wire order, then ``special`` keys."""
+    return {f.name: _F(_wire(f), f.required) for f in fields} | special
 
 
 # Content parts: a union on `type` (schema.PART_ARMS), sources too (SOURCE_ARMS).
@@ -327,53 +349,14 @@ _PART_SOURCE = _Tagged(
     "type",
     {
         tag: _shape(
-            f"{tag.capitalize()}Source",
-            ("type", tag),
-            **{f.name: _F(_wire(f, {}), f.required) for f in schema.MESSAGES[message].fields},
+            f"{tag.capitalize()}Source", ("type", tag), **_fields(schema.MESSAGES[m].fields)
         )
-        for tag, (_, message) in schema.SOURCE_ARMS.items()
+        for tag, (_, m) in schema.SOURCE_ARMS.items()
     },
 )
 
-
-# the content part types @ag-ui/core 1.0.0's zod schemas declare (ported below)
-_PORTED_PARTS: Final = ("text", "image", "audio", "video", "document")
-
-
-def _part(kind: str) -> _Loose:
-    if kind not in _PORTED_PARTS:
-        # a part type the 1.0 port lacks (the schema grew in proto/): its shape from
-        # the wire schema, as for a new event type below
-        fields = schema.MESSAGES[schema.PART_ARMS[kind][1]].fields
-        nested = {"InputContentSource": _PART_SOURCE}
-        return _shape(
-            f"{kind.capitalize()}Part",
-            ("type", kind),
-            **{
-                f.name: _F(
-                    TIMESTAMP if f.kind is schema.Kind.INT64 else _wire(f, nested), f.required
-                )
-                for f in fields
-            },
-        )
-    content = {"text": _F(STR)} if kind == "text" else {"source": _F(_PART_SOURCE)}
-    return _shape(
-        f"{kind.capitalize()}Part",
-        ("type", kind),
-        id=_opt(STR),
-        **content,
-        metadata=_opt(NOT_NULL),
-    )
-
-
-_CONTENT_PART = _Tagged("ContentPart", "type", {k: _part(k) for k in schema.PART_ARMS})
-
 # What `content` may be, by the carriers schema.ROLE_CONTENT names.
-_CARRIERS: Final[Mapping[str, _Schema]] = {
-    "str": STR,
-    "list": _Array(_CONTENT_PART),
-    "dict": OBJECT,
-}
+_CARRIERS: Final[dict[str, _Schema]] = {"str": STR, "dict": OBJECT}
 
 
 def _content(carriers: Sequence[str]) -> _Schema:
@@ -383,99 +366,32 @@ def _content(carriers: Sequence[str]) -> _Schema:
 
 
 # JSON Patch: a union on `op` (schema.PATCH_OPS), each op's members OP_REQUIRED.
-_PATCH_MEMBERS: Final[Mapping[str, _Schema]] = {"value": ANY, "from": POINTER}
-_PATCH_OP = _Tagged(
-    "JsonPatchOperation",
-    "op",
-    {
-        op: _shape(
-            f"{op.capitalize()}Operation",
-            ("op", op),
-            path=_F(POINTER),
-            **{k: _F(_PATCH_MEMBERS[k]) for k in schema.OP_REQUIRED[op]},
-        )
-        for op in schema.PATCH_OPS
-    },
-)
-_PATCH = _Array(_PATCH_OP)
-
-_TOOL_CALL = _shape(
-    "ToolCall",
-    ("type", "function"),
-    id=_F(STR),
-    function=_F(_shape("FunctionCall", name=_F(STR), arguments=_F(STR))),
-    encryptedValue=_opt(STR),
-    metadata=_opt(OBJECT),
-)
+def _patch_op() -> _Tagged:
+    wire = {f.name: f for f in schema.MESSAGES["JsonPatchOperation"].fields}
+    return _Tagged(
+        "JsonPatchOperation",
+        "op",
+        {
+            op: _shape(
+                f"{op.capitalize()}Operation",
+                ("op", op),
+                path=_F(_wire(wire["path"])),
+                **{k: _F(_wire(wire[k])) for k in schema.OP_REQUIRED[op]},
+            )
+            for op in schema.PATCH_OPS
+        },
+    )
 
 
 def _message(role: str) -> _Loose:
     """A message of one role: the keys schema.ROLE_KEYS declares for it, required
     as ROLE_REQUIRED says, ``content`` of the carriers ROLE_CONTENT allows."""
     wire = {f.name: f for f in schema.MESSAGES["Message"].fields}
-    nested = {"ToolCall": _TOOL_CALL}
-    fields = {k: _F(_wire(wire[k], nested), wire[k].required) for k in ("subagentRunId", "id")}
+    fields = {k: _F(_wire(wire[k]), wire[k].required) for k in ("subagentRunId", "id")}
     for key in schema.ROLE_KEYS[role]:
-        of = _content(schema.ROLE_CONTENT[role]) if key == "content" else _wire(wire[key], nested)
+        of = _content(schema.ROLE_CONTENT[role]) if key == "content" else _wire(wire[key])
         fields[key] = _F(of, required=key in schema.ROLE_REQUIRED[role])
     return _shape(f"{role.capitalize()}Message", ("role", role), **fields)
-
-
-_MESSAGE = _Tagged("Message", "role", {role: _message(role) for role in schema.ROLE_KEYS})
-
-_RUN_INPUT = _shape(
-    "RunAgentInput",
-    threadId=_F(STR),
-    runId=_F(STR),
-    protocolVersion=_opt(STR),
-    parentRunId=_opt(STR),
-    state=_opt(ANY),  # null allowed: zod turns it into "absent"
-    messages=_F(_Array(_MESSAGE)),
-    tools=_opt(
-        _Array(
-            _shape(
-                "Tool",
-                name=_F(STR),
-                description=_F(STR),
-                parameters=_opt(NOT_NULL),
-                metadata=_opt(OBJECT),
-            )
-        )
-    ),
-    context=_opt(_Array(_shape("Context", description=_F(STR), value=_F(STR)))),
-    forwardedProps=_opt(NOT_NULL),
-    resume=_opt(
-        _Array(
-            _shape(
-                "ResumeEntry",
-                interruptId=_F(STR),
-                status=_F(_Enum(("resolved", "cancelled"), "resume status")),
-                payload=_opt(NOT_NULL),
-                metadata=_opt(OBJECT),
-            )
-        )
-    ),
-)
-
-_INTERRUPT = _shape(
-    "Interrupt",
-    subagentRunId=_opt(STR),
-    id=_F(STR),
-    reason=_F(STR),
-    message=_opt(STR),
-    toolCallId=_opt(STR),
-    responseSchema=_opt(OBJECT),
-    expiresAt=_opt(STR),
-    metadata=_opt(OBJECT),
-)
-
-# Outcomes: a union on `type` (schema.*_OUTCOME_PAYLOAD); a variant carries at
-# most one list, required as *_OUTCOME_REQUIRED says.
-_OUTCOME_LISTS: Final[Mapping[str, _Schema]] = {
-    "pendingToolCallIds": _Array(STR),
-    "interrupts": _Array(_INTERRUPT, min_items=1),
-    "interruptIds": _Array(STR),
-}
 
 
 def _outcome(
@@ -483,192 +399,76 @@ def _outcome(
     payload: Mapping[str, tuple[str, int] | None],
     required: Mapping[str, tuple[str, ...]],
 ) -> _Tagged:
+    """Outcomes: a union on `type` (schema.*_OUTCOME_PAYLOAD); a variant carries at
+    most one list (schema.OUTCOME_FIELDS), required as *_OUTCOME_REQUIRED says."""
     variants = {}
     for tag, carried in payload.items():
         fields = {}
         if carried is not None:
-            key = carried[0]
-            fields[key] = _F(_OUTCOME_LISTS[key], required=key in required.get(tag, ()))
+            key, number = carried
+            item = _wire(schema.OUTCOME_FIELDS[number, key])
+            fields[key] = _F(item, required=key in required.get(tag, ()))
         variants[tag] = _shape(f"{name}{tag.capitalize()}Outcome", ("type", tag), **fields)
     return _Tagged(f"{name}Outcome", "type", variants)
 
 
-_RUN_OUTCOME = _outcome("RunFinished", schema.RUN_OUTCOME_PAYLOAD, schema.RUN_OUTCOME_REQUIRED)
-_SUBAGENT_OUTCOME = _outcome("SubagentFinished", schema.SUBAGENT_OUTCOME_PAYLOAD, {})
-# Token counts: the int64 fields of Usage, non-negative in zod.
-_USAGE = _Array(
-    _shape(
-        "TokenUsage",
-        **{
-            f.name: _F(COUNT if f.kind is schema.Kind.INT64 else _wire(f, {}), f.required)
-            for f in schema.MESSAGES["Usage"].fields
-        },
-    )
-)
-
-_BASE = {"timestamp": _opt(TIMESTAMP), "rawEvent": _opt(NOT_NULL), "metadata": _opt(OBJECT)}
-_ATTR = {"subagentRunId": _opt(STR)}
+# The shapes of the wire messages, by spec name; the unions are built here.
+_NESTED: Final[dict[str, _Schema]] = {}
 
 
-def _event(etype: str, /, attributable: bool = True, **fields: _F) -> _Loose:
-    name = "".join(p.capitalize() for p in etype.split("_")) + "Event"
-    own = {**_BASE, **(_ATTR if attributable else {}), **fields}
-    return _shape(name, ("type", etype), **own)
-
-
-#: The 31 event schemas of AG-UI 1.0, by ``type``.
-_PORTED: Final[Mapping[str, _Loose]] = {
-    s.fields["type"].schema.value: s  # type: ignore[attr-defined]
-    for s in (
-        _event(
-            "TEXT_MESSAGE_START",
-            messageId=_F(STR),
-            role=_opt(_TEXT_ROLE),
-            name=_opt(STR),
-        ),
-        _event("TEXT_MESSAGE_CONTENT", messageId=_F(STR), delta=_F(STR)),
-        _event("TEXT_MESSAGE_END", messageId=_F(STR)),
-        _event(
-            "TEXT_MESSAGE_CHUNK",
-            messageId=_opt(STR),
-            role=_opt(_TEXT_ROLE),
-            delta=_opt(STR),
-            name=_opt(STR),
-        ),
-        _event(
-            "TOOL_CALL_START", toolCallId=_F(STR), toolCallName=_F(STR), parentMessageId=_opt(STR)
-        ),
-        _event("TOOL_CALL_ARGS", toolCallId=_F(STR), delta=_F(STR)),
-        _event("TOOL_CALL_END", toolCallId=_F(STR)),
-        _event(
-            "TOOL_CALL_CHUNK",
-            toolCallId=_opt(STR),
-            toolCallName=_opt(STR),
-            parentMessageId=_opt(STR),
-            delta=_opt(STR),
-        ),
-        _event(
-            "TOOL_CALL_RESULT",
-            messageId=_F(STR),
-            toolCallId=_F(STR),
-            content=_F(_content(schema.ROLE_CONTENT["tool"])),  # a tool message's
-            role=_opt(_Literal("tool")),
-        ),
-        _event("STATE_SNAPSHOT", snapshot=_F(ANY)),
-        _event("STATE_DELTA", delta=_F(_PATCH)),
-        _event("MESSAGES_SNAPSHOT", attributable=False, messages=_F(_Array(_MESSAGE))),
-        _event(
-            "ACTIVITY_SNAPSHOT",
-            messageId=_F(STR),
-            activityType=_F(STR),
-            content=_F(OBJECT),
-            replace=_opt(BOOL),
-        ),
-        _event("ACTIVITY_DELTA", messageId=_F(STR), activityType=_F(STR), patch=_F(_PATCH)),
-        _event("RAW", event=_F(ANY), source=_opt(STR)),
-        _event("CUSTOM", name=_F(STR), value=_F(ANY)),
-        _event(
-            "RUN_STARTED",
-            attributable=False,
-            threadId=_F(STR),
-            runId=_F(STR),
-            protocolVersion=_opt(STR),
-            parentRunId=_opt(STR),
-            input=_opt(_RUN_INPUT),
-        ),
-        _event(
-            "RUN_FINISHED",
-            attributable=False,
-            threadId=_F(STR),
-            runId=_F(STR),
-            result=_opt(NOT_NULL),
-            outcome=_opt(_RUN_OUTCOME),
-            usage=_opt(_USAGE),
-        ),
-        _event(
-            "RUN_ERROR", attributable=False, message=_F(STR), code=_opt(STR), usage=_opt(_USAGE)
-        ),
-        _event("STEP_STARTED", stepName=_F(STR)),
-        _event("STEP_FINISHED", stepName=_F(STR)),
-        _event("REASONING_START", messageId=_F(STR)),
-        _event("REASONING_MESSAGE_START", messageId=_F(STR), role=_F(_Literal("reasoning"))),
-        _event("REASONING_MESSAGE_CONTENT", messageId=_F(STR), delta=_F(STR)),
-        _event("REASONING_MESSAGE_END", messageId=_F(STR)),
-        _event("REASONING_MESSAGE_CHUNK", messageId=_opt(STR), delta=_opt(STR)),
-        _event("REASONING_END", messageId=_F(STR)),
-        _event(
-            "REASONING_ENCRYPTED_VALUE",
-            subtype=_F(_Enum(("tool-call", "message"), "encrypted value subtype")),
-            entityId=_F(STR),
-            encryptedValue=_F(STR),
-        ),
-        _event(
-            "SUBAGENT_STARTED",
-            attributable=False,
-            subagentRunId=_F(STR),
-            name=_F(STR),
-            description=_opt(STR),
-            parentSubagentRunId=_opt(STR),
-            parentToolCallId=_opt(STR),
-            parentMessageId=_opt(STR),
-        ),
-        _event(
-            "SUBAGENT_FINISHED",
-            attributable=False,
-            subagentRunId=_F(STR),
-            result=_opt(NOT_NULL),
-            outcome=_opt(_SUBAGENT_OUTCOME),
-        ),
-        _event(
-            "SUBAGENT_ERROR",
-            attributable=False,
-            subagentRunId=_F(STR),
-            message=_F(STR),
-            code=_opt(STR),
-        ),
-    )
-}
-assert len(_PORTED) == 31
-
-# An event type the .proto has and the 1.0 port above does not (the schema grew in
-# proto/): its shape comes from the wire schema, required keys and JSON types as
-# agui_wire.schema derives them; the nested shapes the port has are reused.
-_NESTED: Final[dict[str, _Schema]] = {
-    "Message": _MESSAGE,
-    "RunAgentInput": _RUN_INPUT,
-    "Interrupt": _INTERRUPT,
-    "ToolCall": _TOOL_CALL,
-    "JsonPatchOperation": _PATCH_OP,
-    "InputContent": _CONTENT_PART,
-}
-
-
-def _derived(name: str) -> _Schema:
+def _nested(name: str) -> _Schema:
     if name not in _NESTED:
-        _NESTED[name] = _shape(name, **_derived_fields(schema.MESSAGES[name].fields))
+        if name == "Message":
+            shape: _Schema = _Tagged(
+                "Message", "role", {role: _message(role) for role in schema.ROLE_KEYS}
+            )
+        elif name == "InputContent":
+            shape = _Tagged(
+                "ContentPart",
+                "type",
+                {
+                    tag: _shape(
+                        f"{tag.capitalize()}Part",
+                        ("type", tag),
+                        **_fields(schema.MESSAGES[m].fields),
+                    )
+                    for tag, (_, m) in schema.PART_ARMS.items()
+                },
+            )
+        elif name == "InputContentSource":
+            shape = _PART_SOURCE
+        elif name == "JsonPatchOperation":
+            shape = _patch_op()
+        else:
+            shape = _shape(_ZOD_NAMES.get(name, name), **_fields(schema.MESSAGES[name].fields))
+        _NESTED[name] = shape
     return _NESTED[name]
 
 
-def _derived_fields(fields: Sequence[schema.Field]) -> dict[str, _F]:
-    out = {}
-    for f in fields:
-        if f.kind is schema.Kind.INT64:
-            item: _Schema = _Array(TIMESTAMP) if f.repeated else TIMESTAMP
-        else:
-            item = _wire(f, {f.message: _derived(f.message)} if f.message else {})
-        out[f.name] = _F(item, f.required)
-    return out
+_CARRIERS["list"] = _Array(_nested("InputContent"))
 
-
-#: Every event schema, by ``type``: the 1.0 port, then any the .proto adds.
-EVENT_SHAPES: Final[Mapping[str, _Loose]] = {
-    **_PORTED,
-    **{
-        t: _event(t, attributable=False, **_derived_fields(spec.message.fields))
-        for t, spec in schema.EVENTS.items()
-        if t not in _PORTED
+# Event keys a special rule carries (schema's module doc): their shapes.
+_SPECIAL: Final[Mapping[str, Mapping[str, _F]]] = {
+    "TOOL_CALL_RESULT": {"content": _F(_content(schema.ROLE_CONTENT["tool"]))},
+    "RUN_FINISHED": {
+        "outcome": _opt(
+            _outcome("RunFinished", schema.RUN_OUTCOME_PAYLOAD, schema.RUN_OUTCOME_REQUIRED)
+        )
+    },
+    "SUBAGENT_FINISHED": {
+        "outcome": _opt(_outcome("SubagentFinished", schema.SUBAGENT_OUTCOME_PAYLOAD, {}))
     },
 }
+
+
+def _event(spec: schema.EventSpec) -> _Loose:
+    name = "".join(p.capitalize() for p in spec.type.split("_")) + "Event"
+    fields = _fields((*schema.BASE_FIELDS, *spec.message.fields), **_SPECIAL.get(spec.type, {}))
+    return _shape(name, ("type", spec.type), **fields)
+
+
+#: Every event schema, by ``type``.
+EVENT_SHAPES: Final[Mapping[str, _Loose]] = {t: _event(s) for t, s in schema.EVENTS.items()}
 
 
 def validate_event(event: Any) -> list[Problem]:
