@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
-from ._codec.proto_writer import as_event_dict
+from ._codec.encoder_inputs import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, choose, negotiate, remember
 from .errors import NotAcceptable
@@ -44,7 +44,9 @@ class EventEncoder:
     ``wildcard_proto=True`` drops that exception (``_negotiation`` has the
     rule). With ``strict=True`` an ``Accept`` that allows neither transport
     raises ``NotAcceptable`` (answer 406); otherwise SSE is the fallback. The
-    protobuf options are those of ``encode_proto``; SSE ignores them.
+    options are those of ``encode_proto``, on both transports: an event is
+    refused with the same ``EncodeError`` whichever was negotiated (SSE writes the
+    keys protobuf has no field for, unless ``extra_keys="error"``).
 
     Construction is as cheap as the SDK's (some frameworks build an encoder per
     event): negotiation is cached per ``Accept`` string (``negotiation``), and an
@@ -143,7 +145,12 @@ class EventEncoder:
             self.encode = frames.encode
             self.encode_many = frames.encode_many
         else:
-            sse = backend.SSEEncoder(convert=as_event_dict)
+            sse = backend.SSEEncoder(
+                lossy_numbers=lossy_numbers,
+                extra_keys=extra_keys,
+                max_depth=max_depth,
+                convert=as_event_dict,
+            )
             self.encode = sse.encode
             self.encode_many = sse.encode_many
         return self

@@ -112,24 +112,49 @@ def _decoder_fallbacks() -> int:
     """Payloads handed to proto_reader since import (errors, odd input)."""
 
 # ---------------------------------------------------------------------------
-# _codec/_sse_writer.pxi, _codec/_sse_reader.pxi
+# _codec/_sse_writer_*.pxi, _codec/_sse_reader.pxi
 # (twins: sse_writer.SSEEncoder, sse_reader.plain_sse_blocks)
 # ---------------------------------------------------------------------------
 
-def encode_sse(event: Mapping[str, Any] | Any, *, id: str | None = None) -> bytes:
-    """One SSE event (a dict, or an official SDK pydantic event); one C call in
-    the common case."""
+def encode_sse(
+    event: Mapping[str, Any] | Any,
+    *,
+    id: str | None = None,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = 1024,
+) -> bytes:
+    """One SSE event (a dict, or an official SDK pydantic event), held to the
+    contract; one C call in the common case."""
+
+def encode_sse_many(
+    events: Iterable[Mapping[str, Any]],
+    *,
+    lossy_numbers: bool = False,
+    extra_keys: str = "drop",
+    max_depth: int = 1024,
+) -> bytes:
+    """Several SSE events, concatenated; all or nothing."""
 
 @disjoint_base  # a cdef class: no class derives from it and another such base
 class SSEEncoder:
-    """``encode_sse`` without ids, one C call per event in the common case."""
+    """``encode_sse`` without ids, its options bound; one C call per event in the
+    common case."""
 
-    def __init__(self, *, convert: Callable[[Any], Any] | None = None) -> None: ...
+    def __init__(
+        self,
+        *,
+        lossy_numbers: bool = False,
+        extra_keys: str = "drop",
+        max_depth: int = 1024,
+        convert: Callable[[Any], Any] | None = None,
+    ) -> None: ...
     def encode(self, event: Any) -> bytes: ...
     def encode_many(self, events: Iterable[Any]) -> bytes: ...
 
 def _sse_fallbacks() -> int:
-    """Events handed to sse_writer since import (a value to omit, errors, exotic input)."""
+    """Events handed to sse_writer since import (a fault, exotic input, a lossy
+    integer past 64 bits, an id the C path does not write)."""
 
 def plain_sse_blocks(
     chunk: bytes, pos: int, max_size: int, max_brackets: int

@@ -21,6 +21,8 @@ __all__ = [
     "json_pointer",
     "json_repr",
     "json_type",
+    "not_a_pointer",
+    "one_of",
     "pointer_join",
 ]
 
@@ -89,6 +91,20 @@ def cycle_reason(owner: str) -> str:
     encoder, SSE and protobuf."""
     where = f"the container at {owner}" if owner else "the event"
     return f"a cycle: this is {where} again, inside itself"
+
+
+def one_of(choices: Iterable[str]) -> str:
+    """The strings a rule allows, as a refusal lists them (``'a'``, ``one of 'a', 'b'``)."""
+    names = [str.__repr__(c) for c in choices]
+    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
+
+
+def not_a_pointer(text: str) -> str:
+    """The refusal of a string that is not a JSON pointer, from every codec and the
+    validator."""
+    return (
+        f"{text} is not a JSON pointer (RFC 6901: '' or '/'-separated tokens, '~' only as ~0 or ~1)"
+    )
 
 
 def json_excerpt(value: object, limit: int) -> str:

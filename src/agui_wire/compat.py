@@ -20,10 +20,13 @@ Contract of ``EventEncoder`` (what callers of the SDK class rely on):
   ``install(wildcard_proto=True)`` applies the binding's rule in full (``*/*``
   admits protobuf too) to every instance made afterwards.
 * SSE: ``encode`` returns the ``str`` the installed SDK's own encoder returns for
-  the event, byte for byte (agent-framework calls ``.encode("utf-8")`` on it);
-  the SDK writes every integer, 2**64 and beyond included. Dicts, which the SDK
-  does not take, go through ``agui_wire.encode_sse``, except that integers
-  beyond 64 bits, which it refuses, are written as their digits too.
+  the event, byte for byte (agent-framework calls ``.encode("utf-8")`` on it),
+  once the event has passed the contract every agui_wire encoder holds it to
+  (an ``EncodeError`` where ``encode_proto`` would raise one: the browser's
+  client would reject the event); the SDK writes every integer, 2**64 and
+  beyond included. Dicts, which the SDK does not take, go through
+  ``agui_wire.encode_sse`` with ``lossy_numbers=True`` (every integer written
+  as its digits, as the SDK does).
   ``encode_binary`` returns the same text as UTF-8 bytes, as the TypeScript
   encoder does.
 * Protobuf: ``encode`` and ``encode_binary`` return one frame (``bytes``). An
@@ -48,11 +51,10 @@ the line per framework.
 
 from __future__ import annotations
 
-import secrets
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, ClassVar, Final
 
@@ -82,83 +84,27 @@ else:
     _SDK_CLASS = _sdk_encoder_module.EventEncoder
     _sdk_sse = _SDK_CLASS().encode
 
-_dict_sse: Final = backend.SSEEncoder(convert=as_event_dict).encode
+# Dicts are written by agui_wire's SSE writer; an SDK event is held to the same
+# contract (its JSON dict through the same writer), then written by the SDK. Both
+# with lossy numbers: the SDK writes every integer, so does this (its digits).
+_dict_sse: Final = backend.SSEEncoder(lossy_numbers=True, convert=as_event_dict).encode
 _frames: Final = backend.FrameEncoder(convert=as_event_dict).encode
 _rounded_frames: Final = backend.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
 _warned = False
-_INT64_MIN: Final = -(2**63)  # orjson writes integers in [-2**63, 2**64)
-_UINT64_END: Final = 2**64
 
 
 def _encode_sse(event: Any) -> str:
     if _sdk_sse is not None and type(event) is not dict:
+        _dict_sse(event)  # EncodeError where any agui_wire encoder refuses it
         return _sdk_sse(event)
-    return _encode_dict_sse(event).decode("utf-8")
+    return _dict_sse(event).decode("utf-8")
 
 
 def _encode_sse_bytes(event: Any) -> bytes:
     if _sdk_sse is not None and type(event) is not dict:
+        _dict_sse(event)
         return _sdk_sse(event).encode("utf-8")
-    return _encode_dict_sse(event)
-
-
-def _encode_dict_sse(event: Any) -> bytes:
-    try:
-        return _dict_sse(event)
-    except EncodeError:
-        # agui_wire's SSE writer refuses integers beyond 64 bits (its reader would
-        # read them back as doubles); the SDK writes their digits, and so do we:
-        # the writer writes a marker string in their place (so every other value
-        # is still checked, and optional nulls omitted, by the writer itself) and
-        # each quoted marker, unguessable and found exactly once, becomes digits.
-        wide: dict[bytes, bytes] = {}
-        try:
-            masked = _wide_integers_masked(event, wide)
-        except ValueError:  # more digits than int's str limit: the strict refusal
-            masked = None
-        if masked is None:
-            raise
-    data = _dict_sse(masked)
-    for marker, digits in wide.items():
-        quoted = b'"' + marker + b'"'
-        found = data.count(quoted)
-        if found == 0 or data.count(marker) != found:  # only if the input guessed it
-            raise EncodeError("integer marker collided with the event's own text")
-        data = data.replace(quoted, digits)
-    return data
-
-
-def _wide_integers_masked(event: Any, wide: dict[bytes, bytes]) -> Any:
-    """A copy of ``event`` with every integer beyond 64 bits replaced by a fresh
-    marker string (``wide`` maps marker to digits), or None if it holds none.
-    Iterative: events nest deeper than Python's recursion limit. Each container
-    is copied once (``copies``), so a shared one stays shared and a cycle stays a
-    cycle, for the writer to refuse, instead of unrolling here without end."""
-    token = secrets.token_hex(16)
-    root: list[Any] = [event]
-    stack: list[tuple[Any, Any, Any]] = [(root, 0, event)]  # (parent copy, key, value)
-    copies: dict[int, Any] = {}
-    while stack:
-        parent, key, value = stack.pop()
-        if isinstance(value, (Mapping, list, tuple)) and id(value) in copies:
-            copy: Any = copies[id(value)]
-        elif isinstance(value, Mapping):
-            copy = copies[id(value)] = dict(value)
-            stack.extend((copy, k, v) for k, v in copy.items())
-        elif isinstance(value, (list, tuple)):
-            copy = copies[id(value)] = list(value)
-            stack.extend((copy, i, v) for i, v in enumerate(copy))
-        elif (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and not _INT64_MIN <= value < _UINT64_END
-        ):
-            copy = f"agui-wire-wide-{token}-{len(wide)}"
-            wide[copy.encode("ascii")] = int.__repr__(value).encode("ascii")
-        else:
-            continue
-        parent[key] = copy
-    return root[0] if wide else None
+    return _dict_sse(event)
 
 
 def _encode_proto(event: Any) -> bytes:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -52,6 +53,7 @@ __all__ = [
     "FRAME_HEADER_SIZE",
     "JSON_MAX_NESTING",
     "JSON_OBJECTS",
+    "JSON_POINTER",
     "KIND_WIRE_TYPE",
     "LIST_VALUES",
     "MAX_DEPTH_LIMIT",
@@ -60,6 +62,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "MESSAGES",
     "MESSAGE_CONTENT",
+    "MESSAGE_HEAD",
     "MIN_ITEMS",
     "NULLABLE",
     "NULL_AS_ABSENT",
@@ -69,6 +72,7 @@ __all__ = [
     "PATCH_OPS",
     "POINTERS",
     "ROLE_CONTENT",
+    "ROLE_FIELDS",
     "ROLE_KEYS",
     "ROLE_REQUIRED",
     "RUN_OUTCOME_NUMBER",
@@ -692,6 +696,17 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
 
 
 MESSAGES: Final = MappingProxyType(_all_messages())
+# Message: the fields every role has (id, role), and per role those its shape adds
+# (ROLE_KEYS, and subagentRunId); a key of another role is an extra key of a message.
+MESSAGE_HEAD: Final = tuple(f for f in MESSAGES["Message"].fields if f.name in ("id", "role"))
+ROLE_FIELDS: Final = MappingProxyType(
+    {
+        role: tuple(f for f in MESSAGES["Message"].fields if f.name in ("subagentRunId", *keys))
+        for role, keys in ROLE_KEYS.items()
+    }
+)
+# JSON pointer syntax (RFC 6901): "" or "/"-separated tokens, "~" only as "~0" or "~1".
+JSON_POINTER: Final = re.compile(r"(/([^/~]|~[01])*)*")
 # The base fields every event carries in BaseEvent besides `type`.
 BASE_FIELDS: Final = _base_fields(_descriptor("BaseEvent"), MESSAGES)
 # The outcome payload lists, as the fields they are written as: (number, key) -> Field.

@@ -6,6 +6,7 @@ import gzip
 import struct
 
 import orjson
+import pytest
 
 from agui_wire import encode_proto, encode_sse
 from tests.support.cli_support import jsonl, run_in_process
@@ -30,21 +31,28 @@ def test_encode_reads_pretty_output_and_arrays(cli, tmp_path, captures, run_even
     assert r.stdout == captures["sse"].read_bytes()
 
 
-def test_encode_error_names_the_event(cli, run_events) -> None:
+@pytest.mark.parametrize(("to", "encode"), [("proto", encode_proto), ("sse", encode_sse)])
+@pytest.mark.parametrize(
+    ("bad", "where"),
+    [
+        ({"type": "TEXT_MESSAGE_CONTENT", "messageId": 5, "delta": "x"}, "at /messageId"),
+        ({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 5}, "at /delta"),
+        ({"type": "NOPE"}, "at /type"),
+    ],
+)
+def test_encode_error_names_the_event(cli, run_events, to, encode, bad, where) -> None:
     lines = [orjson.dumps(e) for e in run_events[:4]]
-    lines.insert(2, orjson.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": 5, "delta": "x"}))
+    lines.insert(2, orjson.dumps(bad))
     data = b"\n".join(lines) + b"\n"
-    r = cli("encode", "-", "--to", "proto", input=data)
+    r = cli("encode", "-", "--to", to, input=data)
     assert r.returncode == 1
     offset = len(lines[0]) + len(lines[1]) + 2
-    assert (
-        f"event 2 (byte {offset}): cannot encode: TEXT_MESSAGE_CONTENT at /messageId".encode()
-        in r.stderr
-    )
-    assert r.stdout == b"".join(encode_proto(e) for e in run_events[:2])
-    r = cli("encode", "-", "--to", "proto", "--keep-going", input=data)
+    assert f"event 2 (byte {offset}): cannot encode: ".encode() in r.stderr
+    assert f" {where}: ".encode() in r.stderr
+    assert r.stdout == b"".join(encode(e) for e in run_events[:2])
+    r = cli("encode", "-", "--to", to, "--keep-going", input=data)
     assert r.returncode == 1
-    assert r.stdout == b"".join(encode_proto(e) for e in run_events[:4])
+    assert r.stdout == b"".join(encode(e) for e in run_events[:4])
 
 
 def test_binary_to_a_terminal_is_refused(cli, captures, tmp_path) -> None:

@@ -40,9 +40,9 @@ ONE_STREAM = {
 SEVERAL = {"har": (), "har-pretty": ("--pretty",)}
 READERS = {
     "validate": ("validate", "-"),
-    "encode-sse": ("encode", "-", "--to", "sse"),
+    "encode-sse": ("encode", "-", "--to", "sse", "--lossy-numbers"),
     "encode-proto": ("encode", "-", "--to", "proto", "--lossy-numbers"),
-    "convert": ("convert", "-", "--to", "sse"),
+    "convert": ("convert", "-", "--to", "sse", "--lossy-numbers"),
     "inspect": ("inspect", "-", "--json"),
     "cost": ("cost", "-", "--repeats", "1", "--json", "--lossy-numbers"),
 }

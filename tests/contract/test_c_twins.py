@@ -117,20 +117,22 @@ def _with(name: str, text: str) -> dict[str, Scan]:
 
 
 def test_a_borrowed_import_fails() -> None:
-    """_sse_reader.pxi used the orjson that _sse_writer.pxi imported (issue 26)."""
-    name = "_sse_reader.pxi"
+    """An import of another twin's file, used as if it were this file's own: the
+    SSE writer reaching for the protobuf writer's ``_en_py`` instead of importing
+    proto_writer itself."""
+    name = "_sse_writer_entry.pxi"
     text = (CODEC / name).read_text()
-    assert "import orjson as _sse_orjson\n" in text
-    found = _with(name, text.replace("import orjson as _sse_orjson\n", ""))
+    assert "_sw_proto._refuse(" in text
+    found = _with(name, text.replace("_sw_proto._refuse(", "_en_py._refuse("))
     assert any(
-        "_sse_orjson is neither" in p and "_sse_writer.pxi" in p for p in problems(name, found)
+        "_en_py is neither" in p and "_proto_writer_entry.pxi" in p for p in problems(name, found)
     )
 
 
 def test_a_borrowed_c_name_fails_unless_declared() -> None:
-    """_sse_writer.pxi called the writer's _en_key (issue 26): another twin's C name is
-    an error until a `# uses` line declares it, and then only if it exists."""
-    name = "_sse_writer.pxi"
+    """Another twin's C name is an error until a `# uses` line declares it, and then
+    only if it exists."""
+    name = "_sse_writer_entry.pxi"
     text = (CODEC / name).read_text()
     planted = text + '\ncdef object _SSE_PLANTED = _en_key("type")\n'
     assert any("_en_key is neither" in p for p in problems(name, _with(name, planted)))

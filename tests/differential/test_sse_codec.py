@@ -1,12 +1,13 @@
-"""The Cython SSE code (_codec/_sse_writer.pxi, _codec/_sse_reader.pxi) against its pure
-twins: the writer (_fast.SSEEncoder vs sse_writer.SSEEncoder) and the reader's fast path
-(_fast.plain_sse_blocks vs sse_reader.plain_sse_blocks).
+"""The Cython SSE code (_codec/_sse_writer_*.pxi, _codec/_sse_reader.pxi) against its
+pure twins: the writer (_fast.SSEEncoder vs sse_writer.SSEEncoder) and the reader's fast
+path (_fast.plain_sse_blocks vs sse_reader.plain_sse_blocks).
 
 Differential, like test_proto_codec.py: for the same input both give the same
 bytes or events (and stopping offset), or raise the same exception (class,
-args, event_type, path). The C writer writes only the common case itself; these
-tests also hold it to covering that case (``_sse_fallbacks`` stays put) and to
-handing over every event with a ``None`` the reference would omit.
+args, event_type, path). The C writer writes every valid event of exact JSON
+types itself, its JSON included (strings, numbers: orjson's bytes); these tests
+also hold it to covering that case (``_sse_fallbacks`` stays put) and its
+scalars to orjson's bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import OrderedDict
 from types import MappingProxyType
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,14 +56,35 @@ def has_none(event: Any) -> bool:
     return False
 
 
+def exact(event: Any) -> bool:
+    """Whether ``event`` holds only exact dicts, lists, str, int (within 2**53),
+    float, bool and None: what the C writer writes itself."""
+    stack = [event]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is dict:
+            if any(type(k) is not str for k in v):
+                return False
+            stack.extend(v.values())
+        elif t is list:
+            stack.extend(v)
+        elif t is int:
+            if abs(v) > 2**53:
+                return False
+        elif t not in (str, float, bool, type(None)):
+            return False
+    return True
+
+
 @pytest.mark.parametrize("etype", EVENT_TYPES)
 @given(data=st.data())
 def test_every_type(etype: str, data: Any) -> None:
     event = data.draw(EVENT_STRATEGIES[etype])
     before = fast._sse_fallbacks()
     assert_same(event)
-    if not has_none(event):
-        assert fast._sse_fallbacks() == before, "an event without None left the fast path"
+    if exact(event):
+        assert fast._sse_fallbacks() == before, "a valid event left the fast path"
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -70,7 +93,7 @@ def test_corpus(name: str) -> None:
 
 
 def test_the_corpus_stays_on_the_fast_path() -> None:
-    plain = [e for e in CORPUS if not has_none(e)]
+    plain = [e for e in CORPUS if exact(e)]
     assert len(plain) > 300
     before = fast._sse_fallbacks()
     assert FAST.encode_many(plain) == PURE.encode_many(plain)
@@ -102,8 +125,16 @@ NESTED = {
 }
 ODD: dict[str, Any] = {
     "optional None omitted": {**TOP, "timestamp": None},
-    "required None kept": {**TOP, "delta": None},
+    "required None refused": {**TOP, "delta": None},
     "unknown key None kept": {**TOP, "extra": None},
+    "a delta that is a number": {**TOP, "delta": 5},
+    "a role that is not a text role": {**TOP, "type": "TEXT_MESSAGE_START", "role": "tool"},
+    "a key of another role": {
+        **NESTED,
+        "messages": [{"id": "1", "role": "user", "content": "x", "toolCalls": [{"a": None}]}],
+    },
+    "an unknown role": {**NESTED, "messages": [{"id": "1", "role": "robot"}]},
+    "extra keys refused": {**TOP, "extra": 1},
     "nested optional None omitted": NESTED,
     "nested None in opaque JSON kept": {"type": "STATE_SNAPSHOT", "snapshot": {"a": None}},
     "nested type, no None": {**NESTED, "messages": [{"id": "1", "role": "user", "content": "x"}]},
@@ -121,6 +152,15 @@ ODD: dict[str, Any] = {
     "lone surrogate": {**TOP, "delta": "\ud800"},
     "non-str key": {"type": "RAW", "event": {1: 2}},
     "int beyond 64 bits": {"type": "RAW", "event": 2**64},
+    "int beyond 2**53": {"type": "RAW", "event": -(2**53) - 1},
+    "int at 2**53": {"type": "RAW", "event": [2**53, -(2**53)]},
+    "timestamp a float": {**TOP, "timestamp": 1.7e12},
+    "timestamp fractional": {**TOP, "timestamp": 1.5},
+    "deep for the readers": {"type": "RAW", "event": deep(1023)},
+    "too deep for the readers": {"type": "RAW", "event": deep(1024)},
+    "a cycle": (lambda c: ({"type": "RAW", "event": c}, c.append(c))[0])([]),
+    "tuples": {"type": "RAW", "event": (1, (2.5, None), {"a": ()})},
+    "an event inside itself": (lambda e: (e, e.__setitem__("rawEvent", e))[0])(dict(TOP)),
     "unsupported value": {"type": "RAW", "event": {1, 2}},
     "too deep for orjson": {"type": "RAW", "event": deep(300)},
     # refusals whose pointer the C scan builds (escapes, indices) and whose index the
@@ -130,6 +170,16 @@ ODD: dict[str, Any] = {
     "lone surrogate past an astral": {"type": "RAW", "event": {"x/y": ["ab\U0001f600\udfff"]}},
     "lone surrogate in a key": {"type": "RAW", "event": {"k~\ud800": 1}},
 }
+
+
+@pytest.mark.parametrize("name", ["extra keys refused"])
+def test_odd_input_with_options(name: str) -> None:
+    options = {"extra_keys": "error", "lossy_numbers": True, "max_depth": 3}
+    f, p = fast.SSEEncoder(**options), sse_writer.SSEEncoder(**options)
+    for event in (ODD[name], ODD["int beyond 2**53"], ODD["int beyond 64 bits"], TOP):
+        assert_same_outcome(f.encode, p.encode, event)
+    assert_same_outcome(f.encode, p.encode, {"type": "RAW", "event": deep(2)})
+    assert_same_outcome(f.encode, p.encode, {"type": "RAW", "event": deep(3)})
 
 
 def test_refusal_pointers_are_escaped() -> None:
@@ -248,3 +298,88 @@ def test_plain_blocks_bad_arguments() -> None:
     assert_scans_same(b"data: ", -1, 10, 10)
     with pytest.raises(TypeError):
         fast.plain_sse_blocks(None, 0, 10, 10)
+
+
+# -- the C writer's scalars: orjson's bytes -----------------------------------------------
+
+
+def fast_json(value: Any) -> bytes:
+    return FAST.encode({"type": "RAW", "event": value})[len(b'data: {"type":"RAW","event":') : -3]
+
+
+@settings(max_examples=2000)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_doubles_are_orjsons(x: float) -> None:
+    assert fast_json(x) == orjson.dumps(x)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        0.0,
+        -0.0,
+        1.0,
+        100.0,
+        1e15,
+        1e16,
+        9999999999999998.0,
+        1e-5,
+        1e-6,
+        2.5e-5,
+        5e-324,
+        1.7976931348623157e308,
+        0.1,
+        123456.789,
+        1e21,
+        1e22,
+        -1.5e-300,
+    ],
+)
+def test_double_edges_are_orjsons(x: float) -> None:
+    assert fast_json(x) == orjson.dumps(x)
+
+
+@settings(max_examples=2000)
+@given(st.text())
+def test_strings_are_orjsons(text: str) -> None:
+    try:
+        want = orjson.dumps(text)
+    except orjson.JSONEncodeError:  # a lone surrogate: refused by both twins
+        assert_same({"type": "RAW", "event": text})
+        return
+    assert fast_json(text) == want
+    assert fast_json({text: 1}) == orjson.dumps({text: 1})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain ascii words",
+        "\x00\x01\x1f\x7f",
+        '"\\/',
+        "\u2028\u2029",
+        "é",
+        "\ufeff",
+        "🎉",
+        "a" * 100 + "\n" + "b" * 7,
+        "\u00ff" * 9,
+        "\u0100x\U0010ffff",
+    ],
+)
+def test_string_edges_are_orjsons(text: str) -> None:
+    assert fast_json(text) == orjson.dumps(text)
+
+
+@given(st.integers(-(2**53), 2**53))
+def test_integers_are_orjsons(n: int) -> None:
+    assert fast_json(n) == orjson.dumps(n)
+
+
+def test_sprinkled_corpus_events() -> None:
+    import random
+
+    from tests.unit.test_sse_writer import _events
+
+    for event in _events(random.Random(11), 1500):
+        assert_same(event)

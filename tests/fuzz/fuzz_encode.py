@@ -37,7 +37,7 @@ else:
 with _instrumented:
     from agui_wire import EncodeError, decode, normalize
     from agui_wire._codec import proto_reader, proto_writer, sse_writer
-    from agui_wire._codec.proto_writer import as_event_dict
+    from agui_wire._codec.encoder_inputs import as_event_dict
     from tests.fuzz.fuzzlib import fast_module, same_json
     from tests.fuzz.graphs import Builder
     from tests.support.corpus import CORPUS

@@ -35,6 +35,8 @@ ENCODE = {
 }
 APP_ERROR = {"type": "RUN_ERROR", "message": "the agent gave up", "code": "AGENT"}
 UNENCODABLE = {"messageId": "m", "delta": "no type"}  # refused by both encoders
+# refused by both encoders: @ag-ui/core's schemas reject it (its delta is a number)
+REJECTED = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 5}
 
 # position -> (events before the failure, how it fails, the RUN_ERROR the client gets)
 POSITIONS: dict[str, tuple[list[dict[str, Any]], str, dict[str, Any] | None]] = {
@@ -44,6 +46,7 @@ POSITIONS: dict[str, tuple[list[dict[str, Any]], str, dict[str, Any] | None]] = 
     "while waiting for the next event": (RUN[:2], "wait, raise", INTERNAL),
     "an event that does not encode": (RUN[:2], "unencodable", ENCODE),
     "before the first event, unencodable": ([], "unencodable", ENCODE),
+    "an event the reference client rejects": (RUN[:2], "rejected", ENCODE),
     "after RUN_FINISHED": (RUN, "raise", None),
     "after RUN_ERROR": ([RUN[0], APP_ERROR], "raise", None),
 }
@@ -62,6 +65,8 @@ class Producer:
                 yield event
             if self.how == "unencodable":
                 yield UNENCODABLE
+            if self.how == "rejected":
+                yield REJECTED
             if self.how == "wait, raise":
                 await asyncio.sleep(0.05)
             raise KeyError("secret detail")
@@ -73,6 +78,8 @@ class Producer:
             yield from self.before
             if self.how == "unencodable":
                 yield UNENCODABLE
+            if self.how == "rejected":
+                yield REJECTED
             if self.how == "wait, raise":
                 time.sleep(0.05)
             raise KeyError("secret detail")
@@ -117,7 +124,8 @@ def test_a_failure_at_any_point_reaches_the_client_once(
     errors = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [r.getMessage() for r in errors] == ["AG-UI event producer failed; ending the stream"]
     assert errors[0].exc_info is not None
-    assert errors[0].exc_info[0] is (EncodeError if producer.how == "unencodable" else KeyError)
+    refused = producer.how in ("unencodable", "rejected")
+    assert errors[0].exc_info[0] is (EncodeError if refused else KeyError)
 
 
 @pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])

@@ -52,3 +52,73 @@ def test_protobuf_refuses_what_the_reference_rejects(codec, name: str) -> None:
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
 def test_protobuf_writes_what_the_reference_accepts(codec, name: str) -> None:
     codec.encode_frame(ACCEPTED[name])
+
+
+# -- SSE: the same refusals, the same words --------------------------------------------
+
+# Events @ag-ui/encoder writes over SSE and its client then rejects (each was
+# written by agui_wire's SSE writer too, before it held events to the contract).
+WRITTEN_BEFORE: dict[str, Any] = {
+    "unknown type": {"type": "NOPE"},
+    "delta a number": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 5},
+    "run started without threadId": {"type": "RUN_STARTED", "runId": "r"},
+    "state delta a string": {"type": "STATE_DELTA", "delta": "x"},
+    "required None": {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": None},
+    "result content None": {
+        "type": "TOOL_CALL_RESULT",
+        "messageId": "m",
+        "toolCallId": "t",
+        "content": None,
+    },
+    "message of an unknown role": {
+        "type": "MESSAGES_SNAPSHOT",
+        "messages": [{"id": "8", "role": "robot", "name": None}],
+    },
+    "part of an unknown type": {
+        "type": "TOOL_CALL_RESULT",
+        "messageId": "m",
+        "toolCallId": "t",
+        "content": [{"type": "hologram"}],
+    },
+    "resume status": {
+        "type": "RUN_STARTED",
+        "threadId": "t",
+        "runId": "r",
+        "input": {
+            "threadId": "t",
+            "runId": "r",
+            "messages": [],
+            "resume": [{"interruptId": "i", "status": "s"}],
+        },
+    },
+    "integer past 2**53 in a value": {"type": "CUSTOM", "name": "n", "value": 2**60},
+}
+
+
+def _sse_encoders() -> list[Any]:
+    from agui_wire._codec import proto_writer, sse_writer
+
+    out = [pytest.param(proto_writer.encode_frame, sse_writer.encode_sse, id="python")]
+    try:
+        from agui_wire import _fast
+    except ImportError:
+        return out
+    return [*out, pytest.param(_fast.encode_frame, _fast.encode_sse, id="cython")]
+
+
+@pytest.mark.parametrize(("proto", "sse"), _sse_encoders())
+@pytest.mark.parametrize("name", sorted({**REFUSED, **WRITTEN_BEFORE}))
+def test_sse_refuses_what_protobuf_refuses_with_its_words(proto: Any, sse: Any, name: str) -> None:
+    event = {**REFUSED, **WRITTEN_BEFORE}[name]
+    with pytest.raises(EncodeError) as by_proto:
+        proto(event)
+    with pytest.raises(EncodeError) as by_sse:
+        sse(event)
+    a, b = by_proto.value, by_sse.value
+    assert (type(a), a.event_type, a.path, a.reason) == (type(b), b.event_type, b.path, b.reason)
+
+
+@pytest.mark.parametrize(("proto", "sse"), _sse_encoders())
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_sse_writes_what_the_reference_accepts(proto: Any, sse: Any, name: str) -> None:
+    assert sse(ACCEPTED[name]).startswith(b"data: {")

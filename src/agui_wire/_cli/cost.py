@@ -205,7 +205,7 @@ def _encodable(
         event = frame.event
         try:
             encode_proto(event, lossy_numbers=args.lossy_numbers, extra_keys=args.extra_keys)
-            encode_sse(event)
+            encode_sse(event, lossy_numbers=args.lossy_numbers)
         except EncodeError as exc:
             skip_unencodable(log, label, frame, exc, "cannot be encoded in both transports")
             continue

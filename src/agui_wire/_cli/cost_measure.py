@@ -91,6 +91,7 @@ def _encoders(
     events: Sequence[dict[str, Any]],
     levels: dict[str, int | None],
     to_proto: Callable[[Any], bytes],
+    to_sse: Callable[[Any], bytes],
 ) -> dict[str, Callable[[], object]]:
     def plain(encode: Callable[[Any], bytes]) -> Callable[[], object]:
         def go() -> object:
@@ -108,7 +109,7 @@ def _encoders(
 
         return go
 
-    encode: dict[str, Callable[[Any], bytes]] = {"sse": encode_sse, "proto": to_proto}
+    encode: dict[str, Callable[[Any], bytes]] = {"sse": to_sse, "proto": to_proto}
     jobs: dict[str, Callable[[], object]] = {}
     for key, _ in TRANSPORTS:
         base, coding = split_key(key)
@@ -334,7 +335,8 @@ def measure(
         raise CliError("no events to measure")
     n = len(events)
     to_proto = partial(encode_proto, lossy_numbers=lossy_numbers, extra_keys=extra_keys)
-    sse = [encode_sse(e) for e in events]
+    to_sse = partial(encode_sse, lossy_numbers=lossy_numbers)  # extra keys ride along
+    sse = [to_sse(e) for e in events]
     proto = [to_proto(e) for e in events]
     levels: dict[str, int | None] = {"gzip": gzip_level}
     wire = {"sse": sse, "proto": proto}
@@ -358,7 +360,7 @@ def measure(
         if got != n:
             raise CliError(f"internal check failed: {key} decodes to {got} events, not {n}")
 
-    encoders = _encoders(events, levels, to_proto)
+    encoders = _encoders(events, levels, to_proto, to_sse)
     jobs = [(key, "encode", encoders[key]) for key, _ in TRANSPORTS]
     jobs += [(key, "decode", decoders[key]) for key, _ in TRANSPORTS]
     # Warm-up, and as many whole-run calls per pass as make it last PASS_NS, so

@@ -64,7 +64,7 @@ def encoder_for(
     if to == "proto":
         return lambda e: encode_proto(e, extra_keys=extra_keys, lossy_numbers=lossy_numbers)
     if to == "sse":
-        return encode_sse
+        return lambda e: encode_sse(e, extra_keys=extra_keys, lossy_numbers=lossy_numbers)
     option = orjson.OPT_APPEND_NEWLINE
     return lambda e: orjson.dumps(e, option=option)
 
@@ -88,13 +88,14 @@ def add_encode_options(p: argparse.ArgumentParser) -> None:
         "--extra-keys",
         choices=("drop", "error"),
         default="drop",
-        help="proto: keys the schema does not know are dropped (default, as the reference) "
-        "or an error",
+        help="keys the schema does not know: dropped on proto and written as given on SSE "
+        "(default, as the reference), or an error on both",
     )
     p.add_argument(
         "--lossy-numbers",
         action="store_true",
-        help="proto: allow JSON numbers a double cannot hold exactly (rounded)",
+        help="allow JSON numbers a double cannot hold exactly (proto: rounded; SSE: written "
+        "as given, a JavaScript client rounds them)",
     )
 
 

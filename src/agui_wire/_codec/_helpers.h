@@ -47,12 +47,22 @@ static inline void agw_copy(unsigned char *d, const char *s, Py_ssize_t n) {
         memcpy(d, s, (size_t)n);
     }
 }
-/* two str of any kind */
+/* two str of any kind (a JSON key is short: up to 16 bytes compared inline) */
 static inline int agw_str_eq(PyObject *a, PyObject *b) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(a);
     int kind = PyUnicode_KIND(a);
-    return n == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b)
-        && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * (size_t)kind) == 0;
+    size_t size = (size_t)n * (size_t)kind;
+    const unsigned char *x, *y;
+    uint64_t p, q, r, t;
+    if (n != PyUnicode_GET_LENGTH(b) || kind != PyUnicode_KIND(b)) return 0;
+    x = (const unsigned char *)PyUnicode_DATA(a);
+    y = (const unsigned char *)PyUnicode_DATA(b);
+    if (size >= 8 && size <= 16) {
+        memcpy(&p, x, 8); memcpy(&q, y, 8);
+        memcpy(&r, x + size - 8, 8); memcpy(&t, y + size - 8, 8);
+        return p == q && r == t;
+    }
+    return memcmp(x, y, size) == 0;
 }
 /* a str and n ASCII bytes: equal only if the str is compact ASCII */
 static inline int agw_str_eq_ascii(PyObject *a, const char *s, Py_ssize_t n) {

@@ -9,6 +9,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
+from agui_wire._codec import encoder_inputs as _en_inputs
 from agui_wire._codec import proto_writer as _en_py
 from agui_wire import schema as _en_schema
 from agui_wire.errors import EncodeError as _en_EncodeError
@@ -215,7 +216,7 @@ def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
     """
     cdef Py_ssize_t depth = 0
     if type(event) is not dict:
-        event = _en_py.as_event_dict(event)
+        event = _en_inputs.as_event_dict(event)
     cdef int flags = _en_options(
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )
@@ -323,7 +324,7 @@ cdef class FrameEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _en_py.check_encode_options(extra_keys, max_depth, lossy_numbers)
+        _en_inputs.check_encode_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )

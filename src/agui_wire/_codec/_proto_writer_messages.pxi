@@ -209,16 +209,19 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
         if _en_extra(e, present, unmatched, sp.known):
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, required, &_en_plain)
-    # _SP_CHAT: `content` rides the carrier its JSON type names, if the role allows
-    if (present >> _MSG_ROLE) & 1 and capi.PyUnicode_Check(slots[_MSG_ROLE]):
-        if not capi.PyUnicode_CheckExact(slots[_MSG_ROLE]):
-            return _EN_BAIL
-        r = _en_lookup(_en_role_index, slots[_MSG_ROLE])
-        if r >= 0:
-            role = &_en_roles[r]
-            required = role.required
-            content_required = role.content_required
-            allowed = role.allowed
+    # _SP_CHAT: a known role; the keys its shape does not have are extra keys;
+    # `content` rides the carrier its JSON type names, if the role allows it
+    if not (present >> _MSG_ROLE) & 1 or not capi.PyUnicode_CheckExact(slots[_MSG_ROLE]):
+        return _EN_BAIL
+    r = _en_lookup(_en_role_index, slots[_MSG_ROLE])
+    if r < 0:
+        return _EN_BAIL
+    role = &_en_roles[r]
+    required = role.required
+    content_required = role.content_required
+    allowed = role.allowed
+    unmatched += agw_popcount64(present & ~role.declared)
+    present &= role.declared
     if _en_extra(e, present, unmatched, sp.known):
         return _EN_BAIL
     v = slots[_MSG_CONTENT] if (present >> _MSG_CONTENT) & 1 else NULL

@@ -121,8 +121,18 @@ cdef uint64_t _en_fill(
     sp.index = _en_table(index)
     sp.arm_tag = 0
     sp.type_value = 0
+    for i in range(_EN_MAXSLOT):
+        sp.field_of[i] = -1
+    sp.required_slots = 0
+    sp.nullable_slots = 0
     for i, f in enumerate(fields):
         _en_fill_field(&sp.fields[i], f, index, spec_ids)
+        if f.kind < _K_CONTENT_STR:
+            sp.field_of[sp.fields[i].slot] = i
+            if f.required:
+                sp.required_slots |= (<uint64_t>1) << sp.fields[i].slot
+            if f.nullable:
+                sp.nullable_slots |= (<uint64_t>1) << sp.fields[i].slot
     known = 0
     for name in [f.name for f in fields] + list(more):
         known |= 1 << index[name]
@@ -278,6 +288,10 @@ cdef void _en_init() except *:
             if name != "content":
                 mask |= 1 << message_index[name]
         _en_roles[i].required = mask
+        mask = 0
+        for name in ("id", "role", "subagentRunId", "content", *sc.ROLE_KEYS[role]):
+            mask |= 1 << message_index[name]
+        _en_roles[i].declared = mask
         _en_roles[i].content_required = "content" in required
         _en_roles[i].allowed = sum({"str": 1, "list": 2, "dict": 4}[c] for c in sc.ROLE_CONTENT[role])
         roles[_en_key(role)] = i

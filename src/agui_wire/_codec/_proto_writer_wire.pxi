@@ -148,6 +148,9 @@ ctypedef struct _EnSpec:
     uint64_t known              # slots of the keys this spec has a wire field for
     uint32_t arm_tag            # unions (sources, parts, events): tag of the arm
     uint64_t type_value         # events: BaseEvent.type
+    signed char field_of[_EN_MAXSLOT]   # slot -> its 1:1 field in `fields`, -1: none
+    uint64_t required_slots     # slots of the 1:1 fields JSON requires ...
+    uint64_t nullable_slots     # ... and of those where JSON null is a value
 
 ctypedef struct _EnFrame:       # an open JSON container
     PyObject* obj
@@ -163,6 +166,7 @@ ctypedef struct _EnIndexKey:    # an integer-like key, for the JavaScript order
     PyObject* value
 
 ctypedef struct _EnRole:
+    uint64_t declared           # Message slots this role's shape has (others: extra keys)
     uint64_t required           # Message slots this role requires (content aside)
     bint content_required
     int allowed                 # content JSON types: 1 str, 2 array, 4 object

@@ -34,27 +34,28 @@ import struct
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .._jsonnames import cycle_reason, json_pointer, json_repr, json_type
+from .._jsonnames import cycle_reason, json_pointer, json_repr, json_type, not_a_pointer, one_of
 from ..errors import EncodeError
 from ..schema import (
-    ANY_CONTENT,
     BASE_EVENT_NUMBER,
     BASE_FIELDS,
     BASE_TYPE_NUMBER,
     DEFAULT_MAX_DEPTH,
     EVENTS,
+    JSON_POINTER,
     LIST_VALUES,
-    MAX_DEPTH_LIMIT,
     MAX_EXACT_INT,
     MAX_FRAME_PAYLOAD,
     MAX_SAFE_INTEGER,
     MESSAGE_CONTENT,
+    MESSAGE_HEAD,
     MESSAGES,
     OP_REQUIRED,
     OUTCOME_FIELDS,
     PART_ARMS,
     PATCH_OPS,
     ROLE_CONTENT,
+    ROLE_FIELDS,
     ROLE_REQUIRED,
     RUN_OUTCOME_NUMBER,
     RUN_OUTCOME_PAYLOAD,
@@ -80,15 +81,14 @@ from ..schema import (
     MessageSpec,
     double_from_integer,
 )
+from .encoder_inputs import as_event_dict, check_encode_options, known_event_type
 
 __all__ = [
     "FrameEncoder",
-    "check_encode_options",
     "check_event",
     "encode_frame",
     "encode_frames",
     "encode_payload",
-    "known_event_type",
 ]
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
@@ -113,16 +113,6 @@ _pack_len = struct.Struct(">I").pack
 
 _PATCH_OP_VALUE: Final = {name: i for i, name in enumerate(PATCH_OPS)}
 _FIELD_BY_NAME: Final = {name: {f.name: f for f in spec.fields} for name, spec in MESSAGES.items()}
-
-
-# RFC 6901: "" or "/"-separated tokens, "~" only as "~0" or "~1"
-_POINTER: Final = re.compile(r"(/([^/~]|~[01])*)*")
-
-
-def _one_of(choices: Iterable[str]) -> str:
-    """The strings a field allows, as a refusal lists them."""
-    names = [str.__repr__(c) for c in choices]
-    return names[0] if len(names) == 1 else "one of " + ", ".join(names)
 
 
 def _varint(n: int) -> bytes:
@@ -309,14 +299,10 @@ class _Encoder:
         text = _plain_str(value)
         if f.choices and text not in f.choices:
             raise self.error(
-                f"{json_repr(text)} is not allowed here (expected {_one_of(f.choices)})", f.name
+                f"{json_repr(text)} is not allowed here (expected {one_of(f.choices)})", f.name
             )
-        if f.pointer and not _POINTER.fullmatch(text):
-            raise self.error(
-                f"{json_repr(text)} is not a JSON pointer (RFC 6901: '' or '/'-separated "
-                "tokens, '~' only as ~0 or ~1)",
-                f.name,
-            )
+        if f.pointer and not JSON_POINTER.fullmatch(text):
+            raise self.error(not_a_pointer(json_repr(text)), f.name)
 
     def double(self, value: int | float, key: str | int) -> bytes:
         value = _plain_number(value)
@@ -606,15 +592,19 @@ class _Encoder:
         for k in unknown:
             if not isinstance(k, str):
                 raise self._bad_key(k)
-            self.utf8(k, k)
-            self.value(obj[k], k)
+            key = _plain_str(k)  # a str subclass (an enum) is the str it holds
+            self.utf8(key, key)
+            self.value(obj[k], key)
 
     def chat_message(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
-        """A chat message: every role's fields map 1:1 onto the union ``Message``;
-        ``content`` rides the field MESSAGE_CONTENT names for its JSON type, by role."""
-        role = _plain_str(obj.get("role"))
-        required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
-        self.fields(MESSAGES["Message"], obj, parts, tuple(r for r in required if r != "content"))
+        """A chat message: the keys its role declares (``schema.ROLE_KEYS``) map 1:1
+        onto the union ``Message``, any other key is an extra key, as @ag-ui/core's
+        loose schema of that role has it; ``content`` rides the field
+        MESSAGE_CONTENT names for its JSON type, by role."""
+        self.fields(_MESSAGE_HEAD, obj, parts)  # id and role: a known role from here on
+        role = str(_plain_str(obj.get("role")))
+        required = ROLE_REQUIRED[role]
+        self.fields(_ROLE_SPECS[role], obj, parts, tuple(r for r in required if r != "content"))
         content = obj.get("content")
         if content is None:
             if "content" in required:
@@ -622,9 +612,9 @@ class _Encoder:
                     "required field is missing" if "content" not in obj else "required, got null",
                     "content",
                 )
-            return _MESSAGE_KEYS
+            return _ROLE_KEYS[role]
         self.check_cycle(content, "content")
-        allowed = ROLE_CONTENT.get(role, ANY_CONTENT) if isinstance(role, str) else ANY_CONTENT
+        allowed = ROLE_CONTENT[role]
         if isinstance(content, str) and "str" in allowed:
             n = MESSAGE_CONTENT["str"]
             parts[n] = _ld(n, self.utf8(content, "content"))
@@ -640,7 +630,7 @@ class _Encoder:
                 f"content of a {role!r} message must be {expected}, got {json_type(content)}",
                 "content",
             )
-        return _MESSAGE_KEYS
+        return _ROLE_KEYS[role]
 
     def content_parts(self, parts: list[Any] | tuple[Any, ...], number: int) -> bytes:
         """Repeated ``InputContent`` at field ``number``: each part in its oneof arm."""
@@ -754,7 +744,7 @@ class _Encoder:
             )
         if otype not in payloads:
             raise self.error(
-                f"{json_repr(otype)} is not an outcome type (expected {_one_of(payloads)})",
+                f"{json_repr(otype)} is not an outcome type (expected {one_of(payloads)})",
                 "outcome",
                 "type",
             )
@@ -826,7 +816,13 @@ _CONTENT_NAMES: Final = {
     "list": "an array of content parts",
     "dict": "an object",
 }
-_MESSAGE_KEYS: Final = frozenset(_FIELD_BY_NAME["Message"]) | {"content"}
+# Message: id and role, then per role the other keys its shape declares
+_MESSAGE_HEAD: Final = MessageSpec("Message", MESSAGE_HEAD)
+_ROLE_SPECS: Final = {role: MessageSpec("Message", f) for role, f in ROLE_FIELDS.items()}
+_ROLE_KEYS: Final = {
+    role: frozenset({"id", "role", "content", *(f.name for f in fields)})
+    for role, fields in ROLE_FIELDS.items()
+}
 _PART_KEYS: Final = {
     ptype: frozenset(_FIELD_BY_NAME[name]) | {"type"} for ptype, (_, name) in PART_ARMS.items()
 }
@@ -843,32 +839,6 @@ def _prefix(payload: bytes) -> bytes:
     if len(payload) > MAX_FRAME_PAYLOAD:
         raise EncodeError(f"event encodes to {len(payload)} bytes, more than a frame can carry")
     return _pack_len(len(payload))
-
-
-def check_encode_options(extra_keys: str, max_depth: int, lossy_numbers: bool = False) -> None:
-    """``ValueError`` for the first invalid option of an encoder (this one's, the
-    Cython twin's, ``upb.event_to_proto``'s), in this order."""
-    if extra_keys not in ("drop", "error"):
-        raise ValueError(f"extra_keys must be 'drop' or 'error', not {extra_keys!r}")
-    if type(max_depth) is not int or not 1 <= max_depth <= MAX_DEPTH_LIMIT:
-        raise ValueError(f"max_depth must be an int in 1..{MAX_DEPTH_LIMIT}, not {max_depth!r}")
-    if type(lossy_numbers) is not bool:
-        raise ValueError(f"lossy_numbers must be True or False, not {lossy_numbers!r}")
-
-
-def known_event_type(event: Mapping[str, Any], etype: Any) -> str:
-    """``etype`` (``event``'s ``type``) when it names an event, else the refusal
-    every encoder gives for it (this one, the Cython twin's fallback, upb's)."""
-    if isinstance(etype, str) and etype in EVENTS:
-        return etype
-    if "type" not in event:
-        raise EncodeError("required field is missing", path="/type")
-    raise EncodeError(
-        f"unknown event type {etype!r}"
-        if isinstance(etype, str)
-        else f"expected a string, got {json_type(etype)}",
-        path="/type",
-    )
 
 
 # extra_keys as the SSE writer holds them: written as given, so each a JSON value
@@ -943,27 +913,6 @@ def _refuse(
         field = next(f for f in whole.fields if f.name == name)
         spec = _ONE_FIELD[base, etype, name] = MessageSpec(whole.name, (field,))
     encoder.fields(spec, event, {})
-
-
-def as_event_dict(event: Any) -> Any:
-    """The JSON dict of an event: dicts as they are, pydantic models of the
-    official SDK dumped the way its own encoder writes them (camelCase aliases,
-    optional fields without a value left out by the SDK's serializer). A model
-    pydantic cannot dump (a cycle, a value of a type it has no JSON for) is an
-    ``EncodeError``, as the same value in a dict is."""
-    if isinstance(event, dict):
-        return event
-    dump = getattr(event, "model_dump", None)
-    if dump is not None:
-        try:
-            return dump(mode="json", by_alias=True)
-        except ValueError as exc:  # pydantic_core.PydanticSerializationError
-            etype = getattr(event, "type", None)
-            raise EncodeError(
-                f"the SDK event does not serialize: {exc}",
-                event_type=str.__str__(etype) if isinstance(etype, str) else None,
-            ) from None
-    return event  # the encoders reject it with an EncodeError naming its type
 
 
 def encode_frame(

@@ -45,23 +45,25 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import Message as _Message
 
-from .._jsonnames import json_pointer, json_type
+from .._jsonnames import json_pointer, json_type, not_a_pointer, one_of
 from .._pb import events_pb2
 from ..errors import DecodeError, EncodeError, LimitExceeded, UnknownEventError
 from ..schema import (
-    ANY_CONTENT,
     BASE_FIELDS,
     DEFAULT_MAX_DEPTH,
     EVENTS,
+    JSON_POINTER,
     MAX_DEPTH_LIMIT,
     MAX_EXACT_INT,
     MAX_SAFE_INTEGER,
+    MESSAGE_HEAD,
     MESSAGES,
     OP_REQUIRED,
     OUTCOME_FIELDS,
     PART_ARMS,
     PATCH_OPS,
     ROLE_CONTENT,
+    ROLE_FIELDS,
     ROLE_REQUIRED,
     RUN_OUTCOME_PAYLOAD,
     RUN_OUTCOME_REQUIRED,
@@ -73,8 +75,8 @@ from ..schema import (
     double_from_integer,
     number_from_double,
 )
+from .encoder_inputs import check_encode_options, known_event_type
 from .proto_reader import check_max_depth, raise_other_fault, read_varint
-from .proto_writer import check_encode_options, known_event_type
 
 __all__ = ["decode_payload", "encode_payload", "event_from_proto", "event_to_proto"]
 
@@ -94,6 +96,9 @@ _PART_BY_ARM_NAME: Final = {
     name[0].lower() + name[1:].removesuffix("InputPart"): t for t, (_, name) in PART_ARMS.items()
 }
 _BASE: Final = MessageSpec("BaseEvent", BASE_FIELDS)
+# Message: id and role, then per role the other keys its shape declares
+_MESSAGE_HEAD: Final = MessageSpec("Message", MESSAGE_HEAD)
+_ROLE_SPECS: Final = {role: MessageSpec("Message", f) for role, f in ROLE_FIELDS.items()}
 _CONTENT_NAMES: Final = {
     "str": "a string",
     "list": "an array of content parts",
@@ -162,6 +167,8 @@ class _Builder:
         if f.repeated:
             if not isinstance(value, (list, tuple)):
                 raise self.error(f"expected an array, got {json_type(value)}", f.name)
+            if len(value) < f.min_items:
+                raise self.error(f"needs at least {f.min_items} item(s), has {len(value)}", f.name)
             container = getattr(msg, attr)
             self.path.append(f.name)
             for i, item in enumerate(value):
@@ -174,9 +181,9 @@ class _Builder:
             return
         kind = f.kind
         if kind == Kind.STRING:
-            setattr(msg, attr, self.string(value, f.name))
+            setattr(msg, attr, self.text(f, value))
         elif kind == Kind.INT64:
-            setattr(msg, attr, self.int64(value, f.name))
+            setattr(msg, attr, self.int64(value, f.name, f.minimum))
         elif kind == Kind.BOOL:
             if not isinstance(value, bool):
                 raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
@@ -188,6 +195,8 @@ class _Builder:
                 )
             setattr(msg, attr, PATCH_OPS.index(value))
         elif kind == Kind.VALUE:
+            if f.json_object and not isinstance(value, dict):
+                raise self.error(f"expected an object, got {json_type(value)}", f.name)
             self.value(getattr(msg, attr), value, f.name)
         elif kind == Kind.STRUCT:
             if not isinstance(value, dict):
@@ -201,7 +210,16 @@ class _Builder:
             sub.SetInParent()
             self.message(sub, f.message, value, f.name)
 
-    def int64(self, value: object, key: str) -> int:
+    def text(self, f: Field, value: object) -> str:
+        """A string field, held to its rules (``Field.choices``, ``Field.pointer``)."""
+        text = self.string(value, f.name)
+        if f.choices and text not in f.choices:
+            raise self.error(f"{text!r} is not allowed here (expected {one_of(f.choices)})", f.name)
+        if f.pointer and not JSON_POINTER.fullmatch(text):
+            raise self.error(not_a_pointer(repr(text)), f.name)
+        return text
+
+    def int64(self, value: object, key: str, minimum: int = -MAX_SAFE_INTEGER) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"expected an integer, got {json_type(value)}", key)
         if isinstance(value, float):
@@ -212,6 +230,8 @@ class _Builder:
             raise self.error(
                 f"integer {value} is outside the safe range ±(2^53-1) a JS peer can read", key
             )
+        if value < minimum:
+            raise self.error(f"integer {value} is below {minimum}, the least allowed here", key)
         return value
 
     def number(self, value: int | float, key: str | int) -> float:
@@ -326,16 +346,18 @@ class _Builder:
                 )
 
     def chat_message(self, msg: Any, obj: Mapping[str, Any]) -> frozenset[str]:
-        role = obj.get("role")
-        required = ROLE_REQUIRED.get(role, ()) if isinstance(role, str) else ()
-        self.fill(msg, MESSAGES["Message"], obj, tuple(r for r in required if r != "content"))
-        known = frozenset({f.name for f in MESSAGES["Message"].fields} | {"content"})
+        """The keys of its role (``ROLE_KEYS``); the others are extra keys."""
+        self.fill(msg, _MESSAGE_HEAD, obj)  # id and a known role
+        role = obj["role"]
+        required = ROLE_REQUIRED[role]
+        self.fill(msg, _ROLE_SPECS[role], obj, tuple(r for r in required if r != "content"))
+        known = frozenset({"id", "role", "content", *(f.name for f in ROLE_FIELDS[role])})
         content = obj.get("content")
         if content is None:
             if "content" in required:
                 raise self.missing(obj, "content")
             return known
-        allowed = ROLE_CONTENT.get(role, ANY_CONTENT) if isinstance(role, str) else ANY_CONTENT
+        allowed = ROLE_CONTENT[role]
         if isinstance(content, str) and "str" in allowed:
             msg.content = self.string(content, "content")
         elif isinstance(content, (list, tuple)) and "list" in allowed:
@@ -401,6 +423,12 @@ class _Builder:
         if not isinstance(otype, str) or not otype:
             raise self.error(
                 f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
+            )
+        if otype not in payloads:
+            raise self.error(
+                f"{otype!r} is not an outcome type (expected {one_of(payloads)})",
+                "outcome",
+                "type",
             )
         body.outcome = self.string(otype, "outcome")
         payload = payloads.get(otype)

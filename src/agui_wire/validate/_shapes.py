@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from .. import schema
-from .._jsonnames import a_json_type, json_type, pointer_join
+from .._jsonnames import a_json_type, json_type, not_a_pointer, pointer_join
 from ._problem import Problem, short
 
 __all__ = ["EVENT_SHAPES", "validate_event"]
-
-_POINTER: Final = re.compile(r"(/([^/~]|~[01])*)*")
 
 
 class _Out:
@@ -128,13 +125,8 @@ class _Pointer(_Schema):
             out.error(
                 path, f"expected a JSON pointer string, got {json_type(value)}", "schema.type"
             )
-        elif not _POINTER.fullmatch(value):
-            out.error(
-                path,
-                f"{short(value)} is not a JSON pointer (RFC 6901: '' or '/'-separated tokens, "
-                "'~' only as ~0 or ~1)",
-                "schema.pointer",
-            )
+        elif not schema.JSON_POINTER.fullmatch(value):
+            out.error(path, not_a_pointer(short(value)), "schema.pointer")
 
 
 class _Any(_Schema):
