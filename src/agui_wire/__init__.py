@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "DecodeError": ".errors",
     "EncodeError": ".errors",
     "FrameTooLarge": ".errors",
+    "InvalidEvent": ".errors",
     "LimitExceeded": ".errors",
     "NotAcceptable": ".errors",
     "SSEError": ".errors",
@@ -98,6 +99,7 @@ if TYPE_CHECKING:
     from .errors import DecodeError as DecodeError
     from .errors import EncodeError as EncodeError
     from .errors import FrameTooLarge as FrameTooLarge
+    from .errors import InvalidEvent as InvalidEvent
     from .errors import LimitExceeded as LimitExceeded
     from .errors import NotAcceptable as NotAcceptable
     from .errors import SSEError as SSEError

@@ -88,6 +88,8 @@ cdef extern from "Python.h":
     object PyBytes_FromStringAndSize(const char*, Py_ssize_t)   # Cython-managed
     char* PyBytes_AS_STRING(PyObject*)
     Py_ssize_t PyBytes_GET_SIZE(PyObject*)
+    PyObject* PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize" (const char*, Py_ssize_t)
+    int _PyBytes_Resize(PyObject**, Py_ssize_t)     # -1: *obj freed and NULL
     int PyObject_GetBuffer(PyObject*, Py_buffer*, int)
     void PyBuffer_Release(Py_buffer*)
     object PyMemoryView_FromMemory(char*, Py_ssize_t, int)      # Cython-managed
@@ -115,6 +117,7 @@ cdef extern from "_codec/_helpers.h":
 
     # str internals (no call, no error): cached hash, readiness, UTF-8, equality
     Py_ssize_t agw_str_hash(PyObject*)
+    Py_ssize_t agw_str_chash(PyObject*)           # -1: not compact ASCII
     bint agw_str_ready(PyObject*)
     const char* agw_utf8(PyObject*, Py_ssize_t*)   # NULL + exception: a lone surrogate
     bint agw_str_eq(PyObject*, PyObject*)

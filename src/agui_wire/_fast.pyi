@@ -105,8 +105,10 @@ def decode_payload(
     *,
     invalid_utf8: str = "error",
     max_depth: int = 1024,
+    invalid_events: str = "raise",
 ) -> dict[str, Any]:
-    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict."""
+    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict;
+    ``InvalidEvent`` for one ``@ag-ui/core``'s schemas reject, unless kept."""
 
 def _decoder_fallbacks() -> int:
     """Payloads handed to proto_reader since import (errors, odd input)."""
@@ -157,9 +159,13 @@ def _sse_fallbacks() -> int:
     integer past 64 bits, an id the C path does not write)."""
 
 def plain_sse_blocks(
-    chunk: bytes, pos: int, max_size: int, max_brackets: int
+    chunk: bytes, pos: int, max_size: int, max_brackets: int, validate: bool = True
 ) -> tuple[list[dict[str, Any]], int]:
-    """The SSE reader's fast path: the plain ``data: <json>`` blocks from ``pos``."""
+    """The SSE reader's fast path: the plain ``data: <json>`` blocks from ``pos``
+    (with ``validate``, up to the first of an unknown type or breaking the contract)."""
+
+def contract_holds(event: dict[str, Any]) -> bool:
+    """Whether ``@ag-ui/core``'s schemas accept a decoded event of a known type."""
 
 # ---------------------------------------------------------------------------
 # _codec/_stream_decoder.pxi (twin: agui_wire._codec.stream_decoder)
@@ -177,6 +183,7 @@ class FrameDecoder(FrameReader):
         max_depth: int = 1024,
         unknown_events: str = "skip",
         max_events: int | None = None,
+        invalid_events: str = "raise",
     ) -> None: ...
     @property
     def events_read(self) -> int: ...
@@ -194,6 +201,8 @@ class SSEDecoder:
         invalid_utf8: str = "error",
         max_depth: int = 1024,
         max_events: int | None = None,
+        unknown_events: str = "skip",
+        invalid_events: str = "raise",
     ) -> None: ...
     @property
     def reader(self) -> Any: ...
@@ -215,6 +224,7 @@ def decode_proto(
     max_depth: int = 1024,
     max_frame_size: int = ...,
     max_event_size: int = ...,
+    invalid_events: str = "raise",
 ) -> list[dict[str, Any]]:
     """Every event in a buffer of binary frames (contract: agui_wire._codec.stream_decoder)."""
 
@@ -227,6 +237,7 @@ def decode_sse(
     max_depth: int = 1024,
     max_frame_size: int = ...,
     max_event_size: int = ...,
+    invalid_events: str = "raise",
 ) -> list[dict[str, Any]]:
     """Every event of a whole SSE capture (contract: agui_wire._codec.stream_decoder)."""
 

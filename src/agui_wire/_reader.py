@@ -29,7 +29,12 @@ Contract:
 * ``unknown_events``: ``"skip"`` (default) gives a record with ``unknown`` set
   (no event, no error, no warning: the record says it); ``"raise"`` an
   ``UnknownEventError`` record (skipped with ``keep_going``); ``"raw"`` a RAW
-  event as ``EventDecoder`` gives.
+  event as ``EventDecoder`` gives. On SSE as on binary: an SSE event whose
+  ``type`` is none of this protocol's is an event of a later protocol.
+* ``invalid_events``: an event ``@ag-ui/core``'s schemas reject is an
+  ``InvalidEvent`` record (``"raise"``, the default; skipped with ``keep_going``),
+  or (``"keep"``, for forensics) a record of the event as decoded with
+  ``invalid`` set to that error.
 * Positions: ``offset`` is where the frame (its length prefix) or the SSE
   event's block starts in the stream (a BOM counts); binary ``length`` is
   4 + payload; SSE ``length`` is ``None`` (a block ends at a blank line, which
@@ -45,8 +50,8 @@ from typing import Any, Final, Literal
 
 from ._codec import backend
 from ._codec.framing import as_bytes_view
-from ._codec.options import UnknownPolicy, Utf8Policy, check_options
-from ._codec.records import Record, payload_records
+from ._codec.options import InvalidPolicy, UnknownPolicy, Utf8Policy, check_options
+from ._codec.records import Record, payload_records, raw_unknown_event
 from ._codec.sources import Buffer, ByteSource, chunks, sniff
 from ._codec.sse_reader import (
     WINDOW,
@@ -56,7 +61,13 @@ from ._codec.sse_reader import (
 )
 from ._codec.stream_decoder import bound_decoder
 from ._mediatypes import SSE_MEDIA_TYPE, media_type
-from .errors import DecodeError, StreamClosed
+from .errors import (
+    DecodeError,
+    InvalidEvent,
+    StreamClosed,
+    TruncatedStream,
+    UnknownEventError,
+)
 from .schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 
 __all__ = ["RecordReader", "aread_frames", "read_frames"]
@@ -81,6 +92,7 @@ class RecordReader:
         "_frames",
         "_held",
         "_ibase",
+        "_invalid",
         "_max_event_size",
         "_pbase",
         "_skipping",
@@ -102,13 +114,23 @@ class RecordReader:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        invalid_events: InvalidPolicy = "raise",
     ) -> None:
         # EventDecoder's checks, in its order (no max_events here)
-        check_options(unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, None)
+        check_options(
+            unknown_events,
+            invalid_utf8,
+            max_depth,
+            max_frame_size,
+            max_event_size,
+            None,
+            invalid_events,
+        )
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
         self.keep_going = keep_going
         self._unknown: UnknownPolicy = unknown_events
+        self._invalid: InvalidPolicy = invalid_events
         self._utf8 = invalid_utf8
         self._depth = max_depth
         self._max_event_size = max_event_size
@@ -222,7 +244,14 @@ class RecordReader:
         except DecodeError as exc:  # a bad prefix with no frame before it
             return [self._bad_prefix(exc, index)]
         records = list(
-            payload_records(payloads, index, offset, self._decode_payload, self._unknown)
+            payload_records(
+                payloads,
+                index,
+                offset,
+                self._decode_payload,
+                self._unknown,
+                invalid_events=self._invalid,
+            )
         )
         pending = frames.pending_error
         if pending is not None:
@@ -306,9 +335,21 @@ class RecordReader:
         for message in messages:
             record = Record(self._ibase + message.index, self._pbase + message.offset)
             try:
-                record.event = decode_sse_message(message, max_depth=self._depth)
+                record.event = decode_sse_message(
+                    message, max_depth=self._depth, check=backend.contract_holds
+                )
             except DecodeError as exc:
-                record.error = self._relocate(exc)
+                bad = self._relocate(exc)
+                if isinstance(bad, InvalidEvent) and self._invalid == "keep":
+                    record.event, record.invalid = bad.event, bad
+                elif isinstance(bad, UnknownEventError) and self._unknown != "raise":
+                    if self._unknown == "raw":
+                        record.event = raw_unknown_event(bad)
+                    else:
+                        record.unknown = bad
+                else:
+                    record.error = bad
+                    record.fatal = isinstance(bad, TruncatedStream)
             records.append(record)
         return records
 

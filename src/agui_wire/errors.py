@@ -30,6 +30,7 @@ __all__ = [
     "FrameTooLarge",
     "HistoryTrimmed",
     "IncompleteRun",
+    "InvalidEvent",
     "JsonLineError",
     "LeaseLost",
     "LimitExceeded",
@@ -45,7 +46,10 @@ __all__ = [
     "RunNotFound",
     "RunReplaced",
     "SSEError",
+    "SSEInvalidEvent",
     "SSELimitExceeded",
+    "SSETruncatedStream",
+    "SSEUnknownEvent",
     "SchemaError",
     "SequenceError",
     "StoreCorrupted",
@@ -272,6 +276,77 @@ class SSEError(DecodeError):
     """An SSE event whose data is not a JSON object with a string ``type``."""
 
     _unit = "event"
+
+
+class SSEUnknownEvent(UnknownEventError, SSEError):
+    """An SSE event whose ``type`` names no event of this protocol version (an event
+    of a later protocol): the decoders apply ``unknown_events`` to it, as to a
+    frame of a later protocol. ``event`` holds its JSON object."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        event: dict[str, object] | None = None,
+        index: int | None = None,
+        offset: int | None = None,
+        frame_offset: int | None = None,
+    ) -> None:
+        super().__init__(reason, index=index, offset=offset, frame_offset=frame_offset)
+        self.event = event
+
+
+class InvalidEvent(DecodeError):
+    """A frame that decodes to an event ``@ag-ui/core``'s schemas reject (the
+    reference client would fail the run on it): the contract every agui_wire encoder
+    refuses to write. ``path`` is a JSON pointer to the fault inside the event,
+    ``event_type`` its ``type``, ``reason`` what is wrong there. The decoders'
+    ``invalid_events="keep"`` hands such events over instead (for forensics)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str = "",
+        index: int | None = None,
+        offset: int | None = None,
+        frame_offset: int | None = None,
+        event_type: str | None = None,
+        event: dict[str, object] | None = None,
+    ) -> None:
+        self.path = path
+        #: The event as decoded (what ``invalid_events="keep"`` hands over).
+        self.event = event
+        super().__init__(
+            reason,
+            index=index,
+            offset=offset,
+            frame_offset=frame_offset,
+            event_type=event_type,
+        )
+
+    def _render(self) -> str:
+        head = ", ".join(
+            p
+            for p in (
+                None if self.index is None else f"{self._unit} {self.index}",
+                None if self.offset is None else f"byte {self.offset}",
+                self.event_type,
+            )
+            if p is not None
+        )
+        at = f" at {self.path}" if self.path else ""
+        return f"{head}{at}: {self.reason}" if head or at else self.reason
+
+
+class SSEInvalidEvent(InvalidEvent, SSEError):
+    """``InvalidEvent`` in an SSE stream (its position is an event index)."""
+
+
+class SSETruncatedStream(TruncatedStream, SSEError):
+    """``TruncatedStream`` in an SSE stream: it ended inside an event whose data is
+    cut short (not a whole JSON value; a last event that is whole without its blank
+    line is read, as the reference client reads it)."""
 
 
 class SSELimitExceeded(LimitExceeded):

@@ -209,6 +209,47 @@ def test_truncated_binary(cli, tmp_path, captures, run_events) -> None:
     assert str(last) in err or "trailing bytes" in err
 
 
+def test_truncated_sse_says_where_the_stream_ended(cli, tmp_path, captures, run_events) -> None:
+    # cut inside the last event's data: the same words as a binary stream cut mid-frame
+    data = captures["sse"].read_bytes()
+    cut = tmp_path / "cut.sse"
+    cut.write_bytes(data[:-7])
+    r = cli("decode", cut)
+    assert r.returncode == 1
+    assert jsonl(r.stdout) == run_events[:-1]
+    err = r.stderr.decode()
+    last = len(run_events) - 1
+    assert f"the stream ended inside event {last}" in err
+    assert "not valid JSON" not in err
+
+
+def test_broken_capture_is_shown_whole_and_marked(cli, tmp_path, run_events) -> None:
+    # events @ag-ui/core's schemas reject are written as read, each marked, exit 1
+    events = [dict(e) for e in run_events]
+    bad_at = next(i for i, e in enumerate(events) if e["type"] == "TEXT_MESSAGE_CONTENT")
+    events[bad_at]["delta"] = 5
+    chunks = [
+        encode_sse(e) if i != bad_at else b"data: " + orjson.dumps(e) + b"\n\n"
+        for i, e in enumerate(events)
+    ]
+    path = tmp_path / "broken.sse"
+    path.write_bytes(b"".join(chunks))
+    r = cli("decode", path)
+    assert r.returncode == 1
+    assert jsonl(r.stdout) == events
+    err = r.stderr.decode()
+    offset = sum(map(len, chunks[:bad_at]))
+    assert f"event {bad_at}, byte {offset}" in err
+    assert "TEXT_MESSAGE_CONTENT at /delta" in err
+    assert "(kept: @ag-ui/core's schemas reject it)" in err
+    r = cli("decode", path, "--envelope")
+    records = jsonl(r.stdout)
+    assert [rec["event"] for rec in records] == events
+    marked = [i for i, rec in enumerate(records) if "invalid" in rec]
+    assert marked == [bad_at]
+    assert records[bad_at]["invalid"]["path"] == "/delta"
+
+
 def _corrupt_frame(data: bytes, index: int) -> bytes:
     out = bytearray(data)
     pos = frame_offsets(data)[index]

@@ -389,7 +389,8 @@ def test_what_is_not_bytes_like_is_a_type_error(entry: str) -> None:
 
 BAD = {
     # a good event, then the error (held for the next call)
-    (SSE, "after an event"): b'data: {"type":"CUSTOM"}\n\n' + b"data: {bad\n\n",
+    (SSE, "after an event"): b'data: {"type":"CUSTOM","name":"n","value":1}\n\n'
+    + b"data: {bad\n\n",
     (PROTO, "after an event"): captures.GOOD_FRAMES[0] + b"\x00\xff\xff\xff",
     # the error alone (raised at once, and held)
     (SSE, "at once"): b"data: {bad\n\n",

@@ -26,6 +26,7 @@ from agui_wire import (
     EncodeError,
     EventDecoder,
     FrameTooLarge,
+    InvalidEvent,
     LimitExceeded,
     NotAcceptable,
     RecordReader,
@@ -71,13 +72,21 @@ def bad() -> bytes:
 def test_hierarchy() -> None:
     for cls in (DecodeError, EncodeError, NotAcceptable):
         assert issubclass(cls, AguiWireError)
-    for cls in (TruncatedStream, FrameTooLarge, LimitExceeded, UnknownEventError, SSEError):
+    for cls in (
+        TruncatedStream,
+        FrameTooLarge,
+        LimitExceeded,
+        UnknownEventError,
+        SSEError,
+        InvalidEvent,
+    ):
         assert issubclass(cls, DecodeError)
     assert issubclass(SSELimitExceeded, LimitExceeded)
     assert issubclass(DecodeError, ValueError)
     assert issubclass(EncodeError, ValueError)
     assert not issubclass(NotAcceptable, ValueError)
-    for name in ("DecodeError", "FrameTooLarge", "LimitExceeded", "SSEError", "TruncatedStream"):
+    names = ("DecodeError", "FrameTooLarge", "InvalidEvent", "LimitExceeded", "SSEError")
+    for name in (*names, "TruncatedStream"):
         assert getattr(agui_wire, name)
 
 
@@ -112,6 +121,27 @@ def every_error() -> list[Exception]:
         e.UnknownEventError("an unknown arm", fields=((99, b"\x08\x01"),), index=3),
         e.SSEError("data is not JSON", index=1, offset=12, frame_offset=10),
         e.SSELimitExceeded("event larger than 10 MiB", index=0, offset=10_485_760),
+        e.InvalidEvent(
+            "expected a string, got number",
+            path="/delta",
+            event_type="TEXT_MESSAGE_CONTENT",
+            event={"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 5},
+        ),
+        e.SSEInvalidEvent(
+            "needs at least 1 item(s), has 0",
+            path="/outcome/interrupts",
+            index=3,
+            offset=412,
+            frame_offset=412,
+            event_type="RUN_FINISHED",
+            event={"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+        ),
+        e.SSEUnknownEvent(
+            "unknown event type 'LATER'", event={"type": "LATER"}, index=5, offset=90
+        ),
+        e.SSETruncatedStream(
+            "the stream ended inside event 16", index=16, offset=1484, frame_offset=1484
+        ),
         e.JsonLineError("not an object", index=4),
         e.StreamClosed("feed() after close()"),
         e.NotAcceptable("application/json"),
@@ -187,7 +217,7 @@ def test_truncated_stream_says_how_many_bytes() -> None:
 
 def test_sse_error_counts_events() -> None:
     with pytest.raises(SSEError, match=r"^event 1, ") as info:
-        decode(b'data: {"type":"A"}\n\ndata: [1]\n\n', SSE)
+        decode(b'data: {"type":"STEP_STARTED","stepName":"A"}\n\ndata: [1]\n\n', SSE)
     assert info.value.index == 1
 
 
@@ -412,9 +442,9 @@ def test_invalid_utf8(name_decode: Any) -> None:
     if name != "upb":
         assert info.value.offset == payload.index(b"\xff")
         assert decode_payload_(payload, invalid_utf8="replace")["delta"] == "a\ufffdb"
-    assert decode(b'data: {"type":"A","s":"\xff"}\n\n', invalid_utf8="replace") == [
-        {"type": "A", "s": "\ufffd"}
-    ]
+    assert decode(
+        b'data: {"type":"CUSTOM","name":"\xff","value":1}\n\n', invalid_utf8="replace"
+    ) == [{"type": "CUSTOM", "name": "\ufffd", "value": 1}]
 
 
 def test_unknown_arm_policies() -> None:
@@ -466,20 +496,32 @@ def test_protobuf_rows(name_decode: Any) -> None:
 
 
 def test_big_int64_nan_and_unknown_op() -> None:
-    out = decode_payload(ld(2, base(1), string(2, "m"), ld(1, vi(1, 1), vi(2, 2**62))))
+    # what the reference reads and its own client's schemas reject: InvalidEvent, at
+    # the JSON pointer; kept with invalid_events="keep"
+    big = ld(2, base(1), string(2, "m"), ld(1, vi(1, 1), vi(2, 2**62)))
+    with pytest.raises(InvalidEvent) as info:
+        decode_payload(big)
+    assert (info.value.path, info.value.event_type) == ("/timestamp", "TEXT_MESSAGE_CONTENT")
+    out = decode_payload(big, invalid_events="keep")
     assert out["timestamp"] == 2**62
     with pytest.raises(EncodeError):
         encode_proto(out)
     snap = decode_payload(ld(7, base(6), ld(2, v_num(math.nan))))
     assert math.isnan(snap["snapshot"])
-    delta = decode_payload(ld(8, base(7), ld(2, vi(1, 9), string(2, "/x"))))
+    op9 = ld(8, base(7), ld(2, vi(1, 9), string(2, "/x")))
+    with pytest.raises(InvalidEvent, match="/delta/0/op"):
+        decode_payload(op9)
+    delta = decode_payload(op9, invalid_events="keep")
     assert delta["delta"] == [{"op": "9", "path": "/x"}]
 
 
 def test_sse_rows() -> None:
-    assert decode(b'data: {"type":"A"}\r\n\r\n', SSE) == [{"type": "A"}]
+    step = b'{"type":"STEP_STARTED","stepName":"A"'
+    assert decode(b"data: " + step + b"}\r\n\r\n", SSE) == [
+        {"type": "STEP_STARTED", "stepName": "A"}
+    ]
     with pytest.raises(SSEError, match="infinity"):
-        decode(b'data: {"type":"A","x":1e400}\n\n', SSE)
+        decode(b"data: " + step + b',"x":1e400}\n\n', SSE)
     # the sniffer: a first byte that is neither a frame length's nor text
     with pytest.raises(DecodeError, match="cannot tell the stream format"):
         decode(b"\x80abc")

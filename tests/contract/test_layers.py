@@ -61,7 +61,7 @@ BAD_IMPORTS = {
         "agui_wire._codec.framing -> agui_wire._decoder",
     ),
     "cycle-between-siblings": (
-        "validate/_problem.py",
+        "validate/_state.py",
         "from agui_wire.validate import _stream as _s  # noqa\n",
         "No cycles are allowed in agui_wire.validate",
     ),

@@ -167,11 +167,11 @@ def test_huge_declared_length_costs_only_what_arrived() -> None:
 # -- max_event_size (SSE) -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("limit", [25, 100, 4096])
+@pytest.mark.parametrize("limit", [31, 100, 4096])
 @pytest.mark.parametrize("chunked", [False, True])
 def test_event_size_at_and_past_the_bound(limit: int, chunked: bool) -> None:
     def line(size: int) -> bytes:  # one data line of exactly `size` bytes
-        head, tail = b'data: {"type":"X","p":"', b'"}'
+        head, tail = b'data: {"type":"RAW","event":"', b'"}'
         return head + b"x" * max(size - len(head) - len(tail), 0) + tail
 
     for size, ok in ((limit, True), (limit + 1, False)):
@@ -179,7 +179,7 @@ def test_event_size_at_and_past_the_bound(limit: int, chunked: bool) -> None:
         stream = body + b"\n\n"
         chunks = [stream[i : i + 7] for i in range(0, len(stream), 7)] if chunked else [stream]
         if ok:
-            assert decode(chunks, SSE, max_event_size=limit)[0]["type"] == "X"
+            assert decode(chunks, SSE, max_event_size=limit)[0]["type"] == "RAW"
         else:
             with pytest.raises(SSELimitExceeded):
                 decode(chunks, SSE, max_event_size=limit)
@@ -258,13 +258,21 @@ def test_sse_depth_is_measured_by_parsing_not_by_walking(monkeypatch: pytest.Mon
     # shallow but with many brackets: at the default max_depth orjson's cap is the
     # check, the event stays on the fast path (which the pure twin runs in Python)
     calls.clear()
-    many = b'data: {"type":"X","v":[' + b",".join([b"[{}]"] * 2000) + b"]}\n\n"
+    many = (
+        b'data: {"type":"STEP_STARTED","stepName":"X","v":['
+        + b",".join([b"[{}]"] * 2000)
+        + b"]}\n\n"
+    )
     assert len(decode(many, SSE)[0]["v"]) == 2000
     assert len(calls) == (1 if backend.IMPLEMENTATIONS["plain_sse_blocks"] == "python" else 0)
 
 
 def test_sse_depth_counts_objects_and_arrays_not_brackets_in_strings() -> None:
-    event = b'data: {"type":"X","s":"' + b"[" * 50 + b'","o":{"a":[{"b":1}]}}\n\n'
+    event = (
+        b'data: {"type":"STEP_STARTED","stepName":"X","s":"'
+        + b"[" * 50
+        + b'","o":{"a":[{"b":1}]}}\n\n'
+    )
     assert decode(event, SSE, max_depth=3)[0]["s"] == "[" * 50
     with pytest.raises(SSELimitExceeded):
         decode(event, SSE, max_depth=2)
@@ -445,17 +453,19 @@ def test_payload_decoding_is_linear(decode_payload: Any, shape: str) -> None:
         assert_linear(make, decode_payload, n)
 
 
+STEP = b'data:{"type":"STEP_STARTED","stepName":"A"'  # an event, its object left open
+
 STREAM_SHAPES: dict[str, tuple[Callable[[int], Any], str | None]] = {
     "many-tiny-frames": (lambda n: frame(ld(1, ld(1))) * n, PROTO),
     "frames-byte-at-a-time": (lambda n: [bytes([b]) for b in frame(tmc(b"x" * n))], PROTO),
-    "many-tiny-sse-events": (lambda n: b'data:{"type":"A"}\n\n' * n, SSE),
-    "many-tiny-sse-lines": (lambda n: b'data:{"type":"A","d":[' + b"\ndata:0," * n + b"\ndata:0]}\n\n", SSE),  # noqa: E501
-    "long-runs-of-cr": (lambda n: b"\r" * n + b'data:{"type":"A"}\r\r', SSE),
-    "cr-byte-at-a-time": (lambda n: [b"\r"] * n + [b'data:{"type":"A"}\r\r'], SSE),
-    "long-line-in-tiny-chunks": (lambda n: [b'data:{"type":"A","d":"'] + [b"x"] * n + [b'"}\n\n'], SSE),  # noqa: E501
-    "many-comment-lines": (lambda n: b":keep-alive\n" * n + b'data:{"type":"A"}\n\n', SSE),
-    "sse-many-brackets": (lambda n: b'data:{"type":"A","d":[' + b"[]," * n + b"[]]}\n\n", SSE),
-    "sniffed-sse": (lambda n: b'data:{"type":"A"}\n\n' * n, None),
+    "many-tiny-sse-events": (lambda n: (STEP + b"}\n\n") * n, SSE),
+    "many-tiny-sse-lines": (lambda n: STEP + b',"d":[' + b"\ndata:0," * n + b"\ndata:0]}\n\n", SSE),
+    "long-runs-of-cr": (lambda n: b"\r" * n + STEP + b"}\r\r", SSE),
+    "cr-byte-at-a-time": (lambda n: [b"\r"] * n + [STEP + b"}\r\r"], SSE),
+    "long-line-in-tiny-chunks": (lambda n: [STEP + b',"d":"'] + [b"x"] * n + [b'"}\n\n'], SSE),
+    "many-comment-lines": (lambda n: b":keep-alive\n" * n + STEP + b"}\n\n", SSE),
+    "sse-many-brackets": (lambda n: STEP + b',"d":[' + b"[]," * n + b"[]]}\n\n", SSE),
+    "sniffed-sse": (lambda n: (STEP + b"}\n\n") * n, None),
 }  # fmt: skip
 
 

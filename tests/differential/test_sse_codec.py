@@ -26,6 +26,7 @@ from agui_wire._codec import sse_reader, sse_writer
 from agui_wire._encoder import as_event_dict
 from agui_wire.schema import EVENT_TYPES
 from tests.support.compare import assert_same_outcome, outcome, same
+from tests.support.mutations import judged_events
 from tests.support.strategies import EVENT_STRATEGIES, events
 
 fast = pytest.importorskip("agui_wire._fast")
@@ -282,7 +283,7 @@ def test_plain_blocks_of_the_corpus(name: str) -> None:
 
 
 def test_plain_blocks_limits_at_the_bound() -> None:
-    block = b'data: {"type":"X","v":[[1]]}\n\n'
+    block = b'data: {"type":"RAW","event":[[1]]}\n\n'
     size = len(block) - 2  # the line "data: <json>" without its LF
     for max_size in (size - 1, size):
         assert_scans_same(block, 0, max_size, 1025)
@@ -383,3 +384,49 @@ def test_sprinkled_corpus_events() -> None:
 
     for event in _events(random.Random(11), 1500):
         assert_same(event)
+
+
+# -- the decoders' check of a decoded event: contract_holds ----------------------------------
+
+
+def decoded(event: Any) -> Any:
+    """``event`` as a decoder reads it back: JSON, or None when JSON cannot hold it."""
+    try:
+        return orjson.loads(orjson.dumps(event))
+    except (orjson.JSONEncodeError, orjson.JSONDecodeError):
+        return None
+
+
+def test_the_check_agrees_with_the_pure_twin_on_the_mutation_corpus() -> None:
+    from tests.support.mutations import mutation_corpus
+
+    checked = refused = 0
+    for name, m in mutation_corpus():
+        event = decoded(m.event)
+        if type(event) is not dict or event.get("type") not in EVENT_TYPES:
+            continue
+        checked += 1
+        want = sse_reader.contract_holds(event)
+        assert fast.contract_holds(event) == want, name
+        refused += not want
+    assert checked > 4000
+    assert refused > 1000
+
+
+@given(event=judged_events())
+def test_the_check_agrees_with_the_pure_twin_on_generated_events(event: Any) -> None:
+    event = decoded(event)
+    if type(event) is dict and event.get("type") in EVENT_TYPES:
+        assert fast.contract_holds(event) == sse_reader.contract_holds(event)
+
+
+def test_plain_blocks_stop_at_what_the_contract_refuses() -> None:
+    good = PURE.encode(TOP)
+    bad = b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":5}\n\n'
+    later = b'data: {"type":"FUTURE_EVENT"}\n\n'
+    for chunk in (good + bad + good, good + later + good):
+        assert_scans_same(chunk, 0, 1 << 20, 1025)
+        assert fast.plain_sse_blocks(chunk, 0, 1 << 20, 1025)[1] == len(good)
+    # keep: the contract is not checked (an event of a later protocol still stops it)
+    assert fast.plain_sse_blocks(good + bad, 0, 1 << 20, 1025, False)[1] == len(good + bad)
+    assert fast.plain_sse_blocks(good + later, 0, 1 << 20, 1025, False)[1] == len(good)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire import DecodeError, EncodeError, LimitExceeded, encode_sse
+from agui_wire import DecodeError, EncodeError, InvalidEvent, LimitExceeded, encode_sse
 from agui_wire._codec import proto_reader, proto_writer, sse_writer, upb
 from tests.fuzz import fuzz_differential, run, seeds
 from tests.fuzz.fuzzlib import Err, Ok, fast_module, outcome, payload_decoders, same_outcome
@@ -226,7 +226,10 @@ def test_varint_bits_past_64_are_refused(decode: Any, last: int) -> None:
 def test_a_full_64_bit_varint_is_read(decode: Any) -> None:
     payload = OVERLONG_TIMESTAMP.replace(b"\xbf\x07", b"\xbf\x01")
     fuzz_differential.compare(payload, {})
-    assert decode(payload)["timestamp"] == -4620693217682128895
+    # read whole; beyond 2^53, what @ag-ui/core's schemas reject: kept on request
+    assert decode(payload, invalid_events="keep")["timestamp"] == -4620693217682128895
+    with pytest.raises(InvalidEvent, match="/timestamp"):
+        decode(payload)
 
 
 # -- a Struct that is not a dict, in an event the Cython encoder hands over --------

@@ -12,22 +12,18 @@ which is what ``@ag-ui/encoder`` writes for it. The columns:
 * ``sse_decode`` (``decode`` of ``data: <json>\\n\\n``, default options) and
   ``validate`` (``validate_event``), judged by the first.
 
-Each column accepts exactly what its judge accepts, except where a list below says
-otherwise: ``INTENDED`` (we refuse on purpose, each with its reason; docs/errors.md
-"Where we are stricter than the reference's schemas" has a row for each) and
-``KNOWN_GAPS`` (what the encoders and the SSE decoder let through though zod refuses
-it: not intended; ``test_known_gaps_are_closed``, a strict xfail, turns red when
-they close). Where both encoders refuse an event they must say the same: class and
-text.
+Each column accepts exactly what its judge accepts, except where ``INTENDED`` says
+otherwise (we refuse on purpose, each with its reason; docs/errors.md "Where we are
+stricter than the reference's schemas" has a row for each). Where either encoder
+refuses an event both must say the same, class and text (each transport's own
+nesting limit aside: ``TRANSPORT_LIMITS``).
 
 Inputs: ``mutation_corpus()`` (every fixed mutation of every schema place of real
 events: a dropped key, another JSON type, a wrong word, big integers, NaN, lone
 surrogates, extra keys, deep nesting; counted and reproducible) and
 ``judged_events()`` (hypothesis: a valid event of one of the 31 types, then up to
 two mutations with drawn values). Both run on the backend of the pass: Cython, then
-the pure twins (AGUI_WIRE_PURE=1). Strict xfails mark exactly what fails today (the
-SSE columns refuse nothing the schema refuses; the SSE contract is being built):
-a marker whose test starts to pass turns red, to be removed.
+the pure twins (AGUI_WIRE_PURE=1).
 
 ``make judge-campaign`` runs the file with many more hypothesis examples and prints
 each column's confusion matrix against zod and every class of disagreement.
@@ -51,7 +47,6 @@ from tests.support.corpus import EVENT_TYPES
 from tests.support.mutations import (
     Facts,
     facts,
-    get,
     judged_events,
     mutation_corpus,
     pattern,
@@ -141,87 +136,22 @@ INTENDED: tuple[Difference, ...] = (
 )
 
 
-# -- where we let through what zod refuses, today --------------------------------------------
-
-
-@dataclass(frozen=True)
-class Gap:
-    """zod issues the encoders and the SSE decoder do not check (docs/wire-format.md
-    leaves them to ``agui_wire.validate``, which checks them all). An event whose
-    every issue is one of a gap's may be accepted by those columns. An issue is
-    (path pattern, zod's message, the type of the value there)."""
-
-    name: str
-    issues: tuple[tuple[str, str, type | tuple[type, ...]], ...]
-
-    def covers(self, event: Any, path: tuple[str | int, ...], message: str) -> bool:
-        try:
-            value = get(event, path)
-        except (KeyError, IndexError, TypeError):
-            return False
-        return any(
-            re.search(where, pattern(path)) and re.search(what, message) and isinstance(value, kind)
-            for where, what, kind in self.issues
-        )
-
-
-KNOWN_GAPS: tuple[Gap, ...] = (
-    Gap(
-        "a word outside its enum or literal",  # roles, subtype, status, tool call/outcome type
-        (
-            (r"(^|/)(role|subtype|status)$", r"^Invalid (input|option)", str),
-            (r"/toolCalls/\*/type$", r'^Invalid input: expected "function"$', str),
-            (r"^/outcome/type$", r"^Invalid input$", str),
-        ),
-    ),
-    Gap(
-        "a patch path or from that is not a JSON pointer",
-        ((r"/(path|from)$", "^Invalid string", str),),
-    ),
-    Gap(
-        "a number or list under its minimum",  # token counts >= 0, interrupts >= 1
-        ((r"Tokens$", r"^Too small", (int, float)), (r"/interrupts$", r"^Too small", list)),
-    ),
-    Gap(
-        "an interrupt's responseSchema or metadata that is not an object",
-        ((r"/interrupts/\*/(responseSchema|metadata)$", r"^Invalid input$", object),),
-    ),
-)
-GAP_COLUMNS = frozenset({"proto", "sse", "sse_decode"})
-
-
-def gap_of(column: str, event: Any, judgement: Judgement) -> str | None:
-    """The known gap that explains every zod issue of a refused event, if one does."""
-    verdict = judgement[JUDGED_BY[column]]
-    if verdict.ok or column not in GAP_COLUMNS:
-        return None
-    names = []
-    for path, message in verdict.issues:
-        gap = next((g for g in KNOWN_GAPS if g.covers(event, path, message)), None)
-        if gap is None:
-            return None
-        names.append(gap.name)
-    return names[0]
-
-
 # -- one event, every column -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Expected:
-    ok: bool | None  # None: either (a known gap)
-    why: str  # "zod", an INTENDED name, or a gap's
+    ok: bool
+    why: str  # "zod", or an INTENDED name
 
 
 def expected(column: str, event: Any, seen: Facts, judgement: Judgement) -> Expected:
     """What ``column`` must say of ``event``; ``seen``: the facts of what the column
-    looks at (for protobuf the members some schema names: it carries only those)."""
+    looks at (the whole event: the encoders hold the keys no schema names to be JSON
+    values too, though protobuf drops them)."""
     for d in INTENDED:
         if column in d.columns and d.applies(seen):
             return Expected(False, d.name)
-    gap = gap_of(column, event, judgement)
-    if gap is not None:
-        return Expected(None, gap)
     return Expected(judgement[JUDGED_BY[column]].ok, "zod")
 
 
@@ -246,10 +176,7 @@ class Reference:
         rows = []
         for source, event, judgement in zip(sources, events, self.judge.judge(events), strict=True):
             whole = facts(event)
-            named = facts(self.shapes.named(event))
-            expectations = {
-                c: expected(c, event, named if c == "proto" else whole, judgement) for c in COLUMNS
-            }
+            expectations = {c: expected(c, event, whole, judgement) for c in COLUMNS}
             rows.append(Row(source, event, judgement, outcomes(event), expectations))
         return rows
 
@@ -325,14 +252,25 @@ def _reason(words: tuple[str, str] | None) -> str:
     return f"{words[0]} {text}"
 
 
+# The INTENDED rows that are each transport's own limit (a binary JSON value's
+# max_depth, an SSE event's nesting for its readers): where one of them decides, the
+# two encoders may differ.
+TRANSPORT_LIMITS = frozenset(
+    {"JSON nested past max_depth", "JSON nested past 1023 levels below the event"}
+)
+
+
 def same_refusals(rows: Iterable[Row]) -> list[str]:
-    """Events an encoder refuses where the other does not say the same, class and text."""
+    """Events an encoder refuses where the other does not say the same, class and text
+    (a transport's own nesting limit aside)."""
     found = []
     for row in rows:
         proto, sse = row.outcomes["proto"], row.outcomes["sse"]
         assert proto is not None
         assert sse is not None
         if (proto.ok and sse.ok) or proto.words == sse.words:
+            continue
+        if {row.expected("proto").why, row.expected("sse").why} & TRANSPORT_LIMITS:
             continue
         key = (f"proto [{_reason(proto.words)}]", f"sse [{_reason(sse.words)}]")
         found.append((key, row, f"{proto.words} != {sse.words}"))
@@ -364,20 +302,6 @@ def report(rows: list[Row]) -> str:
             lines += [f"{column} {what}: {d}" for d in disagreements(rows, column, want)]
     lines += [f"transports: {d}" for d in same_refusals(rows)]
     return "\n".join(lines)
-
-
-XFAIL_SSE = pytest.mark.xfail(
-    strict=True,
-    reason="SSE refuses nothing the schema refuses yet: the SSE contract (one rule set with "
-    "the protobuf encoder) is being built; remove this marker when it passes",
-)
-# column -> marks of the tests "refuses what it must" on that column
-MUST_REFUSE = [
-    pytest.param("proto"),
-    pytest.param("sse", marks=XFAIL_SSE),
-    pytest.param("sse_decode", marks=XFAIL_SSE),
-    pytest.param("validate"),
-]
 
 
 # -- the deterministic corpus --------------------------------------------------------------------
@@ -418,27 +342,15 @@ def test_corpus_no_false_refusals(corpus_rows: list[Row], column: str) -> None:
     assert disagreements(corpus_rows, column, want=True) == []
 
 
-@pytest.mark.parametrize("column", MUST_REFUSE)
+@pytest.mark.parametrize("column", COLUMNS)
 def test_corpus_no_false_acceptances(corpus_rows: list[Row], column: str) -> None:
-    """What zod or INTENDED refuses, the column refuses (KNOWN_GAPS aside)."""
+    """What zod or INTENDED refuses, the column refuses."""
     assert disagreements(corpus_rows, column, want=False) == []
 
 
-@XFAIL_SSE
 def test_corpus_refusals_are_the_same_on_both_transports(corpus_rows: list[Row]) -> None:
     problems = same_refusals(corpus_rows)
     assert problems == [], f"{len(problems)}: {problems[:20]}"
-
-
-@pytest.mark.xfail(strict=True, reason="KNOWN_GAPS: the encoders do not check these rules yet")
-def test_known_gaps_are_closed(corpus_rows: list[Row]) -> None:
-    let_through: Counter[tuple[str, str]] = Counter()
-    for row in corpus_rows:
-        for column in sorted(GAP_COLUMNS):
-            out = row.outcomes[column]
-            if out is not None and out.ok and row.expected(column).ok is None:
-                let_through[(column, row.expected(column).why)] += 1
-    assert let_through == {}
 
 
 def test_every_list_entry_is_met(corpus_rows: list[Row]) -> None:
@@ -452,8 +364,6 @@ def test_every_list_entry_is_met(corpus_rows: list[Row]) -> None:
     for d in INTENDED:
         for column in d.columns:
             assert met[(column, d.name)] > 0, (column, d.name)
-    for gap in KNOWN_GAPS:
-        assert met[("proto", gap.name)] > 0, gap.name
 
 
 def test_intended_differences_are_documented() -> None:
@@ -481,13 +391,12 @@ def test_generated_no_false_refusals(reference: Reference, event: Any) -> None:
         assert disagreements([row], column, want=True) == []
 
 
-@pytest.mark.parametrize("column", MUST_REFUSE)
+@pytest.mark.parametrize("column", COLUMNS)
 @given(event=judged_events())
 def test_generated_no_false_acceptances(reference: Reference, event: Any, column: str) -> None:
     assert disagreements([_row(reference, event)], column, want=False) == []
 
 
-@XFAIL_SSE
 @given(event=judged_events())
 def test_generated_refusals_are_the_same_on_both_transports(
     reference: Reference, event: Any

@@ -14,6 +14,8 @@ import pytest
 from agui_wire import DecodeError, LimitExceeded, UnknownEventError, UnknownPartWarning
 from agui_wire._codec import upb
 from agui_wire._codec.proto_writer import encode_payload
+from agui_wire.errors import InvalidEvent
+from agui_wire.validate import validate_event
 from tests.support.wire import (
     base,
     double,
@@ -46,16 +48,30 @@ def snapshot(value: bytes) -> bytes:
 
 def both(codec: Any, payload: bytes, **options: Any) -> Any:
     """Decode with the codec and check the upb path agrees (same dict or same error)."""
+    shared = {k: v for k, v in options.items() if k == "invalid_events"}
+    compare = len(shared) == len(options)
     try:
         ours = codec.decode_payload(payload, **options)
     except DecodeError as exc:
-        if not options:
+        if compare:
             with pytest.raises(type(exc)):
-                upb.decode_payload(payload)
+                upb.decode_payload(payload, **shared)
         raise
-    if not options:
-        assert json_equal(upb.decode_payload(payload), ours)
+    if compare:
+        assert json_equal(upb.decode_payload(payload, **shared), ours)
     return ours
+
+
+def read(codec: Any, payload: bytes) -> Any:
+    """The wire mapping, the contract aside: the event as decoded (``invalid_events=
+    "keep"``); by default it is refused exactly when ``validate_event`` has an error."""
+    kept = both(codec, payload, invalid_events="keep")
+    if any(p.severity == "error" for p in validate_event(kept)):
+        with pytest.raises(InvalidEvent):
+            both(codec, payload)
+    else:
+        assert both(codec, payload) == kept
+    return kept
 
 
 def test_minimal_events(codec) -> None:
@@ -162,7 +178,7 @@ def test_invalid_utf8(codec) -> None:
 
 def test_json_values(codec) -> None:
     def snap(value: bytes) -> Any:
-        return both(codec, snapshot(value))["snapshot"]
+        return read(codec, snapshot(value))["snapshot"]
 
     assert snap(v_null()) is None
     assert snap(vi(4, 1)) is True
@@ -190,10 +206,10 @@ def test_json_values(codec) -> None:
     assert snap(v_list(v_num(1)) + v_list(v_num(2))) == [1, 2]
     # what a later kind replaces is still checked
     with pytest.raises(DecodeError):
-        both(codec, snapshot(v_str("x")[:-1] + b"\xff" + v_num(3)))
+        read(codec, snapshot(v_str("x")[:-1] + b"\xff" + v_num(3)))
     # absent snapshot: no key
-    assert both(codec, ld(7, base(6))) == {"type": "STATE_SNAPSHOT"}
-    assert both(codec, ld(7, base(6), ld(2))) == {"type": "STATE_SNAPSHOT"}
+    assert read(codec, ld(7, base(6))) == {"type": "STATE_SNAPSHOT"}
+    assert read(codec, ld(7, base(6), ld(2))) == {"type": "STATE_SNAPSHOT"}
 
 
 def test_depth_limit(codec) -> None:
@@ -231,7 +247,7 @@ def test_patch_ops(codec) -> None:
     ops = b"".join(ld(2, vi(1, n), string(2, f"/{n}")) for n in (0, 1, 2, 3, 4, 5, 9)) + ld(
         2, vi(1, 2), string(2, "/v"), string(3, "/f"), ld(4, v_null())
     )
-    out = both(codec, ld(8, base(7), ops))
+    out = read(codec, ld(8, base(7), ops))
     assert [op["op"] for op in out["delta"]] == [
         "add",
         "remove",
@@ -256,7 +272,7 @@ def part_text(text: str) -> bytes:
 
 def test_message_content_carriers(codec) -> None:
     def messages(payload: bytes) -> Any:
-        return both(codec, payload)["messages"]
+        return read(codec, payload)["messages"]
 
     assert messages(user()) == [{"id": "1", "role": "user", "content": []}]
     assert messages(user(string(3, ""))) == [{"id": "1", "role": "user", "content": ""}]
@@ -264,16 +280,16 @@ def test_message_content_carriers(codec) -> None:
         {"id": "1", "role": "user", "content": [{"type": "text", "text": "t"}]}
     ]
     with pytest.raises(DecodeError, match="both string content and content parts"):
-        both(codec, user(string(3, "x"), part_text("t")))
+        read(codec, user(string(3, "x"), part_text("t")))
     assistant = ld(9, base(8), ld(2, string(1, "1"), string(2, "assistant"), part_text("t")))
     with pytest.raises(DecodeError, match="content parts"):
-        both(codec, assistant)
+        read(codec, assistant)
     assistant_map = ld(9, base(8), ld(2, string(1, "1"), string(2, "assistant"), ld(13)))
     with pytest.raises(DecodeError, match="activity content"):
-        both(codec, assistant_map)
+        read(codec, assistant_map)
     activity = ld(9, base(8), ld(2, string(1, "1"), string(2, "activity"), string(3, "x"), ld(13)))
     with pytest.raises(DecodeError, match="activity message carries string content"):
-        both(codec, activity)
+        read(codec, activity)
     future = ld(
         9, base(8), ld(2, string(1, "1"), string(2, "hologram"), ld(13, entry("a", v_num(1))))
     )
@@ -291,17 +307,17 @@ def test_message_content_carriers(codec) -> None:
 def test_content_parts(codec) -> None:
     two_arms = user(ld(8, ld(1, string(1, "t")), ld(2)))
     with pytest.raises(DecodeError, match="more than one arm"):
-        both(codec, two_arms)
+        read(codec, two_arms)
     with pytest.warns(UnknownPartWarning):
         out = codec.decode_payload(user(ld(8, ld(9, string(1, "x"))), part_text("kept")))
     assert out["messages"][0]["content"] == [{"type": "text", "text": "kept"}]
     with pytest.warns(UnknownPartWarning):
         out = codec.decode_payload(user(ld(8, ld(2, ld(1, ld(7, string(1, "v")))))))
     assert out["messages"][0]["content"] == []
-    no_source = codec.decode_payload(user(ld(8, ld(2, string(3, "id")))))
+    no_source = read(codec, user(ld(8, ld(2, string(3, "id")))))
     assert no_source["messages"][0]["content"] == [{"type": "image", "id": "id"}]
     with pytest.raises(DecodeError, match="more than one arm"):
-        both(codec, user(ld(8, ld(2, ld(1, ld(1), ld(2))))))
+        read(codec, user(ld(8, ld(2, ld(1, ld(1), ld(2))))))
 
 
 def test_tool_call_result_content(codec) -> None:
@@ -316,7 +332,7 @@ def test_tool_call_result_content(codec) -> None:
 
 def test_run_finished_outcomes(codec) -> None:
     def finished(*fields: bytes) -> Any:
-        out = both(codec, ld(13, base(12), string(2, "t"), string(3, "r"), *fields))
+        out = read(codec, ld(13, base(12), string(2, "t"), string(3, "r"), *fields))
         return {k: v for k, v in out.items() if k not in ("type", "threadId", "runId")}
 
     interrupt = ld(6, string(1, "i"), string(2, "why"))
@@ -342,9 +358,9 @@ def test_run_finished_outcomes(codec) -> None:
 
 
 def test_negative_and_big_int64(codec) -> None:
-    out = both(codec, tmc(string(2, "m"), ld(1, vi(1, 1), vi(2, -1))))
+    out = read(codec, tmc(string(2, "m"), ld(1, vi(1, 1), vi(2, -1))))
     assert out["timestamp"] == -1
-    out = both(codec, tmc(string(2, "m"), ld(1, vi(1, 1), vi(2, 2**62))))
+    out = read(codec, tmc(string(2, "m"), ld(1, vi(1, 1), vi(2, 2**62))))
     assert out["timestamp"] == 2**62
 
 

@@ -13,7 +13,7 @@ from agui_wire._codec.sse_reader import (
     decode_sse_message,
 )
 from agui_wire._codec.sse_writer import encode_sse
-from agui_wire.errors import DecodeError, LimitExceeded, SSEError, StreamClosed
+from agui_wire.errors import DecodeError, LimitExceeded, SSEError, SSEUnknownEvent, StreamClosed
 from agui_wire.schema import DEFAULT_MAX_EVENT_SIZE
 
 
@@ -196,7 +196,7 @@ def test_retry():
 def test_final_event_without_blank_line_delivered_at_close():
     p = SSEParser()
     assert p.feed(b"data: a\n\ndata: b") == [SSEMessage("a", index=0, offset=0)]
-    assert p.close() == [SSEMessage("b", index=1, offset=9)]
+    assert p.close() == [SSEMessage("b", index=1, offset=9, cut=True)]  # no blank line
     p = SSEParser()
     assert p.feed(b"data: c\n") == []
     assert [m.data for m in p.close()] == ["c"]
@@ -422,6 +422,12 @@ def test_hypothesis_split_points(lines, data):
 # -- the JSON layer -------------------------------------------------------------------------
 
 
+STEP_A = {"type": "STEP_STARTED", "stepName": "A"}
+STEP_B = {"type": "STEP_STARTED", "stepName": "B"}
+DATA_A = b'data: {"type":"STEP_STARTED","stepName":"A"}'
+DATA_B = b'data: {"type":"STEP_STARTED","stepName":"B"}'
+
+
 def read(data: bytes, **kw):
     r = SSEEventReader(**kw)
     return r.feed(data) + r.close()
@@ -441,8 +447,8 @@ def test_events_from_our_writer():
 
 
 def test_keepalives_and_unrelated_fields_are_skipped():
-    stream = b': ping\n\nevent: x\n\nid: 3\n\nretry: 10\n\ndata: {"type":"A"}\n\n'
-    assert read(stream) == [{"type": "A"}]
+    stream = b": ping\n\nevent: x\n\nid: 3\n\nretry: 10\n\n" + DATA_A + b"\n\n"
+    assert read(stream) == [STEP_A]
 
 
 @pytest.mark.parametrize(
@@ -461,12 +467,13 @@ def test_keepalives_and_unrelated_fields_are_skipped():
     ],
 )
 def test_bad_data(data, match):
-    stream = b'data: {"type":"OK"}\n\n: c\ndata: ' + data + b"\n\n"
+    stream = DATA_A + b"\n\n: c\ndata: " + data + b"\n\n"
     r = SSEEventReader()
-    assert r.feed(stream) == [{"type": "OK"}]  # the good event first
+    assert r.feed(stream) == [STEP_A]  # the good event first
     err = r.pending_error
     assert isinstance(err, SSEError)
-    assert (err.index, err.offset, err.frame_offset) == (1, 21, 21)
+    at = len(DATA_A) + 2
+    assert (err.index, err.offset, err.frame_offset) == (1, at, at)
     with pytest.raises(SSEError, match=match):
         r.feed(b"")
     with pytest.raises(SSEError, match=match):
@@ -480,21 +487,23 @@ def test_bad_data_first_raises_at_once():
 
 def test_bad_final_event_at_close():
     r = SSEEventReader()
-    assert r.feed(b'data: {"type":"A"}\n\ndata: {') == [{"type": "A"}]
+    assert r.feed(DATA_A + b"\n\ndata: {") == [STEP_A]
     with pytest.raises(SSEError) as info:
         r.close()
     assert info.value.index == 1
 
 
 def test_decode_sse_message_alone():
-    assert decode_sse_message(SSEMessage('{"type":"X","a":1}')) == {"type": "X", "a": 1}
+    assert decode_sse_message(SSEMessage(DATA_A[6:].decode())) == STEP_A
     with pytest.raises(SSEError):
         decode_sse_message(SSEMessage("[]", index=4, offset=99))
+    with pytest.raises(SSEUnknownEvent):  # a later protocol's: the caller's policy decides
+        decode_sse_message(SSEMessage('{"type":"X","a":1}'))
 
 
 def test_reader_exposes_parser_state():
     r = SSEEventReader()
-    r.feed(b'id: 9\nretry: 5\ndata: {"type":"A"}\n\n')
+    r.feed(b"id: 9\nretry: 5\n" + DATA_A + b"\n\n")
     assert r.parser.last_event_id == "9"
     assert r.parser.retry == 5
     assert r.parser.events_read == 1
@@ -508,7 +517,4 @@ def test_limit_through_reader():
 
 def test_crlf_stream_works_unlike_reference():
     # The reference splits on "\n\n" only; CRLF streams are valid SSE.
-    assert read(b'data: {"type":"A"}\r\n\r\ndata: {"type":"B"}\r\n\r\n') == [
-        {"type": "A"},
-        {"type": "B"},
-    ]
+    assert read(DATA_A + b"\r\n\r\n" + DATA_B + b"\r\n\r\n") == [STEP_A, STEP_B]

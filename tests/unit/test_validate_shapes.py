@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from agui_wire import _shapes as shapes
 from agui_wire import schema
 from agui_wire.validate import EVENT_SHAPES, validate_event
-from agui_wire.validate import _shapes as shapes
 
 # Event keys a special rule carries instead of a 1:1 field (schema's module doc).
 SPECIAL = {

@@ -13,6 +13,9 @@ Contract:
 
 * Without ``keep_going`` the first bad frame is yielded (``fatal``) and reading
   stops: the events before it have all been yielded.
+* An event ``@ag-ui/core``'s schemas reject is read all the same, marked
+  (``invalid``: the ``InvalidEvent`` a decoder raises for it): a capture is read
+  to be seen whole; what to do with it is the command's.
 * With ``keep_going``: binary and SSE as ``RecordReader`` says (a bad payload
   or event is skipped; a length prefix over ``max_frame_size`` or a stream cut
   mid-frame ends the stream). JSON Lines — a line that is not a JSON object, or
@@ -44,7 +47,7 @@ import orjson
 from .._codec.records import Record
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import RecordReader
-from ..errors import DecodeError, JsonLineError
+from ..errors import DecodeError, InvalidEvent, JsonLineError, SSEUnknownEvent
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from ._inputs import Input
 
@@ -69,6 +72,9 @@ class CaptureFrame:
     fatal: bool = False  # the stream cannot be read past this error
     note: str | None = None  # skipped, not an error (an event of a later protocol)
     payload: bytes | None = None  # binary: the payload bytes, when kept
+    # an event @ag-ui/core's schemas reject, read all the same (kept for the reader
+    # of a capture to see): why they reject it
+    invalid: InvalidEvent | None = None
 
 
 class CaptureStream:
@@ -143,6 +149,7 @@ class CaptureStream:
             invalid_utf8=self.invalid_utf8,  # type: ignore[arg-type]
             max_frame_size=self.max_frame_size,
             max_event_size=self.max_event_size,
+            invalid_events="keep",  # a capture is read to be seen whole: marked, not cut
         )
         for chunk in self._chunks():
             yield from map(self._frame, reader.feed(chunk))
@@ -156,10 +163,14 @@ class CaptureStream:
         )
         if self.keep_payload and record.payload is not None:
             frame.payload = bytes(record.payload)
+        frame.invalid = record.invalid
         if record.unknown is not None:
-            numbers = ", ".join(str(n) for n, _ in record.unknown.fields)
+            if isinstance(record.unknown, SSEUnknownEvent) and record.unknown.event is not None:
+                what = f"type {record.unknown.event.get('type')!r}"
+            else:
+                what = "unknown Event field " + ", ".join(str(n) for n, _ in record.unknown.fields)
             frame.note = (
-                f"skipped an event of a later protocol (unknown Event field {numbers}); "
+                f"skipped an event of a later protocol ({what}); "
                 "--unknown-events raw keeps it as a RAW event"
             )
         return frame

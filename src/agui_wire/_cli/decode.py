@@ -10,8 +10,12 @@ Whatever it writes, the other commands read back: ``validate -``, ``encode -``,
 ``convert`` and ``inspect`` unwrap the envelopes (``_capture``).
 
 Contract: stdout carries only events (or envelopes); exit 0 when every frame
-decoded, 1 when any did not (also with ``--keep-going``, which only goes on) or
-when the input held no event (``--allow-empty``: 0 for an empty stream). What is
+decoded to an event ``@ag-ui/core`` accepts, 1 when any did not (also with
+``--keep-going``, which only goes on) or when the input held no event
+(``--allow-empty``: 0 for an empty stream). An event the reference's schemas reject
+is still written (a broken capture is shown whole), and marked: a line on stderr
+saying where and why, and with ``--envelope`` an ``"invalid"`` member
+(``{"path", "reason"}``). What is
 skipped is listed on stderr (``_leftout``: the first few, all with ``-v``).
 """
 
@@ -107,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             stream = read_capture(args, source)
             stream.progress = tick
             fatal = False
+            invalid = 0  # events written though @ag-ui/core's schemas reject them
             try:
                 for frame in stream:
                     if frame.error is not None:
@@ -125,20 +130,39 @@ def run(args: argparse.Namespace) -> int:
                     elif frame.note is not None:
                         progress.close()
                         skip_frame(log, source, frame)
-                    elif envelope:
-                        record: dict[str, Any] = {}
-                        if source.entry is not None:
-                            record["entry"] = source.entry
-                        record |= {
-                            "index": frame.index,
-                            "offset": frame.offset,
-                            "event": frame.event,
-                        }
-                        emit(record)
                     else:
-                        emit(frame.event)
+                        if frame.invalid is not None:
+                            progress.close()
+                            failed = True
+                            invalid += 1
+                            say(
+                                f"{source.label}: {cli_words(str(frame.invalid))} "
+                                "(kept: @ag-ui/core's schemas reject it)"
+                            )
+                        if envelope:
+                            record: dict[str, Any] = {}
+                            if source.entry is not None:
+                                record["entry"] = source.entry
+                            record |= {
+                                "index": frame.index,
+                                "offset": frame.offset,
+                                "event": frame.event,
+                            }
+                            if frame.invalid is not None:
+                                record["invalid"] = {
+                                    "path": frame.invalid.path,
+                                    "reason": frame.invalid.reason,
+                                }
+                            emit(record)
+                        else:
+                            emit(frame.event)
             finally:
                 progress.close()
+            if invalid:
+                say(
+                    f"{source.label}: {invalid} of {stream.events} events break @ag-ui/core's "
+                    "schemas (written, and marked above; agui-wire validate says more)"
+                )
             if no_events(args, stream):
                 failed = True
             elif stream.errors and fatal and not args.keep_going:

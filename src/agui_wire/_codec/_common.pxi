@@ -23,6 +23,7 @@ from agui_wire._capi cimport (
     agw_ctz64,
     agw_prefetch_read,
     agw_str_hash,
+    agw_str_chash,
     agw_str_ready,
     agw_utf8,
     agw_str_eq,

@@ -21,6 +21,26 @@
 
 /* str -> small int tables (the encoder's key lookup) */
 static inline Py_hash_t agw_str_hash(PyObject *o) { return ((PyASCIIObject *)o)->hash; }
+/* A cheap hash of a compact ASCII str's bytes (its length, its first and last 8),
+   for a table's second index: a str just decoded has no cached hash, and SipHash
+   of it would cost more than the lookup. -1: not compact ASCII. */
+static inline Py_ssize_t agw_str_chash(PyObject *o) {
+    Py_ssize_t n;
+    const unsigned char *s;
+    uint64_t a = 0, b = 0;
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return -1;
+    n = ((PyASCIIObject *)o)->length;
+    s = (const unsigned char *)(((PyASCIIObject *)o) + 1);
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else {
+        memcpy(&a, s, (size_t)n);
+    }
+    a = (a ^ (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
+    b = (b + a) * 0xC2B2AE3D27D4EB4FULL;
+    return (Py_ssize_t)((a ^ b) >> 33);
+}
 static inline int agw_str_ready(PyObject *o) {
 #if PY_VERSION_HEX < 0x030C0000
     return PyUnicode_IS_READY(o);
@@ -61,6 +81,12 @@ static inline int agw_str_eq(PyObject *a, PyObject *b) {
         memcpy(&p, x, 8); memcpy(&q, y, 8);
         memcpy(&r, x + size - 8, 8); memcpy(&t, y + size - 8, 8);
         return p == q && r == t;
+    }
+    if (size >= 4 && size < 8) {
+        uint32_t a, b, c, d;
+        memcpy(&a, x, 4); memcpy(&b, y, 4);
+        memcpy(&c, x + size - 4, 4); memcpy(&d, y + size - 4, 4);
+        return a == b && c == d;
     }
     return memcmp(x, y, size) == 0;
 }

@@ -104,7 +104,7 @@ static inline Py_ssize_t agw_json_clean_prefix(const unsigned char *s, Py_ssize_
 
 /* `s` as a JSON string at `o` (agw_json_str_max bytes free); the bytes written, or -1
  * for a lone surrogate. */
-static Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) {
+static AGW_ALWAYS_INLINE Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), i, k;
     unsigned char *p = o;
     int kind = PyUnicode_KIND(s);
@@ -218,14 +218,17 @@ static const char agw_digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* The decimal digits of `v` at `o` (21 bytes free); their count. Two digits a step. */
+/* The decimal digits of `v` at `o` (21 bytes free); their count. Two digits a step,
+ * written backward from where the last one goes (no copy: a variable-length memcpy
+ * is a library call). */
 static inline Py_ssize_t agw_json_i64(unsigned char *o, long long v) {
-    unsigned char tmp[24];
-    unsigned char *t = tmp + sizeof(tmp);
-    Py_ssize_t k = 0, n;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, p = 10;
+    Py_ssize_t k = 0, n = 1;
+    unsigned char *t;
     if (v < 0) o[k++] = '-';
     if (u < 10) { o[k] = (unsigned char)('0' + u); return k + 1; }
+    while (n < 20 && u >= p) { p *= 10; n++; }
+    t = o + k + n;
     while (u >= 100) {
         unsigned r = (unsigned)(u % 100);
         u /= 100;
@@ -234,8 +237,6 @@ static inline Py_ssize_t agw_json_i64(unsigned char *o, long long v) {
     }
     if (u >= 10) { t -= 2; memcpy(t, agw_digit_pairs + 2 * u, 2); }
     else *--t = (unsigned char)('0' + u);
-    n = tmp + sizeof(tmp) - t;
-    memcpy(o + k, t, (size_t)n);
     return k + n;
 }
 

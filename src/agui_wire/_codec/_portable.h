@@ -26,10 +26,12 @@ static __inline int agw_ctz64(uint64_t x) {
 #else
 #define agw_prefetch_read(p) ((void)(p))
 #endif
+#define AGW_ALWAYS_INLINE __forceinline
 #else
 #define agw_popcount64(x) __builtin_popcountll(x)
 #define agw_ctz64(x) __builtin_ctzll(x)
 #define agw_prefetch_read(p) __builtin_prefetch(p)
+#define AGW_ALWAYS_INLINE inline __attribute__((always_inline))
 #endif
 
 #endif /* AGW_PORTABLE_H */

@@ -1,6 +1,10 @@
 # Cython twin of proto_reader.py, part 4 of 5: the entry point decode_payload, the
 # decoder state it runs in, and its refusals (worded by proto_reader.fault_error from
-# the fault recorded; strategy: _proto_reader_wire.pxi).
+# the fault recorded; strategy: _proto_reader_wire.pxi). A decoded event is held to the
+# contract by the SSE writer's walk writing nothing (_sw_holds); proto_reader words a
+# refusal (refuse_invalid).
+
+# uses _sse_writer*.pxi: _sw_holds
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE
@@ -78,13 +82,17 @@ cdef inline void _de_release(_DeState* d) noexcept:
 
 cdef object _DE_ERROR = "error"     # the same interned objects as the defaults
 cdef object _DE_REPLACE = "replace"
+cdef object _DE_RAISE = "raise"
+cdef object _DE_KEEP = "keep"
 
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
-def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
-    """decode_payload(data, *, invalid_utf8="error", max_depth=1024) -> dict
+def decode_payload(data, *, invalid_utf8="error", max_depth=1024, invalid_events="raise"):
+    """decode_payload(data, *, invalid_utf8="error", max_depth=1024, invalid_events="raise") -> dict
 
-    Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
+    Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict;
+    ``InvalidEvent`` for an event ``@ag-ui/core``'s schemas reject, unless
+    ``invalid_events="keep"``.
     """
     global _de_fallbacks
     cdef const char* errors
@@ -108,8 +116,14 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
             depth = capi.PyLong_AsLongAndOverflow(<PyObject*>max_depth, &overflow)
             if overflow or depth < 1 or depth > _DE_MAX_DEPTH:
                 depth = -1
+    if invalid_events is not _DE_RAISE and invalid_events is not _DE_KEEP and not (
+        type(invalid_events) is str and (invalid_events == "raise" or invalid_events == "keep")
+    ):
+        depth = -1  # proto_reader refuses the value
     if depth < 0:
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _de_py.decode_payload(
+            data, invalid_utf8=invalid_utf8, max_depth=max_depth, invalid_events=invalid_events
+        )
     if capi.PyBytes_Check(<PyObject*>data):
         p = <_de_ptr>capi.PyBytes_AS_STRING(<PyObject*>data)
         n = capi.PyBytes_GET_SIZE(<PyObject*>data)
@@ -120,7 +134,9 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
         n = view.len
     else:
         capi.PyErr_Clear()
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _de_py.decode_payload(
+            data, invalid_utf8=invalid_utf8, max_depth=max_depth, invalid_events=invalid_events
+        )
     try:
         out = _de_decode(p, n, errors, depth, data)
     finally:
@@ -128,7 +144,11 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
             capi.PyBuffer_Release(&view)
     if out is None:
         _de_fallbacks += 1
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _de_py.decode_payload(
+            data, invalid_utf8=invalid_utf8, max_depth=max_depth, invalid_events=invalid_events
+        )
+    if invalid_events == "raise" and not _sw_holds(out):
+        _de_py.refuse_invalid(out)  # raises, unless only proto_reader could tell it holds
     return out
 
 

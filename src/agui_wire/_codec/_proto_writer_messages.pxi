@@ -194,11 +194,13 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
     if _en_collect(obj, sp.index, slots, &present, &unmatched) < 0:
         return _EN_BAIL
     if sp.special == _SP_PLAIN:
-        if _en_extra(e, present, unmatched, sp.known):
+        if _en_extra(e, obj, sp.index, present, unmatched, sp.known):
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, 0, &_en_plain)
     if sp.special == _SP_SOURCE:
-        return _en_union(e, slots, present, unmatched, _SRC_TYPE, _en_source_types, _en_specs)
+        return _en_union(
+            e, obj, sp.index, slots, present, unmatched, _SRC_TYPE, _en_source_types, _en_specs
+        )
     if sp.special == _SP_PATCH:
         if (present >> _OP_SLOT) & 1 and capi.PyUnicode_Check(slots[_OP_SLOT]):
             if not capi.PyUnicode_CheckExact(slots[_OP_SLOT]):
@@ -206,7 +208,7 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
             r = _en_lookup(_en_ops, slots[_OP_SLOT])
             if r >= 0:
                 required = _en_op_required[r]
-        if _en_extra(e, present, unmatched, sp.known):
+        if _en_extra(e, obj, sp.index, present, unmatched, sp.known):
             return _EN_BAIL
         return _en_fields(e, sp, slots, present, required, &_en_plain)
     # _SP_CHAT: a known role; the keys its shape does not have are extra keys;
@@ -222,7 +224,7 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
     allowed = role.allowed
     unmatched += agw_popcount64(present & ~role.declared)
     present &= role.declared
-    if _en_extra(e, present, unmatched, sp.known):
+    if _en_extra(e, obj, sp.index, present, unmatched, role.declared):
         return _EN_BAIL
     v = slots[_MSG_CONTENT] if (present >> _MSG_CONTENT) & 1 else NULL
     x = _en_plain
@@ -241,13 +243,43 @@ cdef inline int _en_message_body(_EnState* e, _EnSpec* sp, PyObject* obj) noexce
     return _en_fields(e, sp, slots, present, required, &x)
 
 
-cdef inline bint _en_extra(_EnState* e, uint64_t present, Py_ssize_t unmatched, uint64_t known) noexcept:
-    return e.extra_error and (unmatched != 0 or (present & ~known) != 0)
+cdef inline bint _en_extra(
+    _EnState* e, PyObject* obj, _EnTable* index, uint64_t present, Py_ssize_t unmatched,
+    uint64_t known
+) noexcept:
+    """Whether the keys of ``obj`` the wire has no field for fail it: any, with
+    extra_keys="error"; else one that is not a JSON value (proto_writer's
+    check_extra: they are dropped, and must be what the SSE writer could write)."""
+    if unmatched == 0 and (present & ~known) == 0:
+        return False
+    return e.extra_error or _en_check_extras(e, obj, index, known) < 0
+
+
+cdef int _en_check_extras(_EnState* e, PyObject* obj, _EnTable* index, uint64_t known) noexcept:
+    """BAIL unless every key of ``obj`` outside ``known`` has UTF-8 and a JSON value
+    (written and dropped again: nothing of them stays in the frame)."""
+    cdef Py_ssize_t pos = 0, n, mark
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef int slot, r
+    while capi.PyDict_Next(obj, &pos, &k, &v):
+        slot = _en_lookup(index, k)     # an exact str: _en_collect checked every key
+        if slot >= 0 and (known >> slot) & 1:
+            continue
+        if agw_utf8(k, &n) == NULL:
+            capi.PyErr_Clear()
+            return _EN_BAIL
+        mark = _en_written(e)
+        r = _en_json(e, v, False)
+        e.pos = e.end - mark
+        if r < 0:
+            return _EN_BAIL
+    return 0
 
 
 cdef inline int _en_union(
-    _EnState* e, PyObject** slots, uint64_t present, Py_ssize_t unmatched, int type_slot,
-    _EnTable* types, _EnSpec* arms
+    _EnState* e, PyObject* obj, _EnTable* index, PyObject** slots, uint64_t present,
+    Py_ssize_t unmatched, int type_slot, _EnTable* types, _EnSpec* arms
 ) noexcept:
     """A JSON union on `type` (a content part, a source): the fields of the arm its
     `type` names (`types`: type -> index in `arms`), inside that arm's oneof field."""
@@ -260,7 +292,7 @@ cdef inline int _en_union(
     if r < 0:
         return _EN_BAIL
     sp = &arms[r]
-    if _en_extra(e, present, unmatched, sp.known):
+    if _en_extra(e, obj, index, present, unmatched, sp.known):
         return _EN_BAIL
     mark = _en_written(e)
     if _en_fields(e, sp, slots, present, 0, &_en_plain) < 0:
@@ -284,7 +316,8 @@ cdef int _en_content_parts(_EnState* e, PyObject* seq, uint32_t tag) noexcept:
         if _en_collect(part, _en_part_index, slots, &present, &unmatched) < 0:
             return _EN_BAIL
         mark = _en_written(e)
-        if _en_union(e, slots, present, unmatched, _PART_TYPE, _en_part_types, _en_parts) < 0 \
+        if _en_union(e, part, _en_part_index, slots, present, unmatched, _PART_TYPE,
+                     _en_part_types, _en_parts) < 0 \
                 or _en_close(e, mark, tag) < 0:
             return _EN_BAIL
         e.nopen -= 1
@@ -331,7 +364,7 @@ cdef int _en_event(_EnState* e, PyObject* event, PyObject* forced, long forced_i
         return _EN_RETYPE
     else:
         return _EN_BAIL
-    if _en_extra(e, present, unmatched, sp.known):
+    if _en_extra(e, event, _en_event_index, present, unmatched, sp.known):
         return _EN_BAIL
     mark_event = _en_written(e)
     # the arm's fields, descending; the carriers of its special shape among them
@@ -407,7 +440,7 @@ cdef int _en_outcome(
             payload[0] = slots[oc.slot]
         elif oc.required:
             return _EN_BAIL
-    if _en_extra(e, present, unmatched, known):
+    if _en_extra(e, outcome, _en_outcome_index, present, unmatched, known):
         return _EN_BAIL
     spec[0] = oc
     return 0

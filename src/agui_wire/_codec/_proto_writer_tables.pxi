@@ -106,6 +106,7 @@ cdef void _en_fill_field(_EnField* fd, object f, dict index, dict spec_ids) exce
     fd.minimum = f.minimum
     fd.json_object = f.json_object
     fd.min_items = f.min_items
+    fd.null_is_absent = f.null_is_absent
 
 
 cdef uint64_t _en_fill(
@@ -160,8 +161,10 @@ cdef _EnTable* _en_table(dict mapping) except NULL:
     t.mask = size - 1
     for i in range(_EN_TABLE):
         t.keys[i] = NULL
+        t.alias[i] = NULL
+        t.ckeys[i] = NULL
     for key, value in mapping.items():
-        if type(key) is not str or not 0 <= value < 0x7FFFFFFF:
+        if type(key) is not str or not key.isascii() or not 0 <= value < 0x7FFFFFFF:
             raise ImportError("agui_wire._fast: bad encoder table entry")
         i = hash(key) & t.mask
         while t.keys[i] != NULL:
@@ -169,6 +172,11 @@ cdef _EnTable* _en_table(dict mapping) except NULL:
         t.keys[i] = <PyObject*>key
         t.hashes[i] = hash(key)
         t.values[i] = value
+        i = agw_str_chash(<PyObject*>key) & t.mask
+        while t.ckeys[i] != NULL:
+            i = (i + 1) & t.mask
+        t.ckeys[i] = <PyObject*>key
+        t.cvalues[i] = value
     _en_keep.append(mapping)
     _en_tables[id(mapping)] = <size_t>t
     return t

@@ -67,25 +67,57 @@ ctypedef struct _EnTable:
     PyObject* keys[_EN_TABLE]
     Py_ssize_t hashes[_EN_TABLE]
     int values[_EN_TABLE]
+    # a str equal to the key at the same place, held (the last one met)
+    PyObject* alias[_EN_TABLE]
+    # the same keys by agw_str_chash, for a str with no cached hash (one just decoded)
+    PyObject* ckeys[_EN_TABLE]
+    int cvalues[_EN_TABLE]
 
 
 cdef inline int _en_lookup(_EnTable* t, PyObject* k) noexcept:
-    """The value of the exact str `k`, or -1."""
+    """The value of the exact str `k`, or -1: inline, the key itself (or the str last
+    met for it) where its hash leads; else _en_probe."""
+    cdef Py_ssize_t h = agw_str_hash(k), i
+    if h != -1:
+        i = h & t.mask
+        if t.keys[i] == k or t.alias[i] == k:
+            return t.values[i]
+    return _en_probe(t, k)
+
+
+cdef int _en_probe(_EnTable* t, PyObject* k) noexcept:
+    """_en_lookup's probe."""
     cdef Py_ssize_t h, i
     cdef PyObject* kk
     h = agw_str_hash(k)
     if h == -1:
+        h = agw_str_chash(k)
+        if h >= 0:          # compact ASCII, as every table key is
+            i = h & t.mask
+            while True:
+                kk = t.ckeys[i]
+                if kk == NULL:
+                    return -1
+                if agw_str_eq(kk, k):
+                    return t.cvalues[i]
+                i = (i + 1) & t.mask
         if not agw_str_ready(k):
             return -1       # a legacy string: no table key is one
         h = capi.PyObject_Hash(k)     # exact str: computed in C, cached on the object
     i = h & t.mask
     while True:
         kk = t.keys[i]
-        if kk == k:
+        if kk == k or t.alias[i] == k:
             return t.values[i]
         if kk == NULL:
             return -1
         if t.hashes[i] == h and agw_str_ready(k) and agw_str_eq(kk, k):
+            # the next lookup of this very object (a decoder's cached key, a
+            # producer's constant) is an identity hit: hold it, and let the last go
+            kk = t.alias[i]
+            capi.Py_INCREF(k)
+            t.alias[i] = k
+            capi.Py_XDECREF(kk)
             return t.values[i]
         i = (i + 1) & t.mask
 
@@ -139,6 +171,7 @@ ctypedef struct _EnField:
     long long minimum       # an integer's lower bound
     bint json_object        # a Value that must hold an object
     Py_ssize_t min_items    # a repeated field's least number of items
+    bint null_is_absent     # JSON null here reads as absent (a decoder's check)
 
 ctypedef struct _EnSpec:
     int nfields

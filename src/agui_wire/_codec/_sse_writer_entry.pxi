@@ -5,7 +5,8 @@
 # top-level field located first by the protobuf writer's _en_find (so a refusal costs
 # about what the protobuf encoder's costs).
 
-# uses _proto_writer*.pxi: _EN_BAIL, _EN_MAXSLOT, _en_find, _en_options, _json_value
+# uses _proto_writer*.pxi: _EN_BAIL, _EN_MAXSLOT, _EN_MAX_DEPTH_LIMIT, _en_find, _en_options
+# uses _proto_writer*.pxi: _json_value
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING
@@ -51,6 +52,7 @@ cdef _SwOut* _sw_acquire(int flags, Py_ssize_t depth) except NULL:
     w.pos = 0
     w.nopen = 0
     w.nentries = 0
+    w.check = False
     w.lossy = flags & 1
     w.extra_error = (flags & 2) != 0
     w.max_depth = depth
@@ -59,6 +61,8 @@ cdef _SwOut* _sw_acquire(int flags, Py_ssize_t depth) except NULL:
 
 cdef void _sw_release(_SwOut* w) noexcept:
     global _sw_main_busy
+    if w.direct != NULL:    # a walk that stopped in a big output
+        _sw_drop_direct(w)
     if w == &_sw_main:
         _sw_main_busy = False
         if w.cap > _SW_KEEP:
@@ -124,7 +128,7 @@ cdef bytes _sw_one(
             if _sw_raw(w, "id: ", 4) < 0 or _sw_raw(w, s, n) < 0 or _sw_byte(w, 10) < 0:
                 raise MemoryError()
         if _sw_message_into(w, event) == 0:
-            return capi.PyBytes_FromStringAndSize(<const char*>w.buf, w.pos)
+            return _sw_take(w)
     finally:
         _sw_release(w)
     data = b"data: " + _sw_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
@@ -277,6 +281,34 @@ cdef class SSEEncoder:
             events, self.lossy_numbers, self.extra_keys, self.max_depth, self.flags, self.depth,
             self.convert,
         )
+
+
+cdef bint _sw_holds(object event) except -1:
+    """Whether the decoded ``event`` (a dict of a known type) holds to the contract
+    as a decoder reads it (sse_reader.contract_holds): the writer's walk, writing
+    nothing, with JSON null a value only where a shape allows it. False also for
+    what only the pure twin can tell (it decides then)."""
+    global _sw_main_busy
+    cdef _SwOut* w
+    cdef int r
+    if _sw_main_busy:   # inside another walk's hand-over: a scratch of its own
+        w = _sw_acquire(0, _EN_MAX_DEPTH_LIMIT)
+        w.check = True
+        r = _sw_check_event(w, <PyObject*>event)
+        _sw_release(w)
+        return r == 0
+    # the module scratch, as _sw_acquire empties it; the walk runs no Python code
+    w = &_sw_main
+    w.pos = 0
+    w.nopen = 0
+    w.nentries = 0
+    w.lossy = False
+    w.extra_error = False
+    w.max_depth = _EN_MAX_DEPTH_LIMIT
+    w.check = True
+    r = _sw_check_event(w, <PyObject*>event)
+    w.check = False
+    return r == 0
 
 
 def _sse_fallbacks():

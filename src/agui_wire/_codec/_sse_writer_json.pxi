@@ -42,6 +42,7 @@ cdef extern from "_codec/_json_out.h":
 cdef enum:
     _SW_INITIAL = 4096
     _SW_KEEP = 262144       # scratch kept between calls; a huge event's is freed
+    _SW_DIRECT = 4096       # past this, the output is written into its bytes object
     _SW_OBJECT = 1          # a JSON container being written: an exact dict ...
     _SW_LIST = 2            # ... list ...
     _SW_TUPLE = 3           # ... or tuple (written as an array, as sse_writer normalizes it)
@@ -64,11 +65,17 @@ ctypedef struct _SwOut:
     unsigned char* buf          # the output is buf[0:pos]
     Py_ssize_t pos
     Py_ssize_t cap
+    # a big output is written in place into the bytes object it will be (no copy at
+    # the end): `direct`, whose memory buf is then; the scratch waits aside
+    PyObject* direct
+    unsigned char* scratch
+    Py_ssize_t scratch_cap
     _SwEntry* entries           # the members of the objects open, a stack
     Py_ssize_t nentries
     Py_ssize_t entries_cap
     bint lossy
     bint extra_error
+    bint check                  # a decoder's check: nothing written, JSON null is a value
     Py_ssize_t max_depth
     _SwFrame* frames
     Py_ssize_t frames_cap
@@ -79,19 +86,74 @@ ctypedef struct _SwOut:
 
 # -- the output --------------------------------------------------------------------------
 
+# the size the last big output had: the next one starts there (a producer's state
+# snapshots are alike), so it is rarely moved
+cdef Py_ssize_t _sw_big_hint = 0
+
+
 cdef int _sw_grow(_SwOut* w, Py_ssize_t n) noexcept:
     cdef Py_ssize_t want = w.cap * 2
     cdef void* mem
+    cdef PyObject* obj
     if want < w.pos + n:
         want = w.pos + n
     if want < _SW_INITIAL:
         want = _SW_INITIAL
+    if w.direct != NULL:
+        if capi._PyBytes_Resize(&w.direct, want) < 0:    # frees it
+            return _sw_drop_direct(w)
+        w.buf = <unsigned char*>capi.PyBytes_AS_STRING(w.direct)
+        w.cap = want
+        return 0
+    if want > _SW_DIRECT and not w.check:
+        if want < _sw_big_hint + 64:
+            want = _sw_big_hint + 64
+        obj = capi.PyBytes_FromStringAndSize_raw(NULL, want)
+        if obj == NULL:
+            capi.PyErr_Clear()
+            return _EN_BAIL
+        agw_copy(<unsigned char*>capi.PyBytes_AS_STRING(obj), <const char*>w.buf, w.pos)
+        w.scratch = w.buf
+        w.scratch_cap = w.cap
+        w.direct = obj
+        w.buf = <unsigned char*>capi.PyBytes_AS_STRING(obj)
+        w.cap = want
+        return 0
     mem = realloc(w.buf, <size_t>want)
     if mem == NULL:
         return _EN_BAIL
     w.buf = <unsigned char*>mem
     w.cap = want
     return 0
+
+
+cdef int _sw_drop_direct(_SwOut* w) noexcept:
+    """Back to the scratch (a walk that bailed, or a bytes object that could not
+    grow); BAIL."""
+    capi.Py_XDECREF(w.direct)
+    capi.PyErr_Clear()
+    w.direct = NULL
+    w.buf = w.scratch
+    w.cap = w.scratch_cap
+    w.pos = 0
+    return _EN_BAIL
+
+
+cdef object _sw_take(_SwOut* w):
+    """The output as bytes: the object written in place, or a copy of the scratch."""
+    global _sw_big_hint
+    cdef PyObject* obj = w.direct
+    if obj == NULL:
+        return capi.PyBytes_FromStringAndSize(<const char*>w.buf, w.pos)
+    w.direct = NULL
+    w.buf = w.scratch
+    w.cap = w.scratch_cap
+    _sw_big_hint = w.pos
+    if capi._PyBytes_Resize(&obj, w.pos) < 0:
+        raise MemoryError()
+    out = <object>obj       # a reference of its own ...
+    capi.Py_DECREF(obj)     # ... so the one the bytes object was made with goes
+    return out
 
 
 cdef inline int _sw_reserve(_SwOut* w, Py_ssize_t n) noexcept:
@@ -101,6 +163,8 @@ cdef inline int _sw_reserve(_SwOut* w, Py_ssize_t n) noexcept:
 
 
 cdef inline int _sw_byte(_SwOut* w, unsigned char c) noexcept:
+    if w.check:
+        return 0
     if w.pos + 1 > w.cap and _sw_grow(w, 1) < 0:
         return _EN_BAIL
     w.buf[w.pos] = c
@@ -111,6 +175,8 @@ cdef inline int _sw_byte(_SwOut* w, unsigned char c) noexcept:
 cdef inline int _sw_str(_SwOut* w, PyObject* s) noexcept:
     """An exact str as a JSON string; BAIL for a lone surrogate."""
     cdef Py_ssize_t n
+    if w.check:
+        return 0
     if _sw_reserve(w, agw_json_str_max(s)) < 0:
         return _EN_BAIL
     n = agw_json_str(w.buf + w.pos, s)
@@ -124,6 +190,8 @@ cdef inline int _sw_key(_SwOut* w, PyObject* k, bint first) noexcept:
     """``,"key":`` (no comma first); BAIL unless an exact str with UTF-8."""
     cdef Py_ssize_t n
     cdef unsigned char* p
+    if w.check:
+        return 0
     if not capi.PyUnicode_CheckExact(k) or _sw_reserve(w, agw_json_str_max(k) + 2) < 0:
         return _EN_BAIL
     p = w.buf + w.pos
@@ -142,6 +210,8 @@ cdef inline int _sw_known_key(_SwOut* w, PyObject* k, bint first) noexcept:
     """``,"key":`` of a key a shape knows (an identifier: nothing to escape)."""
     cdef Py_ssize_t n
     cdef unsigned char* p
+    if w.check:
+        return 0
     if not capi.PyUnicode_IS_COMPACT_ASCII(k):
         return _sw_key(w, k, first)
     n = capi.PyUnicode_GET_LENGTH(k)
@@ -160,6 +230,8 @@ cdef inline int _sw_known_key(_SwOut* w, PyObject* k, bint first) noexcept:
 
 
 cdef inline int _sw_raw(_SwOut* w, const char* s, Py_ssize_t n) noexcept:
+    if w.check:
+        return 0
     if _sw_reserve(w, n) < 0:
         return _EN_BAIL
     agw_copy(w.buf + w.pos, s, n)
@@ -168,6 +240,8 @@ cdef inline int _sw_raw(_SwOut* w, const char* s, Py_ssize_t n) noexcept:
 
 
 cdef inline int _sw_int(_SwOut* w, long long i) noexcept:
+    if w.check:
+        return 0
     if _sw_reserve(w, 24) < 0:
         return _EN_BAIL
     w.pos += agw_json_i64(w.buf + w.pos, i)
@@ -176,6 +250,8 @@ cdef inline int _sw_int(_SwOut* w, long long i) noexcept:
 
 cdef inline int _sw_double(_SwOut* w, double d) noexcept:
     cdef Py_ssize_t n
+    if w.check:
+        return 0
     if not isfinite(d) or _sw_reserve(w, 40) < 0:
         return _EN_BAIL
     n = agw_json_double(w.buf + w.pos, d)
@@ -250,15 +326,77 @@ cdef int _sw_json(_SwOut* w, PyObject* root, int level) noexcept:
     included. BAIL beyond max_depth containers from ``root`` or SSE_MAX_NESTING
     with the event, for a container inside itself, and wherever _sw_scalar does."""
     cdef int r
-    cdef Py_ssize_t n = 0, size
-    cdef _SwFrame* f
-    cdef PyObject* k
-    cdef PyObject* child
+    if w.check:
+        return 0    # what a decoder read is JSON, any of it: zod's z.any()
     r = _sw_scalar(w, root)
     if r != 0:
         return 0 if r == 1 else _EN_BAIL
     if _sw_is_open(w, root) or level >= _SW_MAX_NESTING:
         return _EN_BAIL
+    return _sw_container(w, root, level, 1)
+
+
+cdef int _sw_container(_SwOut* w, PyObject* obj, int level, Py_ssize_t c) noexcept:
+    """The exact dict, list or tuple ``obj``, the ``c``-th container open from its
+    value's root (``level`` containers around that root), its limits checked by the
+    caller. The first _EN_DEEP levels by recursion (the common, shallow value: its
+    loop in registers); below them the walk of _sw_json_deep, which keeps what it
+    has open, so a cycle is met in bounded laps."""
+    cdef Py_ssize_t pos = 0, i, size
+    cdef PyObject* k
+    cdef PyObject* child
+    cdef bint first = True
+    cdef int r, kind
+    if c > _EN_DEEP:
+        return _sw_json_deep(w, obj, level, c - 1)
+    if capi.PyDict_CheckExact(obj):
+        if _sw_byte(w, 123) < 0:                            # {
+            return _EN_BAIL
+        while capi.PyDict_Next(obj, &pos, &k, &child):
+            if _sw_key(w, k, first) < 0:
+                return _EN_BAIL
+            first = False
+            r = _sw_scalar(w, child)
+            if r == 0:
+                if c >= w.max_depth or level + c >= _SW_MAX_NESTING or _sw_is_open(w, child) \
+                        or _sw_container(w, child, level, c + 1) < 0:
+                    return _EN_BAIL
+            elif r < 0:
+                return _EN_BAIL
+        return _sw_byte(w, 125)                             # }
+    kind = _SW_LIST if capi.PyList_CheckExact(obj) else _SW_TUPLE
+    if _sw_byte(w, 91) < 0:                                 # [
+        return _EN_BAIL
+    i = 0
+    while True:
+        # re-read: the list is the caller's, and no code runs, but keep it honest
+        size = capi.PyList_GET_SIZE(obj) if kind == _SW_LIST else capi.PyTuple_GET_SIZE(obj)
+        if i >= size:
+            break
+        child = capi.PyList_GET_ITEM(obj, i) if kind == _SW_LIST else capi.PyTuple_GET_ITEM(obj, i)
+        if i and _sw_byte(w, 44) < 0:                       # ,
+            return _EN_BAIL
+        i += 1
+        r = _sw_scalar(w, child)
+        if r == 0:
+            if c >= w.max_depth or level + c >= _SW_MAX_NESTING or _sw_is_open(w, child) \
+                    or _sw_container(w, child, level, c + 1) < 0:
+                return _EN_BAIL
+        elif r < 0:
+            return _EN_BAIL
+    return _sw_byte(w, 93)                                  # ]
+
+
+cdef int _sw_json_deep(_SwOut* w, PyObject* root, int level, Py_ssize_t base) noexcept:
+    """_sw_container's walk below its recursion: ``root`` (an exact container) with
+    ``base`` containers open above it in its value, written with a stack of frames;
+    the containers open _EN_DEEP or more below ``root`` are kept in an identity set
+    (a cycle is met as one seen again)."""
+    cdef int r
+    cdef Py_ssize_t n = 0, size
+    cdef _SwFrame* f
+    cdef PyObject* k
+    cdef PyObject* child
     agw_ids_clear(&w.deep)      # left over by a walk that bailed
     if _sw_push(w, 0, root) < 0:
         return _EN_BAIL
@@ -294,7 +432,8 @@ cdef int _sw_json(_SwOut* w, PyObject* root, int level) noexcept:
         if r < 0:
             return _EN_BAIL
         # a container: within the limits, and not one open on the way down (a cycle)
-        if n >= w.max_depth or level + n >= _SW_MAX_NESTING or _sw_is_open(w, child):
+        if base + n >= w.max_depth or level + base + n >= _SW_MAX_NESTING \
+                or _sw_is_open(w, child):
             return _EN_BAIL
         if n >= _EN_DEEP and agw_ids_add(&w.deep, child) != 0:
             return _EN_BAIL

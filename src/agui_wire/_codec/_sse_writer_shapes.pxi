@@ -9,20 +9,22 @@
 
 # uses _proto_writer*.pxi: _EN_BAIL, _EN_MAXOPEN, _EN_MAXSLOT, _EnField, _EnOutcome, _EnSpec
 # uses _proto_writer*.pxi: _EnTable, _EV_CONTENT, _EV_OUTCOME, _EV_RUN_FINISHED
-# uses _proto_writer*.pxi: _EV_SUBAGENT_FINISHED, _EV_TOOL_CALL_RESULT, _EV_TYPE, _K_CONTENT_STR
+# uses _proto_writer*.pxi: _EV_SUBAGENT_FINISHED, _EV_TOOL_CALL_RESULT, _EV_TYPE
 # uses _proto_writer*.pxi: _MSG_CONTENT, _MSG_ROLE, _OC_TYPE, _OP_SLOT, _PART_TYPE, _SP_CHAT
-# uses _proto_writer*.pxi: _SP_PATCH, _SP_PLAIN, _SP_SOURCE, _SRC_TYPE, _en_base
+# uses _proto_writer*.pxi: _SP_PATCH, _SP_PLAIN, _SRC_TYPE, _en_base
 # uses _proto_writer*.pxi: _en_event_index, _en_events, _en_is_pointer, _en_lookup
 # uses _proto_writer*.pxi: _en_op_required, _en_ops, _en_outcome_index, _en_outcomes
 # uses _proto_writer*.pxi: _en_part_index, _en_part_types, _en_parts, _en_role_index
 # uses _proto_writer*.pxi: _en_roles, _en_run_outcomes, _en_source_types, _en_specs
-# uses _proto_writer*.pxi: _en_sub_outcomes, _en_types
+# uses _proto_writer*.pxi: _en_sub_outcomes, _en_types, _en_key
 
 from libc.math cimport floor, isfinite
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport realloc
 
 # a spec with no 1:1 fields (an outcome object's slots are its tag and payload)
+cdef object _SW_ROLE = _en_key("role")    # the Message key, as its index holds it
+cdef object _SW_TYPE = _en_key("type")    # a union's (content part, source) tag key
 cdef _EnSpec _sw_no_fields
 
 
@@ -232,6 +234,8 @@ cdef inline int _sw_member(
     elif sh.base != NULL and sh.base.field_of[slot] >= 0:
         f = &sh.base.fields[sh.base.field_of[slot]]
     if v == capi.Py_None:
+        if w.check:     # a JSON null where a shape names the key: a value only here
+            return 1 if f != NULL and (f.nullable or f.null_is_absent) else _EN_BAIL
         if keep and (f == NULL or not f.nullable):
             return 0        # an optional key: left out (a required one is refused)
         if _sw_known_key(w, k, first) < 0 or _sw_raw(w, "null", 4) < 0:
@@ -318,7 +322,6 @@ cdef int _sw_message(_SwOut* w, _EnSpec* sp, PyObject* obj, bint omit, int level
     sources by type)."""
     cdef PyObject* slots[_EN_MAXSLOT]
     cdef uint64_t present, nonnull, more = 0
-    cdef Py_ssize_t unmatched, base
     cdef int r
     cdef PyObject* v
     cdef _SwShape sh
@@ -351,55 +354,62 @@ cdef int _sw_message(_SwOut* w, _EnSpec* sp, PyObject* obj, bint omit, int level
             return _EN_BAIL
         w.nopen -= 1
         return 0
-    base = _sw_collect(w, obj, sp.index, slots, &present, &unmatched)
-    if base < 0:
-        return _EN_BAIL
     if sp.special == _SP_CHAT:
-        v = slots[_MSG_ROLE] if (present >> _MSG_ROLE) & 1 else NULL
+        # the role says which keys are the message's (others are extra keys): read
+        # first, so the message is written in one pass
+        v = capi.PyDict_GetItemWithError(obj, <PyObject*>_SW_ROLE)
         if v == NULL or not capi.PyUnicode_CheckExact(v):
+            capi.PyErr_Clear()
             return _EN_BAIL
         r = _en_lookup(_en_role_index, v)
         if r < 0:
-            return _EN_BAIL
-        more = _en_roles[r].required
-        v = slots[_MSG_CONTENT] if (present >> _MSG_CONTENT) & 1 else NULL
-        if _en_roles[r].content_required and (v == NULL or v == capi.Py_None):
             return _EN_BAIL
         sh.known = _en_roles[r].declared     # the role's keys; others are extra
         sh.declared = _en_roles[r].declared
         sh.special = _MSG_CONTENT
         sh.special_kind = _SW_CONTENT
         sh.carriers = _en_roles[r].allowed
-    else:   # _SP_SOURCE
-        v = slots[_SRC_TYPE] if (present >> _SRC_TYPE) & 1 else NULL
-        if v == NULL or not capi.PyUnicode_CheckExact(v):
+        if _sw_direct(w, &sh, obj, omit, level + 1, slots, &present, &nonnull) < 0:
             return _EN_BAIL
-        r = _en_lookup(_en_source_types, v)
-        if r < 0:
+        if _en_roles[r].content_required and not (nonnull >> _MSG_CONTENT) & 1:
             return _EN_BAIL
-        arm = &_en_specs[r]
-        sh.spec = arm
-        sh.known = arm.known
-        sh.declared = arm.known
-        sh.tag = _SRC_TYPE
-        sp = arm
-    if w.extra_error and (unmatched or present & ~sh.known):
+        if not _sw_complete(sp, present, nonnull, _en_roles[r].required):
+            return _EN_BAIL
+        w.nopen -= 1
+        return 0
+    # _SP_SOURCE: a union on its type, read first (one pass, as a chat message)
+    r = _sw_union(obj, _en_source_types)
+    if r < 0:
         return _EN_BAIL
-    if not _sw_has_required(sp, slots, present, more):
+    arm = &_en_specs[r]
+    sh.spec = arm
+    sh.known = arm.known
+    sh.declared = arm.known
+    sh.tag = _SRC_TYPE
+    if _sw_direct(w, &sh, obj, omit, level + 1, slots, &present, &nonnull) < 0:
         return _EN_BAIL
-    if _sw_object(w, &sh, base, omit, level + 1) < 0:
+    if not _sw_complete(arm, present, nonnull, 0):
         return _EN_BAIL
     w.nopen -= 1
     return 0
 
 
+cdef inline int _sw_union(PyObject* obj, _EnTable* types) noexcept:
+    """The arm of the JSON union ``obj`` (a dict) by its ``type``: its index in
+    ``types``, or -1."""
+    cdef PyObject* v = capi.PyDict_GetItemWithError(obj, <PyObject*>_SW_TYPE)
+    if v == NULL or not capi.PyUnicode_CheckExact(v):
+        capi.PyErr_Clear()
+        return -1
+    return _en_lookup(types, v)
+
+
 cdef int _sw_parts(_SwOut* w, PyObject* seq, bint omit, int level) noexcept:
     """Content parts: each a JSON union on ``type`` (proto_writer's content_parts)."""
     cdef PyObject* slots[_EN_MAXSLOT]
-    cdef uint64_t present
-    cdef Py_ssize_t unmatched, n, j, base
+    cdef uint64_t present, nonnull
+    cdef Py_ssize_t n, j
     cdef PyObject* part
-    cdef PyObject* v
     cdef int r
     cdef bint is_list = capi.PyList_CheckExact(seq)
     cdef _SwShape sh
@@ -417,23 +427,15 @@ cdef int _sw_parts(_SwOut* w, PyObject* seq, bint omit, int level) noexcept:
             return _EN_BAIL
         if not capi.PyDict_CheckExact(part) or _sw_enter(w, part) < 0:
             return _EN_BAIL
-        base = _sw_collect(w, part, _en_part_index, slots, &present, &unmatched)
-        if base < 0:
-            return _EN_BAIL
-        v = slots[_PART_TYPE] if (present >> _PART_TYPE) & 1 else NULL
-        if v == NULL or not capi.PyUnicode_CheckExact(v):
-            return _EN_BAIL
-        r = _en_lookup(_en_part_types, v)
+        r = _sw_union(part, _en_part_types)
         if r < 0:
             return _EN_BAIL
         sh.spec = &_en_parts[r]
         sh.known = _en_parts[r].known
         sh.declared = _en_parts[r].known
-        if w.extra_error and (unmatched or present & ~sh.known):
+        if _sw_direct(w, &sh, part, omit, level + 2, slots, &present, &nonnull) < 0:
             return _EN_BAIL
-        if not _sw_has_required(sh.spec, slots, present, 0):
-            return _EN_BAIL
-        if _sw_object(w, &sh, base, omit, level + 2) < 0:
+        if not _sw_complete(sh.spec, present, nonnull, 0):
             return _EN_BAIL
         w.nopen -= 1
     w.nopen -= 1
@@ -553,3 +555,60 @@ cdef int _sw_event(_SwOut* w, PyObject* event) noexcept:
     if not _sw_has_required(sp, slots, present, 0):
         return _EN_BAIL
     return _sw_object(w, &sh, base, True, 1)
+
+
+cdef int _sw_check_event(_SwOut* w, PyObject* event) noexcept:
+    """_sw_event in a decoder's check (w.check), for the common event: ``type`` first
+    and no carrier (content, outcome) to read; its members checked as they come, with
+    nothing of the writer's. Any other event takes _sw_event's walk."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* k
+    cdef PyObject* v
+    cdef uint64_t seen, values
+    cdef int slot, i, r
+    cdef _EnSpec* sp
+    cdef _EnField* f
+    if not capi.PyDict_CheckExact(event):
+        return _EN_BAIL
+    if not capi.PyDict_Next(event, &pos, &k, &v) or not capi.PyUnicode_CheckExact(k) \
+            or _en_lookup(_en_event_index, k) != _EV_TYPE:
+        return _sw_event(w, event)
+    if not capi.PyUnicode_CheckExact(v):
+        return _EN_BAIL
+    r = _en_lookup(_en_types, v)
+    if r < 0:
+        return _EN_BAIL
+    sp = &_en_events[r]
+    if sp.special == _EV_TOOL_CALL_RESULT or sp.special == _EV_RUN_FINISHED \
+            or sp.special == _EV_SUBAGENT_FINISHED:
+        return _sw_event(w, event)
+    w.open[0] = event
+    w.nopen = 1
+    seen = values = (<uint64_t>1) << _EV_TYPE
+    while capi.PyDict_Next(event, &pos, &k, &v):
+        if not capi.PyUnicode_CheckExact(k):
+            return _EN_BAIL
+        slot = _en_lookup(_en_event_index, k)
+        if slot < 0 or not (sp.known >> slot) & 1:
+            continue        # a key the shape does not name: any JSON, as read
+        seen |= (<uint64_t>1) << slot
+        i = sp.field_of[slot]
+        if i >= 0:
+            f = &sp.fields[i]
+        elif _en_base.field_of[slot] >= 0:
+            f = &_en_base.fields[_en_base.field_of[slot]]
+        else:
+            return _EN_BAIL
+        if v == capi.Py_None:
+            if not (f.nullable or f.null_is_absent):
+                return _EN_BAIL
+            continue
+        values |= (<uint64_t>1) << slot
+        if f.kind == _K_STRING and not f.repeated and f.choices == NULL and not f.pointer:
+            if not capi.PyUnicode_CheckExact(v):
+                return _EN_BAIL
+        elif f.kind == _K_VALUE and not f.json_object:
+            pass            # any JSON value, as read
+        elif _sw_field(w, f, v, False, 1) < 0:
+            return _EN_BAIL
+    return 0 if _sw_complete(sp, seen, values, 0) else _EN_BAIL

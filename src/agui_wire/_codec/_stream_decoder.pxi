@@ -19,7 +19,8 @@
 
 # uses _framing.pxi: FrameReader, _FR_HEADER, _FR_MAX_FRAME_SIZE, _fr_be32
 # uses _proto_reader*.pxi: _DE_MAX_DEPTH, _de_decode, _de_ptr, decode_payload
-# uses _sse_reader.pxi: _sse_plain_blocks, plain_sse_blocks
+# uses _sse_reader.pxi: _sse_plain_blocks, contract_holds, plain_sse_blocks
+# uses _sse_writer*.pxi: _sw_holds
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
@@ -42,6 +43,7 @@ from agui_wire.errors import DecodeError as _fd_DecodeError
 cdef object _FD_BATCH = _fd_schema.DEFAULT_MAX_BATCH_EVENTS
 cdef object _FD_SKIP = "skip"
 cdef object _FD_ERROR = "error"
+cdef object _FD_RAISE = "raise"
 cdef object _FD_DEPTH = _fd_schema.DEFAULT_MAX_DEPTH
 cdef object _FD_FRAME_SIZE = _fd_schema.DEFAULT_MAX_FRAME_SIZE
 cdef object _FD_EVENT_SIZE = _fd_schema.DEFAULT_MAX_EVENT_SIZE
@@ -51,7 +53,7 @@ cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
 
 cdef class FrameDecoder(FrameReader):
     """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-    max_depth=1024, unknown_events="skip", max_events=None)
+    max_depth=1024, unknown_events="skip", max_events=None, invalid_events="raise")
 
     Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -59,6 +61,7 @@ cdef class FrameDecoder(FrameReader):
     cdef const char* _errs           # the C decoder's: NULL (strict) or "replace"
     cdef long _depth                 # -1: options the C decoder does not take
     cdef object _decode              # decode_payload with the options bound
+    cdef bint _check                 # invalid_events="raise": hold events to the contract
     cdef object _unknown
     cdef long long _limit            # max_events, -1 for none
     cdef unsigned long long _count
@@ -69,14 +72,18 @@ cdef class FrameDecoder(FrameReader):
     cdef unsigned long long _rest_offset
 
     def __init__(self, max_frame_size=_fd_schema.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
+                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None,
+                 invalid_events="raise"):
         self._init_reader(max_frame_size)
         # the options are EventDecoder's, checked there
         self._decodes = True
-        if invalid_utf8 is _FD_ERROR and max_depth is _FD_DEPTH:
+        if invalid_utf8 is _FD_ERROR and max_depth is _FD_DEPTH and invalid_events is _FD_RAISE:
             self._decode = decode_payload  # what bound_decoder gives, without the call
         else:
-            self._decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+            self._decode = _fd_py.bound_decoder(
+                decode_payload, invalid_utf8, max_depth, invalid_events
+            )
+        self._check = invalid_events == "raise"
         self._errs = NULL
         self._depth = -1
         if invalid_utf8 == "error" or invalid_utf8 == "replace":
@@ -112,6 +119,8 @@ cdef class FrameDecoder(FrameReader):
             event = None
             if self._depth >= 0:
                 event = _de_decode(<_de_ptr>p, size, self._errs, self._depth, None)
+                if event is not None and self._check and not _sw_holds(event):
+                    event = None    # the bound decoder words the contract's refusal
             if event is None:  # no fault the C decoder can word: the bound decoder's call
                 if payload is None:
                     payload = PyBytes_FromStringAndSize(<const char*>p, size)
@@ -175,7 +184,7 @@ cdef class FrameDecoder(FrameReader):
 
 cdef class SSEDecoder:
     """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
-    max_depth=1024, max_events=None)
+    max_depth=1024, max_events=None, unknown_events="skip", invalid_events="raise")
 
     SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -184,6 +193,7 @@ cdef class SSEDecoder:
     cdef object _parser              # its SSEParser
     cdef Py_ssize_t _max_size
     cdef Py_ssize_t _max_brackets
+    cdef bint _validate              # invalid_events="raise": hold events to the contract
     cdef bint _clean                 # the parser sits at a block start, nothing pending
     cdef Py_ssize_t _fed_due         # bytes and events the fast path took since the
     cdef Py_ssize_t _index_due       # parser was last told (_skip_blocks)
@@ -192,12 +202,15 @@ cdef class SSEDecoder:
     cdef object _failed
 
     def __init__(self, *, max_event_size=_FD_EVENT_SIZE, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None):
+                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None, unknown_events="skip",
+                 invalid_events="raise"):
         errors = "strict" if invalid_utf8 == "error" else "replace"
         self._reader = _fd_sse.SSEEventReader(
             max_event_size=max_event_size, errors=errors, max_depth=max_depth,
-            plain_blocks=plain_sse_blocks,
+            invalid_events=invalid_events, unknown=_fd_py.unknown_handler(unknown_events, 4),
+            plain_blocks=plain_sse_blocks, check=contract_holds,
         )
+        self._validate = invalid_events == "raise"
         self._parser = self._reader.parser
         # the reader's own fast-path bounds (SSEEventReader.feed)
         self._max_size = self._parser._max
@@ -253,7 +266,8 @@ cdef class SSEDecoder:
             n = PyBytes_GET_SIZE(chunk)
             if memchr(buf, 13, <size_t>n) == NULL:  # no CR: SSEEventReader's fast path
                 out = []
-                end = _sse_plain_blocks(buf, n, 0, self._max_size, self._max_brackets, out)
+                end = _sse_plain_blocks(buf, n, 0, self._max_size, self._max_brackets, out,
+                                        self._validate)
                 if end == n:  # the common case, inline (_after_plain's first branch)
                     self._fed_due += end
                     self._index_due += len(out)
@@ -287,7 +301,7 @@ cdef class SSEDecoder:
                 plain = memchr(view.buf, 13, <size_t>n) == NULL  # no CR
                 if plain:
                     end = _sse_plain_blocks(<char*>view.buf, n, 0, self._max_size,
-                                            self._max_brackets, out)
+                                            self._max_brackets, out, self._validate)
             finally:
                 PyBuffer_Release(&view)
             if plain:
@@ -343,9 +357,10 @@ cdef class SSEDecoder:
 @cython.embedsignature(False)  # the docstring's line shows the defaults' values
 def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
                  invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
-                 max_event_size=_FD_EVENT_SIZE):
+                 max_event_size=_FD_EVENT_SIZE, invalid_events=_FD_RAISE):
     """decode_proto(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
-    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
+    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE,
+    invalid_events="raise")
 
     Every event in a buffer of binary frames (contract: agui_wire._codec.stream_decoder).
     """
@@ -357,30 +372,35 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
     # chunks) is this module's EventDecoder fed it and closed (decode_whole), which checks them.
     if (max_events is _FD_BATCH and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
-            and max_event_size is _FD_EVENT_SIZE):
+            and max_event_size is _FD_EVENT_SIZE and invalid_events is _FD_RAISE):
         pass  # the defaults (the common call): nothing to check
     elif not (type(unknown_events) is str and (
                 unknown_events == "skip" or unknown_events == "raw" or unknown_events == "raise")
             and type(invalid_utf8) is str and (invalid_utf8 == "error" or invalid_utf8 == "replace")
+            and type(invalid_events) is str and (
+                invalid_events == "raise" or invalid_events == "keep")
             and type(max_depth) is int and 1 <= max_depth <= _DE_MAX_DEPTH
             and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
             and type(max_event_size) is int and max_event_size >= 1
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
         return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
-                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
+                                   invalid_utf8, max_depth, max_frame_size, max_event_size,
+                                   invalid_events)
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview or type(data) is _fd_mmap:
         buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
         return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
-                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
+                                   invalid_utf8, max_depth, max_frame_size, max_event_size,
+                                   invalid_events)
     return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
-                             max_frame_size)
+                             max_frame_size, invalid_events)
 
 
 cdef list _fd_decode_frames(object buf, object max_events, object unknown_events,
-                            object invalid_utf8, object max_depth, object max_frame_size):
+                            object invalid_utf8, object max_depth, object max_frame_size,
+                            object invalid_events):
     # decode_proto's C path: buf is bytes or a flat byte view; the options are valid
     cdef Py_buffer view
     cdef const unsigned char* p
@@ -393,6 +413,7 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
     cdef list events = []
     cdef list rest = None
     cdef object payload, event, refused = None, decode = None, error = None
+    cdef bint check = invalid_events == "raise"
     if invalid_utf8 == "replace":
         errs = "replace"
     depth = max_depth
@@ -416,10 +437,14 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
                 payload = None
                 try:
                     event = _de_decode(<_de_ptr>(p + pos + _FR_HEADER), size, errs, depth, None)
+                    if event is not None and check and not _sw_holds(event):
+                        event = None    # the bound decoder words the contract's refusal
                     if event is None:  # no fault the C decoder can word: the bound decoder's call
                         payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
                         if decode is None:
-                            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+                            decode = _fd_py.bound_decoder(
+                                decode_payload, invalid_utf8, max_depth, invalid_events
+                            )
                         event = decode(payload)
                     events.append(event)
                 except _fd_DecodeError as exc:
@@ -438,7 +463,7 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
     error = None
     if rest is not None:
         if decode is None:
-            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth, invalid_events)
         # stacklevel 2: a skipped event warns at the caller (C has no frame)
         error = _fd_py.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
                                    unknown_events, 2)
@@ -466,22 +491,24 @@ cdef Py_ssize_t _FD_SSE_MAX_BRACKETS = -1
 @cython.embedsignature(False)  # the docstring's line shows the defaults' values
 def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
                invalid_utf8=_FD_ERROR, max_depth=_FD_DEPTH, max_frame_size=_FD_FRAME_SIZE,
-               max_event_size=_FD_EVENT_SIZE):
+               max_event_size=_FD_EVENT_SIZE, invalid_events=_FD_RAISE):
     """decode_sse(data, *, max_events=1000000, unknown_events="skip", invalid_utf8="error",
-    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE)
+    max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE, max_event_size=DEFAULT_MAX_EVENT_SIZE,
+    invalid_events="raise")
 
     Every event of a whole SSE capture (contract: agui_wire._codec.stream_decoder).
     """
     cdef object out
     if (type(data) is bytes and unknown_events is _FD_SKIP and invalid_utf8 is _FD_ERROR
             and max_depth is _FD_DEPTH and max_frame_size is _FD_FRAME_SIZE
-            and max_event_size is _FD_EVENT_SIZE
+            and max_event_size is _FD_EVENT_SIZE and invalid_events is _FD_RAISE
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
         out = _fd_plain_sse(data, max_events)
         if out is not None:
             return out
     return _fd_py.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
-                               invalid_utf8, max_depth, max_frame_size, max_event_size)
+                               invalid_utf8, max_depth, max_frame_size, max_event_size,
+                               invalid_events)
 
 
 cdef object _fd_plain_sse(bytes data, object max_events):
@@ -501,7 +528,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     if memchr(buf, 13, <size_t>n) != NULL:  # a CR: not the fast path's
         return None
     out = []
-    if _sse_plain_blocks(buf, n, 0, _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS, out) != n:
+    if _sse_plain_blocks(buf, n, 0, _FD_SSE_MAX_SIZE, _FD_SSE_MAX_BRACKETS, out, True) != n:
         return None
     if max_events is not None and len(out) > max_events:
         return None
@@ -530,7 +557,7 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
         if type(kind) is str:
             if kind == _FD_PROTO:
                 return _fd_decode_frames(source, max_events, _FD_SKIP, _FD_ERROR, _FD_DEPTH,
-                                         _FD_FRAME_SIZE)
+                                         _FD_FRAME_SIZE, _FD_RAISE)
             if kind == _FD_SSE:
                 out = _fd_plain_sse(source, max_events)
                 if out is not None:
@@ -541,7 +568,7 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
 class EventDecoder(_fd_py.EventDecoder):
     """EventDecoder(content_type=None, *, unknown_events="skip", invalid_utf8="error",
     max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE,
-    max_event_size=DEFAULT_MAX_EVENT_SIZE, max_events=None)
+    max_event_size=DEFAULT_MAX_EVENT_SIZE, max_events=None, invalid_events="raise")
 
     Sans-I/O decoder of one AG-UI stream (contract: agui_wire._codec.stream_decoder),
     starting the C FrameDecoder and SSEDecoder above.

@@ -43,6 +43,7 @@ __all__ = [
     "FrameReader",
     "SSEDecoder",
     "SSEEncoder",
+    "contract_holds",
     "decode",
     "decode_payload",
     "decode_proto",
@@ -67,6 +68,7 @@ _NAMES: Final[dict[str, ModuleType]] = {
     "SSEEncoder": sse_writer,
     "encode_sse": sse_writer,
     "plain_sse_blocks": sse_reader,
+    "contract_holds": sse_reader,
     "FrameDecoder": stream_decoder,
     "SSEDecoder": stream_decoder,
     "EventDecoder": stream_decoder,
@@ -124,6 +126,7 @@ if TYPE_CHECKING:
     from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
     from .proto_writer import encode_payload as encode_payload
+    from .sse_reader import contract_holds as contract_holds
     from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
     from .sse_writer import encode_sse as encode_sse

@@ -33,7 +33,14 @@ import struct
 import warnings
 from typing import Any, Final
 
-from ..errors import DecodeError, LimitExceeded, UnknownEventError, UnknownPartWarning
+from .._shapes import first_fault
+from ..errors import (
+    DecodeError,
+    InvalidEvent,
+    LimitExceeded,
+    UnknownEventError,
+    UnknownPartWarning,
+)
 from ..schema import (
     BASE_EVENT_NUMBER,
     BASE_FIELDS,
@@ -74,7 +81,7 @@ from ..schema import (
     number_from_double,
 )
 
-__all__ = ["check_max_depth", "decode_payload"]
+__all__ = ["check_max_depth", "decode_payload", "refuse_invalid"]
 
 
 def _payload_number(payload: tuple[str, int] | None) -> int:
@@ -842,10 +849,16 @@ def decode_payload(
     *,
     invalid_utf8: str = "error",
     max_depth: int = DEFAULT_MAX_DEPTH,
+    invalid_events: str = "raise",
 ) -> dict[str, Any]:
-    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict."""
+    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict;
+    ``InvalidEvent`` for an event ``@ag-ui/core``'s schemas reject (what the wire
+    can say wrong: a word outside its enum, a patch path that is no JSON pointer, a
+    count below 0...), unless ``invalid_events="keep"``."""
     if invalid_utf8 not in ("error", "replace"):
         raise ValueError(f"invalid_utf8 must be 'error' or 'replace', not {invalid_utf8!r}")
+    if invalid_events not in ("raise", "keep"):
+        raise ValueError(f"invalid_events must be 'raise' or 'keep', not {invalid_events!r}")
     check_max_depth(max_depth)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")
@@ -860,7 +873,20 @@ def decode_payload(
         raise
     for text in reader.warnings:
         warnings.warn(text, UnknownPartWarning, stacklevel=2)
+    if invalid_events == "raise":
+        refuse_invalid(out)
     return out
+
+
+def refuse_invalid(event: dict[str, Any]) -> None:
+    """``InvalidEvent`` (no position: a payload has none beyond its bytes) for a
+    decoded event ``@ag-ui/core``'s schemas reject, in ``_shapes.first_fault``'s
+    words; the Cython twin calls it for an event its own check refused."""
+    fault = first_fault(event)
+    if fault is not None:
+        raise InvalidEvent(
+            fault.message, path=fault.path, event_type=event.get("type"), event=event
+        )
 
 
 def raise_other_fault(decode_at_max_depth: Any) -> None:

@@ -576,10 +576,9 @@ class _Encoder:
             self.path.pop()
 
     def check_extra(self, obj: Mapping[Any, Any], known: Any, *more: str) -> None:
-        """Keys the wire has no field for: dropped (``extra_keys="drop"``), refused
-        (``"error"``), or (``_AS_GIVEN``, SSE) each held to be a JSON value."""
-        if self.extra == "drop":
-            return
+        """Keys the wire has no field for: refused with ``extra_keys="error"``, else
+        dropped, each a JSON value all the same (the SSE writer writes them: the
+        same event is fine on both transports or refused on both)."""
         unknown = [k for k in obj if k not in known and k not in more]
         if not unknown:
             return
@@ -841,19 +840,12 @@ def _prefix(payload: bytes) -> bytes:
     return _pack_len(len(payload))
 
 
-# extra_keys as the SSE writer holds them: written as given, so each a JSON value
-_AS_GIVEN: Final = "as given"
-
-
 def check_event(
     event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
 ) -> str:
     """Raise the ``EncodeError`` every encoder gives ``event`` with these options
-    (the contract), else return its event type. Keys the schema does not name are
-    held to be JSON values (the SSE writer writes them) unless ``extra`` is
-    ``"error"``. ``native``: as for ``_encode``."""
-    as_given = "error" if extra == "error" else _AS_GIVEN
-    encoder = _Encoder("", lossy=lossy, extra=as_given, max_depth=max_depth, native=native)
+    (the contract), else return its event type. ``native``: as for ``_encode``."""
+    encoder = _Encoder("", lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.check(event)
     return encoder.event_type
 

@@ -21,9 +21,9 @@ import base64
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from ..errors import DecodeError, UnknownEventError
+from ..errors import DecodeError, InvalidEvent, SSEUnknownEvent, UnknownEventError
 from ..schema import FRAME_HEADER_SIZE
-from .options import UnknownPolicy
+from .options import InvalidPolicy, UnknownPolicy
 
 __all__ = ["UNKNOWN_EVENT_SOURCE", "Record", "payload_records", "raw_unknown_event"]
 
@@ -33,7 +33,17 @@ UNKNOWN_EVENT_SOURCE: Final = "agui_wire.unknown_event"
 class Record:
     """One frame or SSE event of a stream (see the module doc)."""
 
-    __slots__ = ("error", "event", "fatal", "index", "length", "offset", "payload", "unknown")
+    __slots__ = (
+        "error",
+        "event",
+        "fatal",
+        "index",
+        "invalid",
+        "length",
+        "offset",
+        "payload",
+        "unknown",
+    )
 
     def __init__(
         self,
@@ -54,6 +64,8 @@ class Record:
         self.unknown = unknown  # an event of a later protocol, skipped
         self.fatal = fatal  # nothing after this error can be read
         self.payload = payload  # binary: the frame's payload bytes
+        # invalid_events="keep": why @ag-ui/core's schemas reject the event kept
+        self.invalid: InvalidEvent | None = None
 
     def __repr__(self) -> str:
         what = (
@@ -62,6 +74,7 @@ class Record:
             else f"unknown={self.unknown!r}"
             if self.unknown is not None
             else f"event={self.event!r}"
+            + ("" if self.invalid is None else f", invalid={self.invalid!r}")
         )
         return f"Record(index={self.index}, offset={self.offset}, length={self.length}, {what}" + (
             ", fatal=True)" if self.fatal else ")"
@@ -69,7 +82,11 @@ class Record:
 
 
 def raw_unknown_event(exc: UnknownEventError) -> dict[str, Any]:
-    """The RAW event ``unknown_events="raw"`` gives for a later-protocol frame."""
+    """The RAW event ``unknown_events="raw"`` gives for an event of a later protocol:
+    an SSE event's JSON object as it came, a frame's unknown fields (their numbers
+    and their bytes in base64)."""
+    if isinstance(exc, SSEUnknownEvent):
+        return {"type": "RAW", "source": UNKNOWN_EVENT_SOURCE, "event": exc.event}
     return {
         "type": "RAW",
         "source": UNKNOWN_EVENT_SOURCE,
@@ -89,15 +106,18 @@ def payload_records(
     decode_payload: Callable[[Any], dict[str, Any]],
     unknown_events: UnknownPolicy,
     refused: DecodeError | None = None,
+    invalid_events: InvalidPolicy = "raise",
 ) -> Iterator[Record]:
     """One record per payload: frame ``index`` starts at stream byte ``offset``
     and each payload follows the previous one's frame (see ``FrameReader``).
     ``refused``: the error ``payloads[0]`` raised when the caller decoded it
-    already (it is not decoded again: a second decode would warn again)."""
+    already (it is not decoded again: a second decode would warn again).
+    ``invalid_events="keep"``: an ``InvalidEvent`` is a record of the event as
+    decoded, marked (``invalid``)."""
     for payload in payloads:
         size = len(payload)
         if refused is not None:
-            yield _bad_payload(refused, payload, index, offset, unknown_events)
+            yield _bad_payload(refused, payload, index, offset, unknown_events, invalid_events)
             refused = None
         else:
             try:
@@ -112,17 +132,25 @@ def payload_records(
                     payload,
                 )
             except DecodeError as exc:
-                yield _bad_payload(exc, payload, index, offset, unknown_events)
+                yield _bad_payload(exc, payload, index, offset, unknown_events, invalid_events)
         index += 1
         offset += FRAME_HEADER_SIZE + size
 
 
 def _bad_payload(
-    exc: DecodeError, payload: Any, index: int, offset: int, unknown_events: UnknownPolicy
+    exc: DecodeError,
+    payload: Any,
+    index: int,
+    offset: int,
+    unknown_events: UnknownPolicy,
+    invalid_events: InvalidPolicy,
 ) -> Record:
     record = Record(index, offset, FRAME_HEADER_SIZE + len(payload), payload=payload)
     located = exc.located(index=index, frame_offset=offset, base=offset + FRAME_HEADER_SIZE)
-    if not isinstance(located, UnknownEventError) or unknown_events == "raise":
+    if isinstance(located, InvalidEvent) and invalid_events == "keep":
+        record.event = located.event
+        record.invalid = located
+    elif not isinstance(located, UnknownEventError) or unknown_events == "raise":
         record.error = located
     elif unknown_events == "raw":
         record.event = raw_unknown_event(located)

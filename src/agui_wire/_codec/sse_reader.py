@@ -20,7 +20,13 @@ offset (in the raw stream, BOM included) of the first line of its block.
 
 ``SSEEventReader`` turns each message's data into an event dict with orjson and
 raises ``SSEError`` (event index, byte offset) unless it is a JSON object with a
-non-empty string ``type``. The SSE event name is not looked at (the reference
+non-empty string ``type``, hands an event of a later protocol (a ``type`` this
+version does not have) to the caller's policy (``unknown``), and raises
+``SSEInvalidEvent`` (with the JSON pointer) for an event ``@ag-ui/core``'s schemas
+reject, unless ``invalid_events="keep"``: ``contract_holds`` tells, a C kernel when
+one is handed in (``check``), and ``_shapes.first_fault`` words it. Data that is
+not whole JSON in an event the end of the stream cut short is ``SSETruncatedStream``
+("the stream ended inside event N"). The SSE event name is not looked at (the reference
 ignores ``event:`` too). ``data:`` with an empty value is data, and not JSON: an
 error (as in the reference). Blocks without data (comments, keep-alives, a lone
 ``event:``/``id:``/``retry:``) never reach this layer.
@@ -29,7 +35,8 @@ Fast path: what AG-UI servers write is blocks of one ``data: <json>`` line and a
 blank line. From a block start, with no CR in the chunk, ``SSEEventReader`` parses
 such blocks straight from the bytes with orjson and accounts for them in the
 parser; anything else stops the fast path and the general parser takes over at
-that byte, so events, errors, indices and offsets are the general parser's
+that byte (so does an event of a later protocol, or one the contract refuses),
+so events, errors, indices and offsets are the general parser's
 (tests/differential/test_sse_fast_path.py holds the two to each other). The scan itself is
 ``plain_sse_blocks``, with a Cython twin: a reader is handed the scan it runs
 (``plain_blocks``; the C ``SSEDecoder`` hands it the C one), this module never
@@ -91,16 +98,30 @@ from typing import Any, Final, Literal
 import orjson
 
 from .._jsonnames import json_type
-from ..errors import DecodeError, SSEError, SSELimitExceeded, StreamClosed
-from ..schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, JSON_MAX_NESTING
+from .._shapes import first_fault
+from ..errors import (
+    DecodeError,
+    SSEError,
+    SSEInvalidEvent,
+    SSELimitExceeded,
+    SSETruncatedStream,
+    SSEUnknownEvent,
+    StreamClosed,
+    UnknownEventError,
+)
+from ..schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, EVENTS, JSON_MAX_NESTING
 from .framing import as_bytes_view
 from .proto_reader import check_max_depth
 from .sources import Buffer
 
 __all__ = [
+    "Check",
+    "InvalidPolicy",
     "SSEEventReader",
     "SSEMessage",
     "SSEParser",
+    "UnknownHandler",
+    "contract_holds",
     "decode_sse_message",
     "plain_sse_blocks",
     "utf8_fault",
@@ -119,6 +140,13 @@ WINDOW: Final = 1 << 18
 _VIEW_MIN: Final = 1 << 16
 
 Errors = Literal["strict", "replace"]
+# what a decoder does with an event @ag-ui/core's schemas reject: raise, or hand it over
+InvalidPolicy = Literal["raise", "keep"]
+# a kernel telling whether a decoded event holds to the contract (contract_holds)
+Check = Callable[[dict[str, Any]], bool]
+# what a reader does with an event of a later protocol: the event to hand over in
+# its place, None to skip it, or raise
+UnknownHandler = Callable[[UnknownEventError], "dict[str, Any] | None"]
 
 
 def check_max_event_size(max_event_size: int) -> int:
@@ -131,7 +159,7 @@ def check_max_event_size(max_event_size: int) -> int:
 class SSEMessage:
     """One dispatched SSE event (immutable by convention; compares by value)."""
 
-    __slots__ = ("data", "event", "id", "index", "offset", "retry")
+    __slots__ = ("cut", "data", "event", "id", "index", "offset", "retry")
 
     data: str
     event: str  # the event type; "message" when the block had no (or an empty) event field
@@ -139,6 +167,7 @@ class SSEMessage:
     retry: int | None  # a reconnection time this block set, else None
     index: int  # 0-based among dispatched events
     offset: int  # stream byte offset of the first line of the event's block
+    cut: bool  # dispatched by the end of the stream, not by a blank line
 
     def __init__(
         self,
@@ -148,6 +177,7 @@ class SSEMessage:
         retry: int | None = None,
         index: int = 0,
         offset: int = 0,
+        cut: bool = False,
     ) -> None:
         self.data = data
         self.event = event
@@ -155,9 +185,10 @@ class SSEMessage:
         self.retry = retry
         self.index = index
         self.offset = offset
+        self.cut = cut
 
-    def _astuple(self) -> tuple[str, str, str, int | None, int, int]:
-        return (self.data, self.event, self.id, self.retry, self.index, self.offset)
+    def _astuple(self) -> tuple[str, str, str, int | None, int, int, bool]:
+        return (self.data, self.event, self.id, self.retry, self.index, self.offset, self.cut)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SSEMessage):
@@ -169,7 +200,8 @@ class SSEMessage:
     def __repr__(self) -> str:
         return (
             f"SSEMessage(data={self.data!r}, event={self.event!r}, id={self.id!r}, "
-            f"retry={self.retry!r}, index={self.index}, offset={self.offset})"
+            f"retry={self.retry!r}, index={self.index}, offset={self.offset}"
+            + (", cut=True)" if self.cut else ")")
         )
 
 
@@ -294,7 +326,7 @@ class SSEParser:
                 line = self._buf
                 self._buf = bytearray()
                 self._line(line, self._buf_start, out)
-            self._dispatch(out)
+            self._dispatch(out, cut=True)
         except DecodeError as exc:
             return self._fail(exc, out)
         return out
@@ -550,7 +582,7 @@ class SSEParser:
             frame_offset=self._block if self._block >= 0 else start,
         )
 
-    def _dispatch(self, out: list[SSEMessage]) -> None:
+    def _dispatch(self, out: list[SSEMessage], cut: bool = False) -> None:
         self._last_id = self._id
         if self._data_len:
             text = self._text
@@ -571,6 +603,7 @@ class SSEParser:
                     self._retry,
                     self._index,
                     self._block,
+                    cut,
                 )
             )
             self._index += 1
@@ -608,11 +641,20 @@ def utf8_fault(parts: Iterable[tuple[Buffer, int, int]], final: bool) -> tuple[i
 
 
 def decode_sse_message(
-    message: SSEMessage, *, max_depth: int = DEFAULT_MAX_DEPTH
+    message: SSEMessage,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    invalid_events: InvalidPolicy = "raise",
+    check: Check | None = None,
 ) -> dict[str, Any]:
     """The AG-UI event in one SSE message; ``SSEError`` unless its data is a JSON
-    object with a non-empty string ``type``, ``SSELimitExceeded`` when it nests
-    deeper than ``max_depth`` below the event object."""
+    object with a non-empty string ``type`` (``SSETruncatedStream`` when the stream
+    ended inside it), ``SSELimitExceeded`` when it nests deeper than ``max_depth``
+    below the event object, ``SSEUnknownEvent`` for a ``type`` this protocol does not
+    have (an event of a later one: the caller's ``unknown_events`` decides), and
+    ``SSEInvalidEvent`` for an event ``@ag-ui/core``'s schemas reject, unless
+    ``invalid_events="keep"``. ``check``: a kernel that tells a good event cheaply
+    (the C twin's ``contract_holds``); this module's otherwise."""
     data = message.data
     try:
         event = orjson.loads(data)
@@ -622,6 +664,14 @@ def decode_sse_message(
             if max_depth <= cap:
                 raise _too_deep(message, f"max_depth={max_depth}") from None
             raise _too_deep(message, f"{cap} levels, orjson's limit for SSE events") from None
+        if message.cut and exc.msg == "unexpected end of data":
+            raise SSETruncatedStream(
+                f"the stream ended inside event {message.index}: its data "
+                f"({len(data.encode())} bytes) stops before its JSON ends",
+                index=message.index,
+                offset=message.offset,
+                frame_offset=message.offset,
+            ) from None
         raise SSEError(
             f"data is not valid JSON: {exc}",
             index=message.index,
@@ -651,7 +701,34 @@ def decode_sse_message(
         and _deeper_than(data, max_depth)
     ):
         raise _too_deep(message, f"max_depth={max_depth}")
+    if etype not in EVENTS:
+        raise SSEUnknownEvent(
+            f"unknown event type {etype!r}",
+            event=event,
+            index=message.index,
+            offset=message.offset,
+            frame_offset=message.offset,
+        )
+    if invalid_events == "raise" and not (contract_holds if check is None else check)(event):
+        fault = first_fault(event)
+        if fault is not None:
+            raise SSEInvalidEvent(
+                fault.message,
+                path=fault.path,
+                index=message.index,
+                offset=message.offset,
+                frame_offset=message.offset,
+                event_type=etype,
+                event=event,
+            )
     return event
+
+
+def contract_holds(event: dict[str, Any]) -> bool:
+    """Whether ``@ag-ui/core``'s schemas accept the decoded event (of a known type):
+    ``_shapes.first_fault`` finds nothing. The C twin (``_fast.contract_holds``)
+    walks it by the protobuf writer's tables, in C."""
+    return first_fault(event) is None
 
 
 def _deeper_than(data: str, max_depth: int) -> bool:
@@ -678,12 +755,14 @@ def _too_deep(message: SSEMessage, limit: str) -> SSELimitExceeded:
 
 
 def plain_sse_blocks(
-    chunk: bytes, pos: int, max_size: int, max_brackets: int
+    chunk: bytes, pos: int, max_size: int, max_brackets: int, validate: bool = True
 ) -> tuple[list[dict[str, Any]], int]:
     """SSEEventReader's fast path, for what AG-UI servers write: from ``pos`` (a
     block start), every block that is one ``data: <json>`` line and a blank line
     (LF only) whose data is at most ``max_size`` bytes and whose JSON is an event
-    (an object with a non-empty str ``type``), parsed straight from the bytes.
+    (an object with a non-empty str ``type`` naming one of the events, and, with
+    ``validate``, that holds to the contract: ``contract_holds``), parsed straight
+    from the bytes.
     Returns the events and where the first other block starts: anything else
     stops it there, and the general parser takes over (and raises, if there is
     something to raise). A data line with more than ``max_brackets`` of ``{``
@@ -713,21 +792,32 @@ def plain_sse_blocks(
         if type(event) is not dict:
             break
         etype = event.get("type")
-        if type(etype) is not str or not etype:
+        if type(etype) is not str or etype not in EVENTS:
+            break
+        if validate and not contract_holds(event):
             break
         events.append(event)
         pos = nl + 2
     return events, pos
 
 
-# plain_sse_blocks' signature: (chunk, pos, max_size, max_brackets) -> (events, end)
-PlainBlocks = Callable[[bytes, int, int, int], tuple[list[dict[str, Any]], int]]
+# plain_sse_blocks' signature: (chunk, pos, max_size, max_brackets, validate) -> (events, end)
+PlainBlocks = Callable[[bytes, int, int, int, bool], tuple[list[dict[str, Any]], int]]
 
 
 class SSEEventReader:
     """AG-UI events (dicts) from an SSE byte stream (see the module doc)."""
 
-    __slots__ = ("_error", "_max_brackets", "_max_depth", "_plain_blocks", "parser")
+    __slots__ = (
+        "_check",
+        "_error",
+        "_invalid",
+        "_max_brackets",
+        "_max_depth",
+        "_plain_blocks",
+        "_unknown",
+        "parser",
+    )
 
     def __init__(
         self,
@@ -735,7 +825,10 @@ class SSEEventReader:
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         errors: Errors = "strict",
         max_depth: int = DEFAULT_MAX_DEPTH,
+        invalid_events: InvalidPolicy = "raise",
+        unknown: UnknownHandler | None = None,
         plain_blocks: PlainBlocks | None = None,
+        check: Check | None = None,
     ) -> None:
         check_max_depth(max_depth)
         #: The underlying parser: ``last_event_id``, ``retry``, ``events_read``.
@@ -745,8 +838,14 @@ class SSEEventReader:
         # refuses anything deeper than 1023, so a max_depth past that needs no count
         self._max_brackets = max_depth + 1 if max_depth < ORJSON_MAX_DEPTH - 1 else max_event_size
         self._error: DecodeError | None = None
-        # the fast path's scan: this module's, or a twin of it handed in
+        self._invalid: InvalidPolicy = invalid_events
+        # an event of a later protocol: the caller's policy (unknown_events); raised
+        # when there is none
+        self._unknown = unknown
+        # the fast path's scan and the contract's check: this module's, or twins of
+        # them handed in
         self._plain_blocks = plain_sse_blocks if plain_blocks is None else plain_blocks
+        self._check = contract_holds if check is None else check
 
     @property
     def pending_error(self) -> DecodeError | None:
@@ -779,7 +878,9 @@ class SSEEventReader:
             out = self._decode(parser._feed_part(chunk, 0, pos))
             if self.pending_error is not None or not parser._at_block_start():
                 return self._rest(out, chunk, pos)
-        events, end = self._plain_blocks(chunk, pos, parser._max, self._max_brackets)
+        events, end = self._plain_blocks(
+            chunk, pos, parser._max, self._max_brackets, self._invalid == "raise"
+        )
         if events:
             parser._skip_blocks(end - pos, len(events))
             out += events
@@ -829,7 +930,19 @@ class SSEEventReader:
         out: list[dict[str, Any]] = []
         for message in messages:
             try:
-                out.append(decode_sse_message(message, max_depth=self._max_depth))
+                try:
+                    event: dict[str, Any] | None = decode_sse_message(
+                        message,
+                        max_depth=self._max_depth,
+                        invalid_events=self._invalid,
+                        check=self._check,
+                    )
+                except UnknownEventError as exc:
+                    if self._unknown is None:
+                        raise
+                    event = self._unknown(exc)  # the policy: an event, None, or raise
+                if event is not None:
+                    out.append(event)
             except DecodeError as exc:
                 self._error = exc
                 if not out:

@@ -28,12 +28,20 @@ Contract of ``EventDecoder``, for both transports:
   ``pending_error``. A failed decoder stays failed.
 * ``close()`` ends the stream: it returns the events still held (an SSE event with
   no trailing blank line) or raises ``TruncatedStream`` for a binary stream that
-  ends inside a frame.
-* An event from a later protocol (a frame with only unknown arms) follows
-  ``unknown_events``: ``"skip"`` (default; warns ``UnknownEventWarning``, as the
-  reference client does), ``"raise"`` (``UnknownEventError``) or ``"raw"`` (a RAW
-  event with ``source`` ``"agui_wire.unknown_event"`` whose ``event`` holds the
-  unknown field numbers and their bytes in base64). A frame's payload is decoded
+  ends inside a frame (``SSETruncatedStream`` for an SSE stream that ends inside
+  an event whose data is not whole).
+* An event from a later protocol (a frame with only unknown arms, an SSE event
+  whose ``type`` this version does not have) follows ``unknown_events``:
+  ``"skip"`` (default; warns ``UnknownEventWarning``, as the reference client
+  does on binary), ``"raise"`` (``UnknownEventError``; ``SSEUnknownEvent`` on
+  SSE) or ``"raw"`` (a RAW event with ``source`` ``"agui_wire.unknown_event"``
+  whose ``event`` holds the unknown field numbers and their bytes in base64, or
+  the SSE event's JSON).
+* An event ``@ag-ui/core``'s schemas reject is an ``InvalidEvent``
+  (``SSEInvalidEvent``), located like any refusal, with the JSON pointer and
+  ``validate_event``'s words: the contract every encoder holds events to, checked
+  in C by the C twins (``contract_holds``; the pure ``_shapes`` words it).
+  ``invalid_events="keep"`` hands such events over instead. A frame's payload is decoded
   once: from a refused one on, the rest of the chunk goes through
   ``records.payload_records`` with the refusal handed on, not decoded again.
 * Limits: ``max_frame_size`` (binary, default: exactly what the reference client
@@ -71,6 +79,7 @@ from ..errors import (
     LimitExceeded,
     SSELimitExceeded,
     StreamClosed,
+    UnknownEventError,
     UnknownEventWarning,
 )
 from ..schema import (
@@ -82,10 +91,10 @@ from ..schema import (
 )
 from . import proto_reader
 from .framing import FrameReader, as_bytes_view
-from .options import UnknownPolicy, Utf8Policy, check_options
-from .records import payload_records
+from .options import InvalidPolicy, UnknownPolicy, Utf8Policy, check_options
+from .records import payload_records, raw_unknown_event
 from .sources import Buffer, ByteSource, chunks, sniff
-from .sse_reader import SSEEventReader
+from .sse_reader import SSEEventReader, UnknownHandler
 
 __all__ = [
     "ChunkDecoder",
@@ -101,6 +110,7 @@ __all__ = [
     "decode_sse",
     "decode_whole",
     "over_limit",
+    "unknown_handler",
 ]
 
 Event = dict[str, Any]
@@ -126,12 +136,41 @@ class SSEChunkDecoder(ChunkDecoder, Protocol):
 
 
 def bound_decoder(
-    decode_payload: Callable[..., Event], invalid_utf8: str, max_depth: int
+    decode_payload: Callable[..., Event],
+    invalid_utf8: str,
+    max_depth: int,
+    invalid_events: str = "raise",
 ) -> Callable[[Any], Event]:
     """``decode_payload`` with these options bound (itself for the defaults)."""
-    if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH:
+    if invalid_utf8 == "error" and max_depth == DEFAULT_MAX_DEPTH and invalid_events == "raise":
         return decode_payload
-    return functools.partial(decode_payload, invalid_utf8=invalid_utf8, max_depth=max_depth)
+    return functools.partial(
+        decode_payload,
+        invalid_utf8=invalid_utf8,
+        max_depth=max_depth,
+        invalid_events=invalid_events,
+    )
+
+
+def unknown_handler(unknown_events: UnknownPolicy, stacklevel: int) -> UnknownHandler:
+    """What an SSE reader does with an event of a later protocol, by the policy: warn
+    and skip it, raise it, or hand over the RAW event that carries it (as a frame of
+    a later protocol gets). ``stacklevel``: the warning's, from the handler to the
+    caller of ``feed``."""
+
+    def handle(exc: UnknownEventError) -> Event | None:
+        if unknown_events == "raise":
+            raise exc
+        if unknown_events == "raw":
+            return raw_unknown_event(exc)
+        warnings.warn(
+            f"skipped an event of a later protocol: {exc}",
+            UnknownEventWarning,
+            stacklevel=stacklevel,
+        )
+        return None
+
+    return handle
 
 
 def decode_rest(
@@ -184,10 +223,13 @@ class FrameDecoder(FrameReader):
         max_depth: int = DEFAULT_MAX_DEPTH,
         unknown_events: UnknownPolicy = "skip",
         max_events: int | None = None,
+        invalid_events: InvalidPolicy = "raise",
     ) -> None:
         super().__init__(max_frame_size)
         # the options are EventDecoder's, checked there
-        self._decode = bound_decoder(proto_reader.decode_payload, invalid_utf8, max_depth)
+        self._decode = bound_decoder(
+            proto_reader.decode_payload, invalid_utf8, max_depth, invalid_events
+        )
         self._unknown: UnknownPolicy = unknown_events
         self._max_events = max_events
         self._count = 0
@@ -252,10 +294,16 @@ class SSEDecoder:
         invalid_utf8: Utf8Policy = "error",
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_events: int | None = None,
+        unknown_events: UnknownPolicy = "skip",
+        invalid_events: InvalidPolicy = "raise",
     ) -> None:
         errors: Literal["strict", "replace"] = "strict" if invalid_utf8 == "error" else "replace"
         self._reader = SSEEventReader(
-            max_event_size=max_event_size, errors=errors, max_depth=max_depth
+            max_event_size=max_event_size,
+            errors=errors,
+            max_depth=max_depth,
+            invalid_events=invalid_events,
+            unknown=unknown_handler(unknown_events, 5),
         )
         self._max_events = max_events
         self._count = 0
@@ -323,6 +371,7 @@ class EventDecoder:
         "_error",
         "_feed",
         "_held",
+        "_invalid",
         "_max_event_size",
         "_max_events",
         "_max_frame_size",
@@ -342,6 +391,7 @@ class EventDecoder:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         max_events: int | None = None,
+        invalid_events: InvalidPolicy = "raise",
     ) -> None:
         # every option is checked here, not when the transport is known (not at all
         # when each is its default, the very object: most decoders, every connection)
@@ -349,17 +399,25 @@ class EventDecoder:
             max_events is not None
             or unknown_events != "skip"
             or invalid_utf8 != "error"
+            or invalid_events != "raise"
             or max_depth is not DEFAULT_MAX_DEPTH
             or max_frame_size is not DEFAULT_MAX_FRAME_SIZE
             or max_event_size is not DEFAULT_MAX_EVENT_SIZE
         ):
             check_options(
-                unknown_events, invalid_utf8, max_depth, max_frame_size, max_event_size, max_events
+                unknown_events,
+                invalid_utf8,
+                max_depth,
+                max_frame_size,
+                max_event_size,
+                max_events,
+                invalid_events,
             )
         #: The stream's transport; ``None`` until sniffed when none was given.
         self.content_type: str | None = None if content_type is None else media_type(content_type)
         self._unknown: UnknownPolicy = unknown_events
         self._utf8: Utf8Policy = invalid_utf8
+        self._invalid: InvalidPolicy = invalid_events
         self._depth = max_depth
         self._max_frame_size = max_frame_size
         self._max_event_size = max_event_size
@@ -385,6 +443,7 @@ class EventDecoder:
                 max_depth=self._depth,
                 unknown_events=self._unknown,
                 max_events=self._max_events,
+                invalid_events=self._invalid,
             )
         else:
             reader = readers.sse(
@@ -392,6 +451,8 @@ class EventDecoder:
                 invalid_utf8=self._utf8,
                 max_depth=self._depth,
                 max_events=self._max_events,
+                unknown_events=self._unknown,
+                invalid_events=self._invalid,
             )
         self._reader = reader
         self._feed = feed = reader.feed
@@ -497,6 +558,7 @@ def decode_whole(
     max_depth: int,
     max_frame_size: int,
     max_event_size: int,
+    invalid_events: InvalidPolicy = "raise",
 ) -> list[Event]:
     """The body of ``decode_proto`` and ``decode_sse`` (and their C twins' way for
     what their C paths do not take): ``decoder`` (an ``EventDecoder`` class: this
@@ -510,6 +572,7 @@ def decode_whole(
         max_frame_size=max_frame_size,
         max_event_size=max_event_size,
         max_events=max_events,
+        invalid_events=invalid_events,
     )
     return decode_all(reader, data)
 
@@ -523,6 +586,7 @@ def decode_proto(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    invalid_events: InvalidPolicy = "raise",
 ) -> list[Event]:
     """Every event in a buffer of binary frames (``decode`` with the protobuf type;
     the options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
@@ -536,6 +600,7 @@ def decode_proto(
         max_depth,
         max_frame_size,
         max_event_size,
+        invalid_events,
     )
 
 
@@ -548,6 +613,7 @@ def decode_sse(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
     max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+    invalid_events: InvalidPolicy = "raise",
 ) -> list[Event]:
     """Every event of a whole SSE capture (``decode`` with the SSE type; the
     options are ``EventDecoder``'s, ``max_events`` bounds the events held)."""
@@ -561,6 +627,7 @@ def decode_sse(
         max_depth,
         max_frame_size,
         max_event_size,
+        invalid_events,
     )
 
 

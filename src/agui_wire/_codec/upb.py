@@ -76,7 +76,7 @@ from ..schema import (
     number_from_double,
 )
 from .encoder_inputs import check_encode_options, known_event_type
-from .proto_reader import check_max_depth, raise_other_fault, read_varint
+from .proto_reader import check_max_depth, raise_other_fault, read_varint, refuse_invalid
 
 __all__ = ["decode_payload", "encode_payload", "event_from_proto", "event_to_proto"]
 
@@ -336,14 +336,22 @@ class _Builder:
         self.path.pop()
 
     def check_extra(self, obj: Mapping[Any, Any], known: Any) -> None:
+        """Keys the wire has no field for: refused with extra_keys="error", else
+        dropped, each a JSON value all the same (as proto_writer.check_extra)."""
+        unknown = [k for k in obj if k not in known]
+        if not unknown:
+            return
         if self.extra == "error":
-            unknown = [k for k in obj if k not in known]
-            if unknown:
-                raise self.error(
-                    "no wire field for key(s) "
-                    + ", ".join(repr(k) for k in unknown)
-                    + " (extra_keys='drop' drops them, as @ag-ui/proto does)"
-                )
+            raise self.error(
+                "no wire field for key(s) "
+                + ", ".join(repr(k) for k in unknown)
+                + " (extra_keys='drop' drops them, as @ag-ui/proto does)"
+            )
+        for k in unknown:
+            if not isinstance(k, str):
+                raise self.error(f"object key {k!r} is not a string")
+            self.string(k, k)
+            self.value(struct_pb2.Value(), obj[k], k)
 
     def chat_message(self, msg: Any, obj: Mapping[str, Any]) -> frozenset[str]:
         """The keys of its role (``ROLE_KEYS``); the others are extra keys."""
@@ -858,18 +866,28 @@ def _classify_no_arm(buf: bytes) -> DecodeError:
 
 
 def decode_payload(
-    data: bytes | bytearray | memoryview, *, max_depth: int = DEFAULT_MAX_DEPTH
+    data: bytes | bytearray | memoryview,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    invalid_events: str = "raise",
 ) -> dict[str, Any]:
-    """Decode one ``ag_ui.Event`` payload through upb (the reference decoder)."""
+    """Decode one ``ag_ui.Event`` payload through upb (the reference decoder);
+    ``InvalidEvent`` for an event ``@ag-ui/core``'s schemas reject (the contract
+    ``proto_reader`` holds, in its words), unless ``invalid_events="keep"``."""
+    if invalid_events not in ("raise", "keep"):
+        raise ValueError(f"invalid_events must be 'raise' or 'keep', not {invalid_events!r}")
     check_max_depth(max_depth)
     buf = bytes(data)
     try:
-        return _decode(buf, max_depth)
+        event = _decode(buf, max_depth)
     except LimitExceeded:
         if max_depth < MAX_DEPTH_LIMIT:
             # the same rule as proto_reader: another fault wins over the limit
             raise_other_fault(lambda: _decode(buf, MAX_DEPTH_LIMIT))
         raise
+    if invalid_events == "raise":
+        refuse_invalid(event)
+    return event
 
 
 def _decode(buf: bytes, max_depth: int) -> dict[str, Any]:

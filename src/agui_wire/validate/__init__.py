@@ -26,9 +26,9 @@ reference (zod and verifyEvents) on the corpus and on deliberately broken input.
 
 from __future__ import annotations
 
-from ._problem import Problem
+from .._problem import Problem
+from .._shapes import EVENT_SHAPES, validate_event
 from ._sequence import REFERENCE_SEQUENCE_RULES
-from ._shapes import EVENT_SHAPES, validate_event
 from ._stream import StreamValidator, validate_stream
 
 __all__ = [

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ._problem import ABSENT, Severity, entity_key, label
+from .._problem import ABSENT, Severity, entity_key, label
 
 __all__ = ["REFERENCE_SEQUENCE_RULES", "RULES", "Sequencer"]
 

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from .._jsonpatch import apply_patch
+from .._problem import Severity, entity_key, label
 from ..errors import PatchError
-from ._problem import Severity, entity_key, label
 
 __all__ = ["UNKNOWN", "RunState", "StateChecker"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._problem import Problem
+from .._problem import Problem
+from .._shapes import validate_event
 from ._sequence import Sequencer
-from ._shapes import validate_event
 from ._state import StateChecker
 
 __all__ = ["StreamValidator", "validate_stream"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from .._jsonnames import json_excerpt
+from ._jsonnames import json_excerpt
 
 __all__ = ["ABSENT", "Problem", "Severity", "entity_key", "label", "short"]
 

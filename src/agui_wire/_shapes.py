@@ -1,4 +1,6 @@
-"""The schema layer: every event against the ``@ag-ui/core`` 1.0.0 zod schemas.
+"""Every event against the ``@ag-ui/core`` 1.0.0 zod schemas: what ``validate_event``
+reports and what the decoders refuse (``first_fault``: an ``InvalidEvent``'s path and
+words).
 
 Strategy: a small port of zod (``_Schema`` subclasses: strings, integers in a
 range, literals, enums, JSON pointers, loose objects, unions, discriminated
@@ -29,11 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .. import schema
-from .._jsonnames import a_json_type, json_type, not_a_pointer, pointer_join
+from . import schema
+from ._jsonnames import a_json_type, json_type, not_a_pointer, pointer_join
 from ._problem import Problem, short
 
-__all__ = ["EVENT_SHAPES", "validate_event"]
+__all__ = ["EVENT_SHAPES", "first_fault", "validate_event"]
 
 
 class _Out:
@@ -488,3 +490,11 @@ def validate_event(event: Any) -> list[Problem]:
     return [
         Problem(p.severity, p.rule, p.message, path=p.path, event_type=et) for p in out.problems
     ]
+
+
+def first_fault(event: dict[str, Any]) -> Problem | None:
+    """The first error ``validate_event`` finds in a decoded event of a known type:
+    what the decoders refuse (``InvalidEvent``: its path and words), ``None`` when
+    ``EventSchemas`` accepts it. The decoders' C twins find the same events at fault
+    with the protobuf writer's tables and ask this for the words."""
+    return next((p for p in validate_event(event) if p.severity == "error"), None)
