@@ -8,7 +8,9 @@ Method (benchmarks/README.md has the details):
 * Workloads: ``realistic_run(20004, seed=20004)`` (the issue's numbers), its
   TEXT_MESSAGE_CONTENT events alone ("hot"), a ~50 KB STATE_SNAPSHOT, and a
   100 MB protobuf stream cut into 1 MiB reads for the framer. Every contender of
-  a section gets the same dicts (encode) or the same bytes (decode).
+  a section gets the same dicts (encode) or the same bytes (decode). By type: each
+  of the 31 event types on its own (``workloads.by_type``: the run's events of the
+  type, then the test corpus's), the SSE encoder against the one-line orjson writer.
 * Each contender runs once untimed and its output is checked against the
   events; one that raises is reported with how many events it fails on and is
   not timed; one whose output differs is timed and flagged.
@@ -17,6 +19,9 @@ Method (benchmarks/README.md has the details):
   once, round-robin with the starting point rotated each round. Reported: the
   median ns/event and the interquartile range. Ratios for the targets are the
   median of per-round ratios (the two contenders ran seconds apart).
+* Clock: wall time (``perf_counter_ns``); ``--clock cpu`` times the thread's CPU
+  time instead (``thread_time_ns``), for a shared machine where other processes
+  take the CPU away mid-sample.
 * GC: setup objects are frozen (``gc.freeze()``) and ``gc.collect()`` runs before
   every sample; the collector stays on while timing (``--no-gc`` turns it off),
   the same for every contender.
@@ -138,37 +143,41 @@ def _wire_bytes(c: C.Contender, w: W.Workload, out: Any) -> int:
     return len(w.proto) if c.transport == "protobuf" else len(w.sse)
 
 
-def build_cases(n_events: int, framer_bytes: int) -> tuple[list[Case], list[str]]:
+def build_cases(n_events: int, framer_bytes: int, quick: bool) -> tuple[list[Case], list[str]]:
     log: list[str] = []
     workloads = {"run": W.run(n_events), "hot": W.hot(n_events), "snapshot": W.snapshot()}
     cases: list[Case] = []
-    for op, factory in (("encode", C.encoders), ("decode", C.decoders)):
-        for section, w in workloads.items():
-            for i, c in enumerate(factory(section)):
-                key = f"{op}.{section}.{i}"
-                case = Case(key, op, section, c.name, c.transport, lambda: None, w.count, 0, c.note)
-                case.baseline = c.name.startswith("orjson")
-                cases.append(case)
-                try:
-                    prepared = c.prepare(w)
-                except Exception as exc:
-                    case.error = _short(f"prepare failed: {type(exc).__name__}: {exc}")
-                    continue
-                try:
-                    out = c.run(prepared)
-                except Exception as exc:
-                    case.error = _short(
-                        _count_failures(c, prepared) or f"{type(exc).__name__}: {exc}"
-                    )
-                    continue
-                bad = C.differences(c, w, out)
-                if bad:
-                    case.note = (case.note + "; " if case.note else "") + (
-                        f"OUTPUT DIFFERS on {bad}/{w.count} events"
-                    )
-                case.wire_bytes = _wire_bytes(c, w, out)
-                del out
-                case.fn = functools.partial(c.run, prepared)
+    sections: list[tuple[str, str, W.Workload, list[C.Contender]]] = [
+        (op, section, w, factory(section))
+        for op, factory in (("encode", C.encoders), ("decode", C.decoders))
+        for section, w in workloads.items()
+    ]
+    types = W.by_type(n_events, W.QUICK_TYPE_EVENTS if quick else W.TYPE_EVENTS)
+    sections += [("encode", f"type:{kind}", w, C.type_encoders()) for kind, w in types.items()]
+    for op, section, w, contenders in sections:
+        for i, c in enumerate(contenders):
+            key = f"{op}.{section}.{i}"
+            case = Case(key, op, section, c.name, c.transport, lambda: None, w.count, 0, c.note)
+            case.baseline = c.name.startswith("orjson")
+            cases.append(case)
+            try:
+                prepared = c.prepare(w)
+            except Exception as exc:
+                case.error = _short(f"prepare failed: {type(exc).__name__}: {exc}")
+                continue
+            try:
+                out = c.run(prepared)
+            except Exception as exc:
+                case.error = _short(_count_failures(c, prepared) or f"{type(exc).__name__}: {exc}")
+                continue
+            bad = C.differences(c, w, out)
+            if bad:
+                case.note = (case.note + "; " if case.note else "") + (
+                    f"OUTPUT DIFFERS on {bad}/{w.count} events"
+                )
+            case.wire_bytes = _wire_bytes(c, w, out)
+            del out
+            case.fn = functools.partial(c.run, prepared)
     # the framer: backend (target) and, when the extension is in, the pure twin
     chunks, frames, total = W.framer_stream(framer_bytes)
     readers: list[tuple[str, Any]] = [
@@ -187,7 +196,8 @@ def build_cases(n_events: int, framer_bytes: int) -> tuple[list[Case], list[str]
             case.error = f"split {got} frames, expected {frames}"
         cases.append(case)
     log.append(
-        f"workloads: {', '.join(w.name for w in workloads.values())}; framer {total / 1e6:.0f} MB"
+        f"workloads: {', '.join(w.name for w in workloads.values())}; "
+        f"{len(types)} types; framer {total / 1e6:.0f} MB"
     )
     return cases, log
 
@@ -195,26 +205,34 @@ def build_cases(n_events: int, framer_bytes: int) -> tuple[list[Case], list[str]
 # -- timing --------------------------------------------------------------------------
 
 
-def _timed(fn: Callable[[], Any], reps: int, gc_on: bool) -> int:
+CLOCKS = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}
+
+
+def _timed(fn: Callable[[], Any], reps: int, gc_on: bool, clock: Callable[[], int]) -> int:
     gc.collect()
     if not gc_on:
         gc.disable()
     try:
-        t0 = time.perf_counter_ns()
+        t0 = clock()
         for _ in range(reps):
             fn()
-        return time.perf_counter_ns() - t0
+        return clock() - t0
     finally:
         gc.enable()
 
 
 def measure(
-    cases: list[Case], rounds: int, min_time: float, gc_on: bool, log: Callable[[str], None]
+    cases: list[Case],
+    rounds: int,
+    min_time: float,
+    gc_on: bool,
+    log: Callable[[str], None],
+    clock: Callable[[], int] = time.perf_counter_ns,
 ) -> None:
     live = [c for c in cases if c.error is None]
     for c in live:  # warm-up (the check already ran once) and calibration
         c.fn()
-        one = _timed(c.fn, 1, gc_on) / 1e9
+        one = _timed(c.fn, 1, gc_on, clock) / 1e9
         c.reps = max(1, math.ceil(min_time / max(one, 1e-9)))
     gc.collect()
     gc.freeze()  # workloads and prepared inputs: never traversed while timing
@@ -223,7 +241,7 @@ def measure(
             start = time.perf_counter()
             k = r % len(live)
             for c in live[k:] + live[:k]:
-                c.samples.append(_timed(c.fn, c.reps, gc_on) / c.reps / c.events)
+                c.samples.append(_timed(c.fn, c.reps, gc_on, clock) / c.reps / c.events)
             log(f"round {r + 1}/{rounds}: {time.perf_counter() - start:.1f} s")
     finally:
         gc.unfreeze()
@@ -343,6 +361,7 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
         "pydantic": version("pydantic"),
         "ag-ui-protocol": version("ag-ui-protocol"),
         "gc": "on" if not args.no_gc else "off while timing",
+        "clock": args.clock,
         "rounds": args.rounds,
         "min_time": args.min_time,
         "quick": args.quick,
@@ -385,6 +404,24 @@ def _paired(num: Case, den: Case) -> tuple[float, float, float]:
         return ratios[0], ratios[0], ratios[0]
     q1, med, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
     return med, q1, q3
+
+
+# What the SSE decoder took before it checked events, x orjson (main at facf5ea, this
+# script's decode.run section); checking every event must not make it slower.
+SSE_DECODE_BEFORE = 0.81
+
+
+def by_type(cases: list[Case]) -> dict[str, tuple[float, float, float] | None]:
+    """Per event type: the paired ratio (median, q1, q3) of the SSE encoder to the
+    one-line orjson writer, or None when one of them failed."""
+    out: dict[str, tuple[float, float, float] | None] = {}
+    for c in cases:
+        if not c.section.startswith("type:") or c.baseline:
+            continue
+        base = next(b for b in cases if b.section == c.section and b.baseline)
+        ok = c.error is None and base.error is None and c.samples and base.samples
+        out[c.section.removeprefix("type:")] = _paired(c, base) if ok else None
+    return out
 
 
 def targets(cases: list[Case], node: dict[str, Any], memory: dict[str, Any] | None) -> list[Target]:
@@ -487,6 +524,59 @@ def targets(cases: list[Case], node: dict[str, Any], memory: dict[str, Any] | No
         get("decode", "snapshot", "agui_wire decode_proto"),
         get("decode", "snapshot", "orjson: split + loads", "SSE"),
         2.0,
+        faster=False,
+    )
+    sse_ours, sse_orjson = "agui_wire EventEncoder.encode", C.ORJSON_SSE
+    ratio(
+        "SSE encode run, every event checked, <= 0.8x orjson SSE",
+        get("encode", "run", sse_ours, "SSE"),
+        orjson_enc,
+        0.8,
+        faster=False,
+    )
+    ratio(
+        "SSE encode TEXT_MESSAGE_CONTENT <= 0.8x orjson SSE",
+        get("encode", "hot", sse_ours, "SSE"),
+        get("encode", "hot", sse_orjson, "SSE"),
+        0.8,
+        faster=False,
+    )
+    ratio(
+        "SSE encode TOOL_CALL_ARGS <= 0.8x orjson SSE",
+        get("encode", "type:TOOL_CALL_ARGS", sse_ours, "SSE"),
+        get("encode", "type:TOOL_CALL_ARGS", sse_orjson, "SSE"),
+        0.8,
+        faster=False,
+    )
+    per_type = by_type(cases)
+    measured = {k: r for k, r in per_type.items() if r is not None}
+    text = "SSE encode <= 1.1x orjson SSE on every event type"
+    if not per_type or len(measured) < len(per_type):
+        out.append(Target(text, "n/a", None, "a contender failed or is missing"))
+    else:
+        worst = max(measured, key=lambda k: measured[k][0])
+        med, q1, q3 = measured[worst]
+        within = sum(r[0] <= 1.1 for r in measured.values())
+        out.append(
+            Target(
+                text,
+                f"worst {worst} {med:.2f}x (IQR {q1:.2f}-{q3:.2f}); "
+                f"{within} of {len(measured)} types within",
+                med <= 1.1,
+            )
+        )
+    ratio(
+        "SSE encode 50 KB snapshot <= 1.1x orjson SSE",
+        get("encode", "snapshot", sse_ours, "SSE"),
+        get("encode", "snapshot", sse_orjson, "SSE"),
+        1.1,
+        faster=False,
+    )
+    ratio(
+        f"SSE decode run, every event checked, <= {SSE_DECODE_BEFORE}x orjson split + loads",
+        get("decode", "run", "agui_wire decode", "SSE"),
+        get("decode", "run", "orjson: split + loads", "SSE"),
+        SSE_DECODE_BEFORE,
         faster=False,
     )
     size = f"{memory['bytes'] / 1e9:.2f} GB" if memory and "bytes" in memory else "1 GB"
@@ -645,8 +735,8 @@ def render(
         f"{m['python']}; orjson {m['orjson']}; protobuf {m['protobuf']}; pydantic {m['pydantic']}; "
         f"ag-ui-protocol {m['ag-ui-protocol']}; node {report['node'].get('node', 'n/a')}; "
         f"agui_wire {m['agui_wire']}, backend {m['backend']} {m['backend_names']}; "
-        f"{m['rounds']} rounds, >= {m['min_time']} s/sample, GC {m['gc']}"
-        + ("; QUICK RUN (indicative only)" if m["quick"] else "")
+        f"{m['rounds']} rounds, >= {m['min_time']} s/sample, GC {m['gc']}, "
+        f"{m.get('clock', 'wall')} clock" + ("; QUICK RUN (indicative only)" if m["quick"] else "")
     )
     headers = ["transport", "contender", "ns/event", "IQR", "events/s", "MB/s", "x orjson", "note"]
     for title, rows in timing_rows(cases, report["node"], workloads):
@@ -655,6 +745,38 @@ def render(
         "\nx orjson: median of per-round ratios to the section's orjson row "
         "(* node: ratio of medians, separate process)"
     )
+    type_rows = []
+    for c in cases:
+        if not c.section.startswith("type:") or c.baseline:
+            continue
+        kind = c.section.removeprefix("type:")
+        base = next(b for b in cases if b.section == c.section and b.baseline)
+        w = workloads.get(c.section)
+        if c.error is not None or base.error is not None:
+            type_rows.append([kind, "", "", "FAILED", "", "", c.error or base.error or ""])
+            continue
+        med, q1, q3 = _paired(c, base)
+        type_rows.append(
+            [
+                kind,
+                w.name.split("(")[-1].rstrip(")") if w is not None else "",
+                f"{c.wire_bytes / c.events:,.0f}",
+                _fmt_ns(c.median),
+                _fmt_ns(base.median),
+                f"{med:.2f}x",
+                f"{q1:.2f}-{q3:.2f}",
+            ]
+        )
+    if type_rows:
+        out += [
+            "",
+            f"{h}SSE encode by event type (agui_wire EventEncoder.encode vs {C.ORJSON_SSE})",
+            _table(
+                ["type", "events", "bytes/event", "agui_wire", "orjson", "x orjson", "IQR"],
+                type_rows,
+                markdown,
+            ),
+        ]
     out += [
         "",
         f"{h}bytes on the wire",
@@ -734,6 +856,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-gc", action="store_true", help="disable the GC while timing (all contenders)"
     )
     p.add_argument("--no-node", action="store_true", help="skip the Node contenders")
+    p.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall time (default) or the thread's CPU time (a shared, loaded machine)",
+    )
     p.add_argument("--memory", action="store_true", help="also run the 1 GB capture memory test")
     p.add_argument(
         "--memory-size", type=int, default=1024, metavar="MiB", help="capture size (default 1024)"
@@ -757,7 +885,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     machine = machine_info(args)
     log(f"backend {backend.NAME} {dict(backend.IMPLEMENTATIONS)}; building workloads ...")
-    cases, notes = build_cases(n_events, framer_bytes)
+    cases, notes = build_cases(n_events, framer_bytes, args.quick)
     for n in notes:
         log(n)
     for c in cases:
@@ -771,7 +899,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "error" in node:
         log(f"node: {node['error']}")
     log(f"timing {sum(c.error is None for c in cases)} cases, {args.rounds} rounds ...")
-    measure(cases, args.rounds, args.min_time, not args.no_gc, log)
+    measure(cases, args.rounds, args.min_time, not args.no_gc, log, CLOCKS[args.clock])
     depths = (16, 64, 300)
     log("robustness: deep snapshots ...")
     rob = robustness(depths)
@@ -804,6 +932,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
     }
     workloads = {"run": W.run(n_events), "hot": W.hot(n_events), "snapshot": W.snapshot()}
+    types = W.by_type(n_events, W.QUICK_TYPE_EVENTS if args.quick else W.TYPE_EVENTS)
+    workloads |= {f"type:{kind}": w for kind, w in types.items()}
     print(render(report, cases, workloads, args.markdown))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, default=str))

@@ -349,6 +349,18 @@ def encoders(section: str) -> list[Contender]:
     return out
 
 
+def type_encoders() -> list[Contender]:
+    """The SSE encoder against the one-line orjson writer, for the by-type workloads."""
+    sse = agui_wire.EventEncoder()
+    ident = lambda w: w.events  # noqa: E731
+    return [
+        Contender(
+            "agui_wire EventEncoder.encode", "SSE", ident, output="sse", **per_item(sse.encode)
+        ),
+        Contender(ORJSON_SSE, "SSE", ident, output="sse", **per_item(_orjson_sse)),
+    ]
+
+
 def decoders(section: str) -> list[Contender]:
     """Decoders for ``section``; every one reads the same bytes (or per-event slices)."""
     out: list[Contender] = []

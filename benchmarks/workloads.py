@@ -10,9 +10,11 @@ decoder reads the same bytes and every encoder gets the same dicts.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import random
 import struct
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +28,14 @@ from agui_wire._sample import realistic_run
 
 Event = dict[str, Any]
 
+ROOT = Path(__file__).resolve().parent.parent
+
 RUN_EVENTS = 20_004  # the issue's workload size
 QUICK_RUN_EVENTS = 2_004
 SEED = 20_004
 SNAPSHOT_BYTES = 50_000  # JSON size of the state snapshot
+TYPE_EVENTS = 2_000  # events per type in the by-type workloads
+QUICK_TYPE_EVENTS = 500
 FRAMER_BYTES = 100_000_000
 FRAMER_CHUNK = 1 << 20  # "large chunks": 1 MiB reads
 CAPTURE_CHUNK = 1 << 16  # what a socket or file read typically hands over
@@ -102,6 +108,38 @@ def hot(n: int = RUN_EVENTS, seed: int = SEED) -> Workload:
     event repeated, so caches see what a server sees)."""
     events = [e for e in run(n, seed).events if e["type"] == "TEXT_MESSAGE_CONTENT"]
     return make_workload(f"TEXT_MESSAGE_CONTENT x{len(events)}", events)
+
+
+def _plain(event: Event) -> bool:
+    """Whether the one-line orjson writer writes ``event`` as the encoders do, and it
+    round-trips through protobuf unchanged (no None to omit, no key protobuf drops)."""
+    try:
+        same = agui_wire.encode_sse(event) == b"data: " + orjson.dumps(event) + b"\n\n"
+        return same and agui_wire.decode_proto(agui_wire.encode_proto(event)) == [event]
+    except (agui_wire.EncodeError, agui_wire.DecodeError, TypeError):
+        return False
+
+
+@functools.cache
+def by_type(
+    n: int = RUN_EVENTS, per_type: int = TYPE_EVENTS, seed: int = SEED
+) -> dict[str, Workload]:
+    """One workload per event type, each of the 31: that type's events of the run,
+    then the test corpus's events of the type (tests/support/corpus.py: minimal,
+    full and every variant), those a one-line orjson writer writes exactly as the
+    encoders do, cycled to ``per_type`` events."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.support.corpus import corpus_by_type
+
+    run_events = run(n, seed).events
+    out: dict[str, Workload] = {}
+    for kind, corpus in corpus_by_type().items():
+        distinct = [e for e in run_events if e["type"] == kind][:per_type]
+        distinct += [e for e in corpus if _plain(e)]
+        events = list(itertools.islice(itertools.cycle(distinct), max(per_type, len(distinct))))
+        out[kind] = make_workload(f"{kind} x{len(events)} ({len(distinct)} distinct)", events)
+    return out
 
 
 def _words(rng: random.Random, lo: int, hi: int) -> str:
