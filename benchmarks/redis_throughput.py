@@ -26,7 +26,10 @@ Per delivered event: the replica's CPU (user + system time of the child process
 from the first start to the last reader's end: ``getrusage``), Redis's CPU
 (``INFO cpu``, the same window, with its commands per event from ``INFO
 commandstats`` and its socket reads per event, ~round trips, from ``INFO stats``),
-the replica's context switches; publish -> deliver p50/p99 over every delta; the
+the replica's context switches; ``CPU``: its CPU time / wall (a replica that
+keeps up idles between events; one that cannot uses what the machine gives it),
+``wait``: the time it was runnable but waiting for a CPU (``/proc`` schedstat), /
+wall: what the shared machine took from it; publish -> deliver p50/p99 over every delta; the
 most connections the replica held (``CLIENT LIST``, sampled every 0.2 s); wall
 against the workload's length (``(deltas + 1) / R``: starts are spread over one
 interval). ``ratio`` is RunStore / workload CPU per event, taken per repeat (the
@@ -51,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -78,6 +82,16 @@ WALL_SLACK = 1.10  # and its wall within 10% of the workload's length
 def _usage() -> tuple[float, int]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime, usage.ru_nvcsw + usage.ru_nivcsw
+
+
+def _waited() -> float:
+    """Seconds this process's threads spent runnable but waiting for a CPU (Linux
+    schedstat; 0 elsewhere): how much the shared machine held the replica back."""
+    total = 0.0
+    with contextlib.suppress(OSError):
+        for task in Path("/proc/self/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[1]) / 1e9
+    return total
 
 
 class _Check:
@@ -162,6 +176,8 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         return index
 
     store: Any = None
+    logged: Counter[str] = Counter()  # the store's log records (not printed: counted)
+    _count_logs(logged)
     if mode == "store":
         import redis.asyncio as redis
 
@@ -196,18 +212,20 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         run_id = f"run-{n}"
         task = await store.start(run_id, produce(run_id, t0 + interval * n / runs))
         assert task is not None
-        if reader != "subscribe":
-            read = await over_http(store.response(run_id), run_id)
-            check.end(run_id, await task, read)
-            return read
         index = 0
-        async for event_id, event in store.subscribe(run_id):
-            index += 1
-            if event_id != index:
-                check.problems.append(f"{run_id}: id {event_id} after {index - 1}")
-                index = event_id
-            check.event(run_id, index, event)
-        check.end(run_id, await task, index)
+        try:
+            if reader != "subscribe":
+                index = await over_http(store.response(run_id), run_id)
+            else:
+                async for event_id, event in store.subscribe(run_id):
+                    index += 1
+                    if event_id != index:
+                        check.problems.append(f"{run_id}: id {event_id} after {index - 1}")
+                        index = event_id
+                    check.event(run_id, index, event)
+            check.end(run_id, await task, index)
+        except Exception as exc:  # the store gave up on the run: a problem, counted
+            check.problems.append(f"{run_id}: {type(exc).__name__}: {exc}")
         return index
 
     one = in_store if mode == "store" else in_memory
@@ -229,12 +247,14 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
     ticker = asyncio.ensure_future(_lag(lags))
     collecting = _time_gc()
     cpu, switches = _usage()
+    waited = _waited()
     wall = time.perf_counter()
     t0 = loop.time()
     delivered = sum(await asyncio.gather(*(one(n, t0) for n in range(runs))))
     wall = time.perf_counter() - wall
+    waited = _waited() - waited
     ticker.cancel()
-    gc_time, collections = collecting()
+    gc_time, collections, gc_by_generation = collecting()
     cpu, switches = (a - b for a, b in zip(_usage(), (cpu, switches), strict=True))
     if profiler is not None:
         profiler.disable()
@@ -250,36 +270,58 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         "lag99": lags[int(len(lags) * 0.99)] if lags else None,
         "delivered": delivered,
         "cpu": cpu,
+        "waited": waited,
         "switches": switches,
         "wall": wall,
         "p50": statistics.median(latencies) if latencies else None,
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else None,
         "problems": check.problems[:5],
         "problem_count": len(check.problems),
+        "logged": dict(logged),
         "gc": gc_time,
         "collections": collections,
+        "gc_by_generation": gc_by_generation,
         "callbacks": callbacks,
         "trace": trace,
     }
 
 
+def _count_logs(logged: Counter[str]) -> None:
+    """The store's log records counted by message instead of printed (an overloaded
+    replica logs one traceback per failed run)."""
+    import logging
+
+    class Counting(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged[record.getMessage()[:60]] += 1
+
+    log = logging.getLogger("agui_wire")
+    log.addHandler(Counting())
+    log.propagate = False
+
+
 def _time_gc() -> Any:
-    """Time the cyclic GC's collections from now on; returns a function giving the
-    seconds they took and how many there were (and stopping)."""
-    spent = [0.0, 0.0, 0]  # total, start of the current collection, count
+    """Time the cyclic GC's collections from now on, in process CPU time (the
+    machine is shared: a wall clock would count time the replica was not running);
+    returns a function giving the seconds per generation, their sum, and how many
+    collections there were (and stopping)."""
+    spent = [0.0, 0.0]  # total, start of the current collection
+    counts = [0, 0, 0]  # collections per generation
+    took = [0.0, 0.0, 0.0]  # seconds per generation
 
     def timed(phase: str, info: dict[str, Any]) -> None:
+        generation = info["generation"]
         if phase == "start":
-            spent[1] = time.perf_counter()
+            spent[1] = time.process_time()
         else:
-            spent[0] += time.perf_counter() - spent[1]
-            spent[2] += 1
+            took[generation] += time.process_time() - spent[1]
+            counts[generation] += 1
 
     gc.callbacks.append(timed)
 
-    def done() -> tuple[float, int]:
+    def done() -> tuple[float, list[int], list[float]]:
         gc.callbacks.remove(timed)
-        return spent[0], int(spent[2])
+        return sum(took), counts, took
 
     return done
 
@@ -399,6 +441,7 @@ def measure(
 
     admin = redis.Redis.from_url(server.url)
     pyspy = extra.pop("pyspy", None)
+    native = extra.pop("native", False)
     if mode == "store":
         admin.flushall()
     base = len(admin.client_list())  # admin itself (the replica not started yet)
@@ -420,8 +463,10 @@ def measure(
     if pyspy is not None:
         spy = subprocess.Popen(
             [
-                *("py-spy", "record", "--pid", str(child.pid), "--rate", "1000", "--nonblocking"),
-                *("--format", "raw", "--output", str(pyspy)),
+                *("py-spy", "record", "--pid", str(child.pid), "--format", "raw"),
+                *("--output", str(pyspy)),
+                # native frames (the GC, C code) need the process paused per sample
+                *(("--native", "--rate", "250") if native else ("--nonblocking", "--rate", "1000")),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -448,6 +493,7 @@ def measure(
         result["redis_cpu"] = _redis_cpu(admin) - redis_cpu
         stats = admin.info("commandstats")
         result["commands"] = {k.removeprefix("cmdstat_"): v["calls"] for k, v in stats.items()}
+        result["commands_usec"] = {k.removeprefix("cmdstat_"): v["usec"] for k, v in stats.items()}
         result["redis_reads"] = admin.info("stats")["total_reads_processed"]
     if spy is not None:
         _, err = spy.communicate(timeout=120)
@@ -480,8 +526,11 @@ def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
         "wall_s": [r["wall"] for r in rows],
         "switches": [r["switches"] / r["delivered"] for r in rows],
         "lag99_ms": [r["lag99"] * 1e3 for r in rows],
+        "busy": [r["cpu"] / r["wall"] for r in rows],
+        "starved": [r["waited"] / r["wall"] for r in rows],
         "gc_us": [r["gc"] / r["delivered"] * 1e6 for r in rows],
         "connections": max(r["connections"] for r in rows),
+        "failed": sum(r["problem_count"] for r in rows),
         "delivered": rows[0]["delivered"],
         "length_s": length,
     }
@@ -492,7 +541,7 @@ def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
         for r in rows:
             calls.update(r["commands"])
         scale = len(rows) * rows[0]["delivered"]
-        out["commands"] = {k: round(v / scale, 3) for k, v in calls.most_common()}
+        out["commands"] = {k: round(v / scale, 6) for k, v in calls.most_common()}
     return out
 
 
@@ -512,7 +561,8 @@ def print_cell(runs: int, rate: float, loop: str, memory: dict[str, Any], store:
             f"{head} {name:<9}{_spread(row['cpu_us']):>22} {redis_us:>20} "
             f"{_spread(row['p50_ms']):>20} {_spread(row['p99_ms']):>22} "
             f"{row['connections']:>5} {wall:>15} {_spread(row['lag99_ms']):>18} "
-            f"{_spread(row['gc_us']):>16}",
+            f"{_spread(row['gc_us']):>16} {statistics.median(row['busy']) * 100:>5.0f}% "
+            f"{statistics.median(row['starved']) * 100:>5.0f}%",
             flush=True,
         )
         head = " " * len(head)
@@ -544,7 +594,20 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write every cell's numbers here")
     parser.add_argument("--quick", action="store_true", help="CI size: checks only")
+    parser.add_argument("--markdown", action="store_true", help="print the grid as a table")
     parser.add_argument("--profile", type=Path, help="profile into this directory (see above)")
+    parser.add_argument(
+        "--passes",
+        default="spy,cprofile,count",
+        help="with --profile: which of py-spy (both rows, each loop), cProfile and "
+        "counted loop callbacks with the store's round trips timed",
+    )
+    parser.add_argument(
+        "--native",
+        action="store_true",
+        help="with --profile: py-spy --native (C frames: the GC's share; pauses the "
+        "replica at each sample, 250 a second)",
+    )
     parser.add_argument("--replica", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.replica:
@@ -606,7 +669,8 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
     print(
         f"{'runs':>7} {'ev/s':>5} {'offered':>9} {'loop':<8} {'row':<9}{'CPU us/event':>22} "
         f"{'Redis us/event':>20} {'p50 ms':>20} {'p99 ms':>22} {'conns':>5} "
-        f"{'wall / length':>15} {'loop lag p99 ms':>18} {'GC us/event':>16}"
+        f"{'wall / length':>15} {'loop lag p99 ms':>18} {'GC CPU us/event':>16} "
+        f"{'CPU':>6} {'wait':>6}"
     )
     failed = False
     cells: list[dict[str, Any]] = []
@@ -632,8 +696,9 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
                             failed = True
                             print(
                                 f"FAILED {mode} {runs} runs x {rate:g}/s ({loop}): "
-                                f"{r['problem_count']} problems {r['problems']}, "
-                                f"{r['delivered']:,} delivered, {r['connections']} connections"
+                                f"{r['problem_count']} problems {r['problems'][:2]}, "
+                                f"{r['delivered']:,} delivered, {r['connections']} "
+                                f"connections; logged {r['logged']}"
                             )
                         rows[mode].append(r)
                 length = (args.deltas + 1) / rate
@@ -657,12 +722,55 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
         )
     if args.json:
         args.json.write_text(json.dumps({"machine": _machine(server), "cells": cells}, indent=1))
+    if args.markdown:
+        print("\n" + markdown(cells))
     print("\nchecks: " + ("FAILED" if failed else "every event once and in order, every run"))
     return failed
 
 
+def _redis_commands(r: dict[str, Any]) -> str:
+    """Redis's time per delivered event by command (a script's own commands are
+    counted inside its EVALSHA's time too: INFO commandstats)."""
+    n = r["delivered"]
+    usec = sorted(r["commands_usec"].items(), key=lambda kv: -kv[1])
+    return "Redis us per event by command (calls per event): " + ", ".join(
+        f"{k} {v / n:.2f} ({r['commands'][k] / n:.3f})" for k, v in usec if v / n >= 0.05
+    )
+
+
+def markdown(cells: list[dict[str, Any]]) -> str:
+    """The grid as the README's and docs/scaling.md's table (medians)."""
+    m = statistics.median
+
+    def ms(value: float) -> str:
+        return f"{value:.2g}" if value < 10 else f"{value:,.0f}"
+
+    lines = [
+        "| runs x events/s (offered) | loop | replica CPU / event: workload | RunStore "
+        "| ratio | Redis CPU / event | p50 / p99: workload | RunStore | wall / length "
+        "| appends, XREADs per 1,000 events | replica waiting for a CPU | runs failed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in cells:
+        w, s = c["workload"], c["store"]
+        calls = s["commands"]
+        lines.append(
+            f"| {c['runs']:,} x {c['rate']:g} ({c['runs'] * c['rate']:,.0f}) | {c['loop']} "
+            f"| {m(w['cpu_us']):.1f} µs | {m(s['cpu_us']):.1f} µs "
+            f"| {m([a / b for a, b in zip(s['cpu_us'], w['cpu_us'], strict=True)]):.2f}x "
+            f"| {m(s['redis_us']):.1f} µs "
+            f"| {ms(m(w['p50_ms']))} / {ms(m(w['p99_ms']))} ms "
+            f"| {ms(m(s['p50_ms']))} / {ms(m(s['p99_ms']))} ms "
+            f"| {m(s['wall_s']):.1f} / {s['length_s']:.1f} s "
+            f"| {calls.get('evalsha', 0) * 1e3:,.0f}, {ms(calls.get('xread', 0) * 1e3)} "
+            f"| {m(s['starved']) * 100:.0f}% | {s.get('failed', 0):,} |"
+        )
+    return "\n".join(lines)
+
+
 def profile(server: Any, args: argparse.Namespace) -> None:
-    """py-spy on both rows, cProfile and loop callbacks counted on the store's."""
+    """py-spy on both rows (per loop), then cProfile and the loop's callbacks counted
+    (the default loop)."""
     import pstats
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -670,89 +778,59 @@ def profile(server: Any, args: argparse.Namespace) -> None:
 
     out: Path = args.profile
     out.mkdir(parents=True, exist_ok=True)
-    print(_machine(server) + "\n")
+    print(f"{_machine(server)}; readers: {args.reader}\n")
+
+    def run(mode: str, runs: int, rate: float, loop: str, **extra: Any) -> dict[str, Any]:
+        extra |= {"gc": args.gc, "reader": args.reader}
+        return measure(server, mode, runs, rate, args.deltas, loop, **extra)
+
+    def said(r: dict[str, Any]) -> str:
+        n = r["delivered"]
+        by = ", ".join(
+            f"gen{g}: {c:,} in {t * 1e3:.0f} ms"
+            for g, (c, t) in enumerate(zip(r["collections"], r["gc_by_generation"], strict=True))
+        )
+        return (
+            f"{r['cpu'] / n * 1e6:.1f} us/event (GC {r['gc'] / n * 1e6:.1f}: {by}), p50 "
+            f"{r['p50'] * 1e3:.1f} ms, p99 {r['p99'] * 1e3:.0f} ms, loop lag p99 "
+            f"{r['lag99'] * 1e3:.0f} ms, wall {r['wall']:.1f} s"
+        )
+
     for runs in args.runs:
         for rate in args.rates:
-            cell = f"{runs}x{rate:g}"
-            per_event: dict[str, float] = {}
-            for mode in ("memory", "store"):
-                plain = measure(
-                    server, mode, runs, rate, args.deltas, "asyncio", gc=args.gc, reader=args.reader
-                )
-                path = out / f"{mode}-{cell}.txt"
-                spied = measure(
-                    server,
-                    mode,
-                    runs,
-                    rate,
-                    args.deltas,
-                    "asyncio",
-                    gc=args.gc,
-                    reader=args.reader,
-                    pyspy=path,
-                )
-                cpu = spied["cpu"] / spied["delivered"] * 1e6
-                per_event[mode] = cpu
-                unprofiled = plain["cpu"] / plain["delivered"] * 1e6
-                print(
-                    f"== {mode}, {runs:,} runs x {rate:g}/s: {unprofiled:.1f}"
-                    f" us/event unprofiled (p99 {plain['p99'] * 1e3:.0f} ms, loop lag p99 "
-                    f"{plain['lag99'] * 1e3:.0f} ms), {cpu:.1f} under py-spy (p99 "
-                    f"{spied['p99'] * 1e3:.0f} ms)"
-                )
-                print_buckets(read_collapsed(path), cpu)
-            stats_path = out / f"store-{cell}.pstats"
-            profiled = measure(
-                server,
-                "store",
-                runs,
-                rate,
-                args.deltas,
-                "asyncio",
-                gc=args.gc,
-                reader=args.reader,
-                cprofile=str(stats_path),
-            )
-            print(
-                f"== cProfile of the store, {runs:,} runs x {rate:g}/s "
-                f"({profiled['cpu'] / profiled['delivered'] * 1e6:.1f} us/event under it)"
-            )
-            stats = pstats.Stats(str(stats_path))
-            bucket_cprofile(stats, profiled["delivered"])
-            counted = measure(
-                server,
-                "store",
-                runs,
-                rate,
-                args.deltas,
-                "asyncio",
-                gc=args.gc,
-                reader=args.reader,
-                count=True,
-            )
-            memory = measure(
-                server,
-                "memory",
-                runs,
-                rate,
-                args.deltas,
-                "asyncio",
-                gc=args.gc,
-                reader=args.reader,
-                count=True,
-            )
-            for name, r in (("workload", memory), ("RunStore", counted)):
+            cell = f"{runs}x{rate:g}-{args.reader}"
+            for loop in args.loops if "spy" in args.passes else ():
+                for mode in ("memory", "store"):
+                    plain = run(mode, runs, rate, loop)
+                    path = out / f"{mode}-{cell}-{loop}.txt"
+                    spied = run(mode, runs, rate, loop, pyspy=path, native=args.native)
+                    cpu = spied["cpu"] / spied["delivered"] * 1e6
+                    print(f"== {mode}, {runs:,} runs x {rate:g}/s, {loop}")
+                    print(f"   unprofiled: {said(plain)}\n   under py-spy: {said(spied)}")
+                    print_buckets(read_collapsed(path), cpu)
+                    if mode == "store":
+                        print("   " + _redis_commands(spied))
+            if "cprofile" in args.passes:
+                stats_path = out / f"store-{cell}.pstats"
+                profiled = run("store", runs, rate, "asyncio", cprofile=str(stats_path))
+                print(f"== cProfile of the store, {runs:,} runs x {rate:g}/s: {said(profiled)}")
+                bucket_cprofile(pstats.Stats(str(stats_path)), profiled["delivered"])
+            for name, mode in (("workload", "memory"), ("RunStore", "store")):
+                if "count" not in args.passes:
+                    break
+                r = run(mode, runs, rate, "asyncio", count=True)
                 calls = r["callbacks"] or {}
                 total = sum(calls.values())
                 print(
-                    f"== {name}: {total / r['delivered']:.2f} loop callbacks per event "
-                    f"({r['switches'] / r['delivered']:.3f} OS context switches); the most:"
+                    f"== {name}, loop callbacks counted: {said(r)}\n   "
+                    f"{total / r['delivered']:.2f} loop callbacks per event "
+                    f"({r['switches'] / r['delivered']:.3f} OS context switches), the most:"
                 )
                 for key, n in Counter(calls).most_common(8):
                     print(f"   {n / r['delivered']:7.3f}  {key}")
                 for kind, t in (r["trace"] or {}).items():
                     print(
-                        f"   {kind}: {t['count'] / r['delivered']:.3f} per event, "
+                        f"   {kind}: {t['count'] / r['delivered']:.4f} per event, "
                         f"{t['size']:.1f} each, p50 {t['p50_ms']:.1f} ms, p99 {t['p99_ms']:.1f} ms"
                     )
             print()

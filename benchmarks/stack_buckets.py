@@ -40,10 +40,13 @@ OTHER = "lease checks, watchdog, other store code"
 AGENT = "workload: the producers' generator"
 READER = "workload: the readers (checks, latency)"
 ENCODE = "workload: encode (pump)"
+PROBES = "the benchmark's probes (GC timing, loop lag)"
+GC = "the cyclic GC (gc_collect_main: seen with --native only)"
 ORDER = [
     AGENT,
     ENCODE,
     READER,
+    PROBES,
     PRODUCER,
     SCRIPTS,
     LANES,
@@ -54,6 +57,7 @@ ORDER = [
     DISPATCH,
     SEND,
     LOOP,
+    GC,
     RESPONSE,
     OTHER,
     "not in Python code (GC, interpreter)",
@@ -61,6 +65,8 @@ ORDER = [
 
 W = "agui_wire/"
 RULES: list[tuple[str, str, str]] = [
+    ("redis_throughput.py", "_time_gc", PROBES),
+    ("redis_throughput.py", "_lag", PROBES),
     ("redis_throughput.py", "produce", AGENT),
     ("redis_throughput.py", "pump", ENCODE),
     ("redis_throughput.py", "*", READER),
@@ -123,6 +129,8 @@ def _rule(func: str, file: str, rules: list[tuple[str, str, str]]) -> str | None
 def classify(stack: list[str]) -> tuple[str, str]:
     """A sample's bucket, and who asked (the innermost frame of ours, for the loop)."""
     frames = [_frame(f) for f in stack]  # outermost first
+    if any(func == "gc_collect_main" for func, _ in frames):
+        return GC, "-"  # whoever allocated when a collection was due
     for func, file in frames:
         bucket = _rule(func, file, OUTER)
         if bucket is not None:
@@ -154,7 +162,7 @@ def read_collapsed(path: Path) -> list[tuple[list[str], int]]:
     samples = []
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        if stack:
+        if stack and count.isdigit():  # (--nonblocking: a rare torn line, skipped)
             samples.append((stack.split(";"), int(count)))
     return samples
 
