@@ -377,14 +377,19 @@ def _trace_store() -> Any:
     pipeline (commands in it), a lane's XREAD (entries in its reply), a producer's
     append (events in it). Returns a function giving per kind the count, the mean
     size and the p50/p99 duration (ms)."""
-    from agui_wire.redis import _pipeline, _tails, _write
+    import importlib
 
     traced: dict[str, list[tuple[float, int]]] = {}
 
-    def wrap(owner: Any, name: str, kind: str, size: Any) -> None:
+    def wrap(where: str, name: str, kind: str, size: Any) -> None:
+        module, _, cls = where.rpartition(".")
+        try:
+            owner = getattr(importlib.import_module(module), cls, None)
+        except ImportError:
+            owner = None
         original = getattr(owner, name, None)
         if original is None:
-            traced[f"{kind} (not traced: {owner.__name__}.{name} is gone)"] = []
+            traced[f"{kind} (not traced: {where}.{name} is gone)"] = []
             return
         seen = traced.setdefault(kind, [])
 
@@ -399,9 +404,10 @@ def _trace_store() -> Any:
     def entries(args: Any, reply: Any) -> int:
         return sum(len(found) for _, found in reply or ())
 
-    wrap(_pipeline.Pipeliner, "_send", "command-lane round trip", lambda a, r: len(a[1]))
-    wrap(_tails._Lane, "_xread", "lane XREAD (blocking)", entries)
-    wrap(_write.Producer, "append", "producer append", lambda a, r: len(a[2]))
+    pipeline, lane = "agui_wire.redis._pipeline.Pipeliner", "agui_wire.redis._tails._Lane"
+    wrap(pipeline, "_send", "command-lane round trip", lambda a, r: len(a[1]))
+    wrap(lane, "_xread", "lane XREAD (blocking)", entries)
+    wrap("agui_wire.redis._producer.Producer", "append", "producer append", lambda a, r: len(a[2]))
 
     def done() -> dict[str, Any]:
         out = {}
@@ -567,10 +573,10 @@ def print_cell(runs: int, rate: float, loop: str, memory: dict[str, Any], store:
         )
         head = " " * len(head)
     calls = store["commands"]
-    top = ", ".join(f"{k} {calls.get(k, 0):g}" for k in ("evalsha", "xread"))
+    top = ", ".join(f"{k} {calls.get(k, 0):.3g}" for k in ("evalsha", "xread"))
     print(
         f"{head} ratio    {_spread(ratios, digits=2):>22}x   Redis per event: {top} "
-        f"({sum(calls.values()):g} commands with the scripts' own, "
+        f"({sum(calls.values()):.3g} commands with the scripts' own, "
         f"{statistics.median(store['redis_reads']):.3f} socket reads)\n",
         flush=True,
     )

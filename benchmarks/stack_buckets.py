@@ -25,7 +25,7 @@ from typing import Any
 
 # (file part, function) -> bucket; ``*`` any function of the file. First match wins,
 # looked up from the innermost agui_wire/benchmark frame outwards.
-PRODUCER = "producer side (Source, Producer.run, _Writer, encode)"
+PRODUCER = "producer side (Source, Producer.run, Appends, admit: encode)"
 SCRIPTS = "script calls (append/renew args and replies)"
 LANES = "command lanes (pipeline, pack, socket, replies)"
 XREAD_SEND = "XREAD building and sending"
@@ -35,12 +35,14 @@ DECODE = "decode (Batch.events)"
 DISPATCH = "dispatch (inbox, subscribe, ids)"
 LOOP = "task wakeups and the loop (asyncio)"
 RESPONSE = "response writes"
+TELEMETRY = "telemetry (agui_wire._observe)"
 SEND = "socket writes to Redis (pipelines and XREADs: redis-py runs each in a task)"
 OTHER = "lease checks, watchdog, other store code"
 AGENT = "workload: the producers' generator"
 READER = "workload: the readers (checks, latency)"
 ENCODE = "workload: encode (pump)"
-PROBES = "the benchmark's probes (GC timing, loop lag)"
+# py-spy shows a collection under the GC callback's frame: these samples are the GC's
+PROBES = "the cyclic GC (under the benchmark's GC callback) and the loop-lag probe"
 GC = "the cyclic GC (gc_collect_main: seen with --native only)"
 ORDER = [
     AGENT,
@@ -59,46 +61,51 @@ ORDER = [
     LOOP,
     GC,
     RESPONSE,
+    TELEMETRY,
     OTHER,
     "not in Python code (GC, interpreter)",
 ]
 
 W = "agui_wire/"
+R = W + "redis/"
+S = W + "_runstore/"
 RULES: list[tuple[str, str, str]] = [
     ("redis_throughput.py", "_time_gc", PROBES),
     ("redis_throughput.py", "_lag", PROBES),
     ("redis_throughput.py", "produce", AGENT),
     ("redis_throughput.py", "pump", ENCODE),
     ("redis_throughput.py", "*", READER),
-    (W + "redis/_write.py", "Producer.append", SCRIPTS),
-    (W + "redis/_write.py", "Producer._check", SCRIPTS),
-    (W + "redis/_write.py", "Producer._heartbeat", SCRIPTS),
-    (W + "redis/_write.py", "*", PRODUCER),
+    (R + "_producer.py", "Producer.append", SCRIPTS),
+    (R + "_producer.py", "Producer._check", SCRIPTS),
+    (R + "_producer.py", "Producer._heartbeat", SCRIPTS),
+    (R + "_producer.py", "*", PRODUCER),
+    (S + "appends.py", "*", PRODUCER),
     (W + "_streaming.py", "Source", PRODUCER),
     (W + "_streaming.py", "event_type", PRODUCER),
-    (W + "redis/_backend.py", "Backend.script", SCRIPTS),
-    (W + "redis/_backend.py", "Backend.run_script", SCRIPTS),
-    (W + "redis/_pipeline.py", "*", LANES),
-    (W + "redis/_tails.py", "Inbox", DISPATCH),
-    (W + "redis/_tails.py", "_Lane._dispatch", BATCH),
-    (W + "redis/_tails.py", "_pairs", BATCH),
-    (W + "redis/_tails.py", "_Lane._xread", XREAD_SEND),  # unless it is parsing (below)
-    (W + "redis/_tails.py", "_Lane._read", XREAD_SEND),
-    (W + "redis/_tails.py", "_Lane._loop", XREAD_SEND),
-    (W + "redis/_batches.py", "Batch.items", DISPATCH),
-    (W + "redis/_batches.py", "Batch.after", DISPATCH),
-    (W + "redis/_batches.py", "*", BATCH),
-    (W + "redis/_read.py", "*", DISPATCH),
-    (W + "redis/_store.py", "RunStore.subscribe", DISPATCH),
-    (W + "redis/_keys.py", "EventId", DISPATCH),
-    (W + "redis/", "*", OTHER),
+    (R + "_calls.py", "Calls.script", SCRIPTS),
+    (R + "_calls.py", "Calls.run_script", SCRIPTS),
+    (R + "_pipeline.py", "*", LANES),
+    (R + "_tails.py", "_Lane._dispatch", BATCH),
+    (R + "_tails.py", "_pairs", BATCH),
+    (R + "_tails.py", "_Lane._xread", XREAD_SEND),  # unless it is parsing (below)
+    (R + "_tails.py", "_Lane._read", XREAD_SEND),
+    (R + "_tails.py", "_Lane._loop", XREAD_SEND),
+    (R + "_entries.py", "*", BATCH),
+    (S + "batches.py", "Batch.items", DISPATCH),
+    (S + "batches.py", "Batch.after", DISPATCH),
+    (S + "batches.py", "*", BATCH),
+    (S + "read.py", "*", DISPATCH),
+    (S + "ids.py", "EventId", DISPATCH),
+    (R + "_store.py", "RunStore.subscribe", DISPATCH),
+    (W + "_observe.py", "*", TELEMETRY),
+    (R, "*", OTHER),
     (W, "*", OTHER),
 ]
 # A frame anywhere in the stack that decides the bucket, whatever runs inside it:
 # a batch's decode (framing its payloads included), an HTTP response's writes.
 OUTER: list[tuple[str, str, str]] = [
-    (W + "redis/_batches.py", "Batch.events", DECODE),
-    (W + "redis/_http.py", "*", RESPONSE),
+    (S + "batches.py", "Batch.events", DECODE),
+    (S + "http.py", "*", RESPONSE),
     (W + "asgi.py", "*", RESPONSE),
     ("redis/asyncio/connection.py", "AbstractConnection._send_packed_command", SEND),
 ]
