@@ -213,20 +213,25 @@ def test_a_producer_that_lost_its_lease_stops(redis_server, run_id) -> None:
     run(main())
 
 
-def test_a_failing_producer_ends_the_run_with_run_error(redis_server, run_id) -> None:
+@pytest.mark.parametrize("produced", [2, 0])
+def test_a_failing_producer_ends_the_run_with_run_error(redis_server, run_id, produced) -> None:
+    """Also before its first event: the run is that one RUN_ERROR (as an
+    ``EventStreamResponse`` of the producer says), not an end with nothing in it."""
+
     async def main() -> None:
         r = client(redis_server)
         store = RunStore(r)
 
         async def fails():
-            yield RUN[0]
-            yield RUN[1]
+            for event in RUN[:produced]:
+                yield event
             raise RuntimeError("model timeout")
 
         with pytest.raises(RuntimeError, match="model timeout"):
             await store.publish(run_id, fails())
         got = await collect(store, run_id)
-        assert [e["type"] for _, e in got] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"]
+        types = [e["type"] for _, e in got]
+        assert types == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"][-produced - 1 :]
         assert got[-1][1]["code"] == "INTERNAL_ERROR"
         assert "model timeout" not in str(got[-1][1])
         await r.aclose()

@@ -142,9 +142,9 @@ return {DONE, last}
 # KEYS: stream, lease (, snapshot). ARGV: token, ttl_ms, known, reason, generation,
 # its end's sequence, RUN_ERROR payload, the index of the producer's terminal
 # event (0: none). Ends the run after a failure: the RUN_ERROR after what Redis
-# holds (not after a terminal event), then the end. Runs when Redis is out of
-# memory (a few hundred bytes past ``maxmemory``), so a run that filled Redis
-# still ends. Its flags line needs Redis 7.0 (``Calls.ready`` probes it).
+# holds (not after a terminal event; alone when it holds none), then the end. Runs
+# when Redis is out of memory (a few hundred bytes past ``maxmemory``), so a run
+# that filled Redis still ends. Its flags line needs Redis 7.0 (``Calls.ready`` probes it).
 FAIL: Final = Script(
     "#!lua flags=allow-oom\n"
     + PRELUDE
@@ -161,7 +161,7 @@ if seq then
 end
 local holder = redis.call('GET', KEYS[2])
 if holder and holder ~= ARGV[1] then return {HELD, last} end
-if tonumber(ARGV[8]) ~= last then
+if last == 0 or tonumber(ARGV[8]) ~= last then
   last = last + 1
   redis.call('XADD', KEYS[1], last .. '-' .. ARGV[5], 'p', ARGV[7])
 end
