@@ -1,6 +1,13 @@
 """Fixtures of the run store's tests: a real ``redis-server`` (tests/redis/harness.py)
 on a free loopback port, one per session for the tests that only need a Redis,
-fresh ones for the tests that kill or restart it; ``run`` runs a coroutine."""
+fresh ones for the tests that kill or restart it; ``run`` runs a coroutine.
+
+``run`` is ``asyncio.run`` with a bounded shutdown: the tasks left when the
+coroutine returns are cancelled at once, as ``asyncio.run`` (and a server
+shutting down) does, and must end within ``SHUTDOWN`` seconds; a task that
+survives its cancellation fails the test naming what it awaits, instead of
+hanging the process (a shutdown that never finishes, in production).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -72,5 +79,63 @@ def run_id() -> str:
     return f"run-{uuid.uuid4()}"
 
 
+#: Seconds the tasks left behind by a test have to end once cancelled: above the
+#: store's own bound for ending a cancelled producer's run (``RunStore.aclose``).
+SHUTDOWN: Final = 30.0
+
+
 def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(coro)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            survivors = shutdown(loop, SHUTDOWN)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+        if survivors:
+            pytest.fail(
+                f"{len(survivors)} task(s) did not end within {SHUTDOWN:g} s of being "
+                "cancelled:\n" + "\n".join(survivors),
+                pytrace=False,
+            )
+
+
+def shutdown(loop: asyncio.AbstractEventLoop, bound: float) -> list[str]:
+    """Cancel every task of ``loop`` at once and run until they end, at most ``bound``
+    seconds (``asyncio.run``'s shutdown, bounded); what each survivor awaits."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return []
+    _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=bound))
+    for task in tasks - pending:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception during shutdown",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
+    return [awaiting(task) for task in pending]
+
+
+def awaiting(task: asyncio.Task[Any]) -> str:
+    """The task and its chain of awaits, innermost last (``print_stack`` shows the
+    outer coroutine only)."""
+    lines = [repr(task)]
+    step: Any = task.get_coro()
+    while step is not None:
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        if frame is None:
+            lines.append(f"  awaits {step!r}")
+            break
+        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    return "\n".join(lines)

@@ -532,7 +532,8 @@ def test_fan_out_shares_each_batch_between_responses(redis_server, run_id) -> No
             for event in events[1:]:
                 yield event
 
-        await store.start(run_id, producer())
+        task = await store.start(run_id, producer())
+        assert task is not None
         responses = []
         for accept in [PROTO_MEDIA_TYPE] * 10 + [SSE_MEDIA_TYPE] * 10:
             responses.append(asyncio.ensure_future(call(store.response(run_id, accept=accept))))
@@ -548,6 +549,8 @@ def test_fan_out_shares_each_batch_between_responses(redis_server, run_id) -> No
             for other in live[1:]:
                 assert len(other) == len(live[0])
                 assert all(a is b for a, b in zip(other, live[0], strict=True))
+        assert await task == len(events)
+        await store.aclose()
         await r.aclose()
 
     run(main())

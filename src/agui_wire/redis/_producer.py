@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 from .._codec.backend import encode_payload
 from .._runstore.appends import Appends, admit
 from .._runstore.ids import STORE_FULL
-from .._streaming import TERMINAL, Source, default_error_event, event_type
+from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
 from ..errors import (
     LeaseLost,
     RunLost,
@@ -368,6 +368,17 @@ class Producer:
             heartbeat.cancel()
             appends.cancel()
             await source.close()
+
+    async def end_unstarted(self) -> None:
+        """The run's task was cancelled before it ran (a shutdown in the step that
+        started it): the run ends as ``run`` ends a cancelled one, the events are
+        closed unstarted."""
+        settings = self.settings
+        appends = Appends(self.append, self.stored + 1, settings.batch, settings.page_bytes)
+        try:
+            await self._end_with(appends, 0, "cancelled", None)
+        finally:
+            await close_unstarted(self.events)
 
     async def _end_with(
         self,

@@ -9,6 +9,7 @@ side is ``_claim``/``_producer``, the read side ``_reading``/``_tails``, HTTP
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
@@ -23,7 +24,7 @@ from ..asgi import EventStreamResponse
 from ._calls import Calls
 from ._claim import claim
 from ._keys import RunKeys
-from ._producer import Writing
+from ._producer import Producer, Writing
 from ._reading import Reading
 from ._settings import Settings
 
@@ -101,7 +102,8 @@ class RunStore:
         calls = Calls(redis, settings)
         self._reading = Reading(settings, calls)
         self._writing = Writing(settings, calls)
-        self._tasks: set[asyncio.Task[int]] = set()
+        self._calls = calls
+        self._tasks: set[asyncio.Task[Any]] = set()  # background runs, ends of runs
 
     def stream_key(self, run_id: str, *, owner: str | None = None) -> str:
         """The Redis key of the run's stream (for operators: ``redis-cli XRANGE``)."""
@@ -154,8 +156,8 @@ class RunStore:
         if isinstance(producer, int):
             return None
         task = asyncio.ensure_future(producer.run())
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        self._track(task)
+        task.add_done_callback(functools.partial(self._unstarted, producer))
         return task
 
     def _keys(self, owner: str | None, run_id: str, events: object) -> RunKeys:
@@ -165,20 +167,52 @@ class RunStore:
             _close_now(events)
             raise
 
-    def _task_done(self, task: asyncio.Task[int]) -> None:
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.error("background run failed", exc_info=task.exception())
 
+    def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() and producer.main is None:  # cancelled before it ran
+            self._track(asyncio.ensure_future(producer.end_unstarted()))
+
     async def aclose(self) -> None:
-        """Stop this store's background runs (they end with ``RUN_ERROR``, code
-        ``CANCELLED``) and its tails. Call it on shutdown."""
-        tasks = list(self._tasks)
-        for task in tasks:
+        """Stop this store, whatever Redis does. Its background runs are cancelled
+        and end with ``RUN_ERROR`` (code ``CANCELLED``) if Redis takes it within two
+        round trips' deadlines (what was produced, then the end: 4 s, ``2 * max(2,
+        2 * poll)``); a run it could not end by then is ended by its lease, as when
+        its replica dies. Its readers, and every later call, get
+        ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
+        terminal event, so the client resumes on another replica). Returns within
+        about that time, plus what the runs' event sources take to close. Call it
+        on shutdown."""
+        for task in self._tasks:
             task.cancel()
         self._reading.cancel()
+        loop = asyncio.get_running_loop()
+        grace = 2 * self._settings.command_timeout
+        deadline = loop.time() + grace
+        while (tasks := self._running()) and loop.time() < deadline:  # (unstarted ends join)
+            await asyncio.wait(tasks, timeout=deadline - loop.time())
         if tasks:
+            logger.warning(
+                "%d run(s) not ended within %g s of closing the store (Redis does not "
+                "answer?): their leases end them",
+                len(tasks),
+                grace,
+            )
+            for task in tasks:
+                task.cancel()
+        self._calls.pipeliner.close()
+        while tasks := self._running():
             await asyncio.wait(tasks)
+
+    def _running(self) -> set[asyncio.Task[Any]]:
+        return {task for task in self._tasks if not task.done()}
 
     # -- reading ---------------------------------------------------------------------
 
