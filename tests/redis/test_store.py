@@ -185,29 +185,30 @@ def test_a_live_producer_excludes_another(redis_server, run_id) -> None:
 
 
 def test_a_producer_that_lost_its_lease_stops(redis_server, run_id) -> None:
+    """Another holds the run's lease (the producer stalled past it, the run was
+    taken): the producer stops at its next renewal (``LeaseLost``) and writes
+    nothing more; once that lease lapses too, a reader's check ends the run."""
+
     async def main() -> None:
         r = client(redis_server)
         store = RunStore(r, lease=0.6)
-        gate = asyncio.Event()
 
-        async def slow():
+        async def quiet():
             yield RUN[0]
-            gate.set()
-            for event in RUN[1:]:
-                await asyncio.sleep(0.3)
-                yield event
+            await asyncio.Event().wait()  # its next write is a renewal (every lease / 3)
+            yield RUN[1]
 
-        task = await store.start(run_id, slow())
-        task.remove_done_callback(store._task_done)
-        await gate.wait()
+        task = await store.start(run_id, quiet())
+        assert task is not None
         while not await r.xlen(store.stream_key(run_id)):  # event 1 stored
             await asyncio.sleep(0.01)
-        await r.delete(store.stream_key(run_id) + ":lease")  # as if it had stalled past the lease
-        got = await collect(store, run_id)  # a quiet check ends the run
-        assert got[-1][1]["type"] == "RUN_ERROR"
-        assert got[-1][1]["code"] == "LEASE_EXPIRED"
+        await r.set(store.stream_key(run_id) + ":lease", b"another", px=1500)
         with pytest.raises(LeaseLost):
             await task
+        got = await collect(store, run_id)  # a quiet check ends the run, the lease gone
+        assert [e["type"] for _, e in got] == ["RUN_STARTED", "RUN_ERROR"]
+        assert got[-1][1]["code"] == "LEASE_EXPIRED"
+        await store.aclose()
         await r.aclose()
 
     run(main())
