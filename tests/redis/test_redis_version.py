@@ -56,6 +56,7 @@ def test_a_redis_older_than_7_is_refused_before_anything_is_stored(fresh_redis, 
     run(main())
 
 
+@pytest.mark.valkey  # Valkey's ACL refusal too
 def test_a_user_not_allowed_to_load_scripts_is_told_so_not_that_redis_is_old(
     fresh_redis, run_id
 ) -> None:

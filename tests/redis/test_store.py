@@ -25,6 +25,9 @@ from agui_wire.redis import AFTER_HEADER, SNAPSHOT_HEADER, RunStore, resume_afte
 from examples.script import scripted_run
 from tests.redis.conftest import run
 
+# also on Valkey 8: the store's contract on the server's streams, scripts and blocking reads
+pytestmark = pytest.mark.valkey
+
 RUN = scripted_run("thread-1", "run-1")
 
 

@@ -22,6 +22,9 @@ from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
 
+# also on Valkey 8: the server's refusals (OOM, WRONGTYPE, READONLY), read by their text
+pytestmark = pytest.mark.valkey
+
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 
