@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from agui_wire.errors import RunInProgress, StoreUnavailable
+from agui_wire.errors import RunAbandoned, RunInProgress, StoreUnavailable
 from agui_wire.redis import RunStore, resume_after
 from examples.script import scripted_run
 
@@ -97,7 +97,7 @@ async def _start(
 ) -> None:
     delay = float(request.query_params.get("delay", "0"))
     events = paced(_events(request, body, run_id), delay, fast)
-    with contextlib.suppress(RunInProgress):  # running elsewhere: this request reads it
+    with contextlib.suppress(RunInProgress, RunAbandoned):  # running elsewhere, or ended: read it
         await store().start(run_id, events, owner=_owner(request), replay=replay)
 
 
