@@ -11,7 +11,9 @@ middle of a run, with a real redis-server and a second replica.
 * a released run nobody takes ends by its lease (``LEASE_EXPIRED``), not
   before;
 * what the reference ``@ag-ui/client`` ``HttpAgent`` (which cannot resume)
-  sees when its replica drains.
+  sees when its replica drains;
+* a real Chromium's ``EventSource`` reconnects to the other replica with
+  ``Last-Event-ID`` and reads the rest, once a retried job took the run over.
 
 ``pytest -s`` prints the measured handover times.
 """
@@ -41,6 +43,7 @@ from agui_wire.client import arun_agent
 from agui_wire.redis import RunStore
 from tests.redis.app import token_run
 from tests.redis.harness import Balancer, RedisServer, Replica
+from tests.support.chromium import Chromium
 
 pytestmark = pytest.mark.slow
 
@@ -361,3 +364,55 @@ def test_what_http_agent_sees_when_its_replica_drains(
     assert 10 < len(types) < N
     assert "RUN_ERROR" not in types
     assert "RUN_FINISHED" not in types
+
+
+def test_event_source_in_a_browser_continues_on_the_other_replica(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    """A real Chromium's ``EventSource`` reads the run on A (through the balancer);
+    SIGTERM to A ends its stream; a retried job on B takes the run over, and the
+    browser reconnects (to B) with ``Last-Event-ID`` and gets the rest: every event
+    once, in order."""
+    a, b = deployment.replica("drained-5"), deployment.stays
+    run_id = new_run()
+    n = 700  # longer than the browser's reconnection delay (3 s in Chromium)
+    expected = token_run("thread-1", run_id, n)
+    balancer = Balancer([a.port]).start()
+    try:
+        r = httpx.post(f"{a.url}/runs/{run_id}/start", params={"events": n, "delay": DELAY})
+        assert r.status_code == 202
+        with Chromium(tmp_path) as browser:
+            blank = tmp_path / "blank.html"
+            blank.write_text("<!doctype html>")
+            browser.open_page(blank)
+            browser.events.clear()  # (its load event: the next one is the page's)
+            browser.send("Page.navigate", url=f"{balancer.url}/page/{run_id}")
+            browser.wait_for("Page.loadEventFired")
+            deadline = time.monotonic() + 10
+            while browser.evaluate("window.got.length") < 80:
+                assert time.monotonic() < deadline, browser.errors()
+                time.sleep(0.02)
+            balancer.backends = [b.port]
+            Termination(a).wait()
+            stored, lease = in_redis(deployment, run_id)
+            assert (lease or b"").endswith(b":released"), lease
+            r = httpx.post(  # the job, retried elsewhere
+                f"{b.url}/runs/{run_id}/start",
+                params={"events": n, "delay": DELAY, "replay": 1, "fast": stored},
+            )
+            assert r.status_code == 202, r.text
+            deadline = time.monotonic() + 30
+            while browser.evaluate("window.got.length") < len(expected):
+                assert time.monotonic() < deadline, browser.evaluate("window.got.length")
+                time.sleep(0.05)
+            got = browser.evaluate("window.got")
+            ids = browser.evaluate("window.ids")
+            opens = browser.evaluate("window.opens")
+            at = browser.evaluate("window.at")
+    finally:
+        balancer.stop()
+    gap = max(later - before for before, later in itertools.pairwise(at))
+    print(f"\nEventSource: the stream ended, it reconnected and read on after {gap:.2f} s")
+    assert got == expected
+    assert [int(i.partition("-")[0]) for i in ids] == list(range(1, len(expected) + 1))
+    assert opens == 2  # one reconnect, to the other replica

@@ -12,6 +12,10 @@ deployment sharing runs through Redis (``AGUI_REDIS_URL``).
   ``replay=1`` takes over a run handed over (a retried job), ``fast=K``
   replays its first K events without delay.
 * ``GET /runs/{run_id}/events``: the run as an observer reads it (``compact``).
+* ``GET /page/{run_id}``: a page whose ``EventSource`` reads that route, for the
+  browser tests: ``window.got`` (the events), ``window.ids`` (their
+  ``lastEventId``), ``window.at`` (when each came, in seconds), ``window.opens``
+  (connections opened); it closes the source after a terminal event.
 * ``POST /publish?run=R``: a benchmark run whose deltas are their publish time
   (``time.time()``), so subscribers measure latency.
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import time
 from collections.abc import AsyncIterator
@@ -35,7 +40,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from agui_wire.errors import RunAbandoned, RunInProgress, StoreUnavailable
@@ -161,6 +166,25 @@ async def publish(request: Request) -> Response:
     return JSONResponse({"runId": run_id}, status_code=202)
 
 
+PAGE = """<!doctype html><meta charset="utf-8"><title>run</title><script>
+window.got = []; window.ids = []; window.at = []; window.opens = 0;
+const source = new EventSource("/runs/" + encodeURIComponent(__RUN_ID__) + "/events");
+source.onopen = () => { window.opens += 1; };
+source.onmessage = (message) => {
+  const event = JSON.parse(message.data);
+  window.got.push(event);
+  window.ids.push(message.lastEventId);
+  window.at.push(performance.now() / 1000);
+  if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") source.close();
+};
+</script>"""
+
+
+async def page(request: Request) -> Response:
+    run_id = json.dumps(request.path_params["run_id"]).replace("<", "\\u003c")
+    return HTMLResponse(PAGE.replace("__RUN_ID__", run_id))
+
+
 async def healthz(request: Request) -> Response:
     """Readiness: 503 once the replica drains."""
     if store().draining:
@@ -182,6 +206,7 @@ app = Starlette(
         Route("/publish", publish, methods=["POST"]),
         Route("/runs/{run_id}/start", start, methods=["POST"]),
         Route("/runs/{run_id}/events", events, methods=["GET"]),
+        Route("/page/{run_id}", page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ],
 )
