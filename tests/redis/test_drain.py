@@ -289,8 +289,11 @@ async def every_state(a: RunStore, b: RunStore, run_id: str) -> dict[str, Any]:
         await never.wait()
         yield {"type": "RUN_FINISHED", "threadId": "t", "runId": "idle"}
 
-    def burst() -> Any:  # a sync producer (a worker thread), as fast as it goes
-        yield from token_run("t", "burst", 20_000, size=64)
+    def burst() -> Any:  # a sync producer (a worker thread), as fast as it goes, forever
+        yield {"type": "RUN_STARTED", "threadId": "t", "runId": "burst"}
+        yield {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+        while True:
+            yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "x" * 64}
 
     long_run = token_run("t", f"{run_id}-long", 20_000, size=64)
     await b.publish(f"{run_id}-long", long_run)

@@ -344,6 +344,9 @@ class Producer:
         """What was taken stored, then the lease released (``_leases.RELEASE``);
         the error ``run`` raises (a run no longer ours: why, from ``_check``)."""
         heartbeat.cancel()  # no renewal after the release (one in flight finds it HELD)
+        # the release's calls have deadlines of their own: the watchdog's cancellation
+        # would cut it short and hide its outcome
+        self.writing.watchdog.unwatch(self)
         with contextlib.suppress(Exception):  # what Redis acknowledged is what is stored
             await appends.drain()
         reply = await release(

@@ -224,6 +224,7 @@ class RunStore:
     def _draining(self, grace: float) -> asyncio.Task[None]:
         if self._drain is None:
             self._drain = asyncio.ensure_future(drain(self._writing, self._reading, grace))
+            self._drain.add_done_callback(_drained)
         return self._drain
 
     def drain_on_signal(self, grace: float, sig: int = signal.SIGTERM) -> None:
@@ -348,6 +349,12 @@ class RunStore:
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+def _drained(task: asyncio.Task[None]) -> None:
+    """A drain started by a signal has nobody awaiting it: say how it failed."""
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("the run store's drain failed", exc_info=task.exception())
 
 
 def _position(after: int | str | None) -> EventId | None:
