@@ -4,13 +4,12 @@ request resumes.
 Contract: the subscription is opened before the headers go out, so an unknown
 run is a 404, a bad resume position a 400, the store unreachable (or draining:
 ``StoreDraining`` is a ``StoreUnavailable``) a 503 (with ``Retry-After``), and
-the headers say where the body starts (``agui-after``,
-``agui-snapshot-events``); other faults, met opening or after the headers,
-become the ``RUN_ERROR`` events docs/scaling.md lists (or a body without a
-terminal event, to resume), through ``EventStreamResponse``'s ``on_error``; a
-drain met after the headers ends the body without a terminal event, quietly
-(the client resumes elsewhere). A
-backend hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
+the headers say where the body starts (``agui-after``, ``agui-snapshot-events``);
+other faults, met opening or after the headers, become the ``RUN_ERROR`` events
+docs/scaling.md lists (or a body without a terminal event, to resume), through
+``EventStreamResponse``'s ``on_error``; a drain met after the headers ends the
+body without a terminal event, quietly (the client resumes elsewhere). A backend
+hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
 """
 
 from __future__ import annotations

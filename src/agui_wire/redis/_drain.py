@@ -20,9 +20,10 @@ about to end. With the default action installed before (no server's handler),
 the default action (terminate) is taken once the drain is done.
 
 Contract: ``drain`` returns once every producer of the store finished or handed
-its run over and its readers are ended, within ``grace`` plus ``HANDOVER``
-(the release's round trips; Redis unreachable that long, a run not released
-ends by its lease). It logs what it did (INFO).
+its run over and its readers are ended, within ``grace`` plus
+``handover_limit`` (``reconnect`` and a round trip's deadline: Redis
+unreachable that long, a run not released ends by its lease). It logs what it
+did (INFO).
 """
 
 from __future__ import annotations

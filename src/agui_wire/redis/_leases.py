@@ -1,14 +1,15 @@
 """A run's lease, as readers and claimers see it: what it names, the end of a run
 whose producer's lease lapsed, and a run handed over (its lease released).
 
-Strategy: a producer holds the run's lease key (``<generation>:<token>``, ``PX
-lease``) and renews it (``_producer``). A draining producer hands its run over
-with ``RELEASE``: the lease becomes ``<generation>:released`` for ``lease``
-more, so the run is not ended (nobody's token: nobody writes; alive: lease
-checks wait) and a replaying producer takes it at once (``_claim.ACQUIRE``);
-taken by nobody, it lapses and the run ends as any other (``LEASE_EXPIRED``,
-within ``lease + poll`` of the release). Anyone else only looks: ``EXPIRE`` (one
-script, atomic) ends a run whose lease is gone, after its last stored event,
+Strategy: a producer holds the run's lease key (its token,
+``<generation>:<nonce>``, ``PX lease``) and renews it (``_producer``). A
+draining producer hands its run over with ``RELEASE``: the lease becomes
+``<generation>:released`` for ``lease`` more, so the run is not ended
+(nobody's token: nobody writes; alive: lease checks wait) and a replaying
+producer takes it at once (``_claim.ACQUIRE``); taken by nobody, it lapses and
+the run ends as any other (``LEASE_EXPIRED``, within ``lease + poll`` of the
+release). Anyone else only looks: ``EXPIRE`` (one script, atomic) ends a run
+whose lease is gone, after its last stored event,
 with a ``RUN_ERROR`` (code ``LEASE_EXPIRED``) and the end marker, both stored
 like any event, so every reader everywhere sees the same end. It ends the run
 only for a caller that has read up to the run's last event (else it replies

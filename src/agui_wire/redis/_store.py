@@ -217,9 +217,7 @@ class RunStore:
         responses opened later are 503s. Returns within ``grace`` plus
         ``reconnect`` plus a round trip's deadline (Redis unreachable: a run not
         released ends by its lease); a second call waits for the first drain."""
-        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
-            raise ValueError(f"grace must be a number of seconds >= 0, not {grace!r}")
-        await asyncio.shield(self._draining(float(grace)))
+        await asyncio.shield(self._draining(_grace(grace)))
 
     def _draining(self, grace: float) -> asyncio.Task[None]:
         if self._drain is None:
@@ -233,15 +231,15 @@ class RunStore:
         lifespan under uvicorn: it runs the handler uvicorn installed right
         after starting the drain, so uvicorn stops accepting connections and
         waits for the open responses the drain ends (set uvicorn's
-        ``--timeout-graceful-shutdown`` above ``grace``); the lifespan's shutdown
-        then calls ``aclose()``, which waits for the drain. Without a handler
-        installed before (no uvicorn), the signal's default action follows the
-        drain. Must be called in the main thread, with the loop running."""
-        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
-            raise ValueError(f"grace must be a number of seconds >= 0, not {grace!r}")
+        ``--timeout-graceful-shutdown`` above what ``drain`` may take); the
+        lifespan's shutdown then calls ``aclose()``, which waits for the drain.
+        Without a handler installed before (no uvicorn), the signal's default
+        action follows the drain. Must be called in the main thread, with the
+        loop running."""
+        seconds = _grace(grace)
         if self._restore_signal is not None:
             self._restore_signal()
-        self._restore_signal = on_signal(sig, lambda: self._draining(float(grace)))
+        self._restore_signal = on_signal(sig, lambda: self._draining(seconds))
 
     def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
         if task.cancelled() and producer.main is None:  # cancelled before it ran
@@ -349,6 +347,12 @@ class RunStore:
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+def _grace(grace: object) -> float:
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
+        raise ValueError(f"grace must be a number of seconds >= 0, not {grace!r}")
+    return float(grace)
 
 
 def _drained(task: asyncio.Task[None]) -> None:
