@@ -163,6 +163,15 @@ def in_redis(deployment: Deployment, run_id: str) -> tuple[int, bytes | None]:
         client.close()
 
 
+def released(deployment: Deployment, run_id: str) -> float:
+    """When the run's lease says released (looked at every 10 ms)."""
+    deadline = time.monotonic() + GRACE + 10
+    while not (in_redis(deployment, run_id)[1] or b"").endswith(b":released"):
+        assert time.monotonic() < deadline, "the run was not released"
+        time.sleep(0.01)
+    return time.monotonic()
+
+
 def started(deployment: Deployment, run_id: str) -> None:
     """Until the run has events stored."""
     deadline = time.monotonic() + 10
@@ -311,8 +320,9 @@ def test_a_released_run_nobody_takes_ends_by_its_lease(deployment: Deployment) -
             for accept in (SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE)
         ]
         await asyncio.sleep(0.8)
-        await asyncio.to_thread(Termination(a).wait)
-        marks["released"] = time.monotonic()  # (A exits once the run is released)
+        stopping = Termination(a)
+        marks["released"] = await asyncio.to_thread(released, deployment, run_id)
+        await asyncio.to_thread(stopping.wait)
         return [got for got, _ in await asyncio.gather(*readers)]
 
     results = asyncio.run(main())
@@ -325,7 +335,7 @@ def test_a_released_run_nobody_takes_ends_by_its_lease(deployment: Deployment) -
         assert 50 < len(events) < N
     print(
         f"\nreleased, nobody took it: LEASE_EXPIRED {min(ends):.2f}..{max(ends):.2f} s "
-        f"after A exited (lease {LEASE} s, poll {POLL} s)"
+        f"after its release (lease {LEASE} s, poll {POLL} s)"
     )
     assert min(ends) > LEASE - 0.5
     assert max(ends) < LEASE + POLL + 1.0
