@@ -16,6 +16,8 @@ process: they share nothing but Redis).
   tails, folds and responses in every state, Redis answering or stopped;
 * ``drain_on_signal`` drains on the signal, then runs the handler installed
   before it (uvicorn's), or the default action when there was none.
+
+The tests of the release and the takeover (scripts) run on Valkey 8 too.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ def test_runs_that_end_within_the_grace_end_as_usual(redis_server, run_id) -> No
     run(main())
 
 
+@pytest.mark.valkey  # the release and the takeover are scripts
 @pytest.mark.parametrize("how", ["start", "publish"])
 def test_a_run_handed_over_is_taken_over_at_once_and_read_as_one_run(
     redis_server, run_id, how, caplog
@@ -216,6 +219,7 @@ def test_a_run_handed_over_is_taken_over_at_once_and_read_as_one_run(
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
+@pytest.mark.valkey  # the release and the takeover are scripts
 def test_a_handed_over_run_nobody_takes_ends_by_its_lease(redis_server, run_id) -> None:
     async def main() -> None:
         lease = 1.0
@@ -241,6 +245,7 @@ def test_a_handed_over_run_nobody_takes_ends_by_its_lease(redis_server, run_id) 
     run(main())
 
 
+@pytest.mark.valkey  # the release and the takeover are scripts
 def test_a_run_handed_over_before_its_first_event_keeps_its_generation(
     redis_server, run_id
 ) -> None:
