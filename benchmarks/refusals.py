@@ -178,12 +178,12 @@ def encoder_rows(pure: bool) -> list[tuple[str, Call, Call]]:
     if backend.NAME == "cython":
         encoders += [
             ("cython SSE", backend.SSEEncoder().encode),
-            ("cython protobuf", backend.encode_frame),
+            ("cython protobuf", backend.encode_proto),
         ]
     if pure:
         encoders += [
             ("pure SSE", sse_writer.SSEEncoder().encode),
-            ("pure protobuf", proto_writer.encode_frame),
+            ("pure protobuf", proto_writer.encode_proto),
         ]
     big = state_snapshot()
 

@@ -64,7 +64,7 @@ class Codec:
     def __init__(self, name: str, module_writer: object, module_reader: object) -> None:
         self.name = name
         self.encode_payload = module_writer.encode_payload  # type: ignore[attr-defined]
-        self.encode_frame = module_writer.encode_frame  # type: ignore[attr-defined]
+        self.encode_proto = module_writer.encode_proto  # type: ignore[attr-defined]
         self.encode_frames = module_writer.encode_frames  # type: ignore[attr-defined]
         self.decode_payload = module_reader.decode_payload  # type: ignore[attr-defined]
 

@@ -30,7 +30,7 @@ __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 # The one-shot encoders are the codec's own builtins (C when built): a Python
 # wrapper here would double their cost (a frame, keyword passing), and they take
 # SDK pydantic events themselves (``as_event_dict``).
-encode_proto: Final = backend.encode_frame
+encode_proto: Final = backend.encode_proto
 encode_sse: Final = backend.encode_sse
 
 

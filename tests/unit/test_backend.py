@@ -1,5 +1,6 @@
-"""agui_wire._codec.backend: which implementation runs, and that falling back to
-the pure twins is never silent by accident (issue 11 item 3).
+"""agui_wire._codec.backend: which implementation runs, that falling back to the pure
+twins is never silent by accident, and that the names it binds are the extension's
+every public name, each with its own name and the signature of its pure twin.
 
 A broken extension is simulated, not built: in a fresh interpreter a meta path
 finder hands ``agui_wire._fast`` a loader that raises what a bad ``.so`` raises
@@ -10,8 +11,10 @@ cannot hold). The absent / built-for-another-Python cases are decided by
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import pydoc
 import subprocess
 import sys
 import warnings
@@ -19,7 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from agui_wire._codec import backend
+from agui_wire._codec import (
+    backend,
+    framing,
+    proto_reader,
+    proto_writer,
+    sse_reader,
+    sse_writer,
+    stream_decoder,
+)
 from agui_wire.errors import ExtensionWarning
 
 # Runs in a fresh interpreter: install the broken stand-in (unless told not to),
@@ -172,3 +183,58 @@ def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
     assert out.returncode == 0, out.stderr
     impl = "python" if pure else "cython"
     assert out.stdout.split() == [impl, "RUN_STARTED", f"['{impl}']"]
+
+
+# -- every compiled name: its own name, its twin's signature ---------------------------
+
+_BUILT = any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*"))
+_need_fast = pytest.mark.skipif(not _BUILT, reason="needs the built extension")
+_COMPILED = [n for n in backend.__all__ if n not in ("IMPLEMENTATIONS", "NAME")]
+_PURE = {
+    n: getattr(m, n)
+    for m in (framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder)
+    for n in _COMPILED
+    if hasattr(m, n)
+}
+
+
+@_need_fast
+def test_the_selector_lists_every_public_name_of_the_extension() -> None:
+    from agui_wire import _fast
+
+    assert sorted(n for n in dir(_fast) if not n.startswith("_")) == sorted(_COMPILED)
+    assert sorted(backend.IMPLEMENTATIONS) == sorted(_COMPILED)
+
+
+def test_each_name_is_bound_to_a_twin_of_its_own_name() -> None:
+    assert sorted(_PURE) == sorted(_COMPILED)
+    for name in _COMPILED:
+        bound = getattr(backend, name)
+        assert bound.__name__ == name
+        if backend.IMPLEMENTATIONS[name] == "python":
+            assert bound is _PURE[name]
+        else:
+            assert bound.__module__ == "agui_wire._fast"
+
+
+def _parameters(obj: object) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(obj).parameters.values()]
+
+
+@pytest.mark.parametrize("name", _COMPILED)
+def test_each_name_has_the_signature_of_its_pure_twin(name: str) -> None:
+    """inspect.signature and help() read the compiled builtins (a text signature in
+    their docstring), with the pure twin's parameters, kinds and defaults."""
+    assert _parameters(getattr(backend, name)) == _parameters(_PURE[name])
+
+
+def test_the_public_one_shot_encoders_show_their_own_name_and_signature() -> None:
+    import agui_wire
+
+    for name in ("encode_proto", "encode_sse", "decode_proto", "decode"):
+        public = getattr(agui_wire, name)
+        assert public.__name__ == name
+        assert next(iter(inspect.signature(public).parameters)) in ("event", "data", "source")
+    page = pydoc.render_doc(agui_wire.encode_proto, renderer=pydoc.plaintext)
+    assert page.splitlines()[2].startswith("encode_proto(event")  # help()'s title line
+    assert "encode_frame" not in page

@@ -81,7 +81,8 @@ def frame(payload):
 
 
 cdef class FrameReader:
-    """FrameReader(max_frame_size=DEFAULT_MAX_FRAME_SIZE)
+    """FrameReader(max_frame_size=10485756)
+--
 
     Incremental reader of length-prefixed frames (contract: agui_wire._codec.framing).
     """

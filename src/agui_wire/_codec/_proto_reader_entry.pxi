@@ -82,9 +82,7 @@ cdef object _DE_REPLACE = "replace"
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
-    """decode_payload(data, *, invalid_utf8="error", max_depth=1024) -> dict
-
-    Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
+    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
     """
     global _de_fallbacks
     cdef const char* errors

@@ -1,8 +1,7 @@
 # Cython twin of proto_writer.py, part 3 of 5: the entry points, in proto_writer's order
-# (_prefix, check_encode_options, encode_payload, _encode, encode_frame, encode_frames,
-# FrameEncoder), and the scratch state they write into (strategy: _proto_writer_wire.pxi).
-# A refused event goes to proto_writer, with the fault located first
-# (_proto_writer_refusals.pxi).
+# (encode_payload, encode_proto, encode_frames, FrameEncoder), and the scratch state they
+# write into (strategy: _proto_writer_wire.pxi). A refused event goes to proto_writer,
+# with the fault located first (_proto_writer_refusals.pxi).
 
 cimport cython
 from libc.stdint cimport uint64_t
@@ -125,9 +124,7 @@ cdef inline int _en_options(
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    The serialized ``ag_ui.Event`` for one event dict (no length prefix).
+    """The serialized ``ag_ui.Event`` for one event dict (no length prefix).
     """
     cdef Py_ssize_t depth = 0
     cdef int flags = _en_options(
@@ -202,11 +199,8 @@ cdef int _en_retype(_EnState* e, object event) noexcept:
 
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
-def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
-    (public as ``agui_wire.encode_proto``).
+def encode_proto(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
@@ -226,7 +220,7 @@ def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
             return out
         out = _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
         return _en_py._prefix(out) + out
-    return _en_py.encode_frame(
+    return _en_py.encode_proto(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
 
@@ -255,9 +249,7 @@ cdef int _en_append(
 
 @cython.binding(False)
 def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    Frames for several events, concatenated: a binary stream body.
+    """Frames for several events, concatenated: a binary stream body.
     """
     global _en_fallbacks
     cdef Py_ssize_t depth = 0
@@ -310,8 +302,9 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
 
 cdef class FrameEncoder:
     """FrameEncoder(*, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None)
+--
 
-    ``encode_frame`` with its options bound, for a caller that encodes event
+    ``encode_proto`` with its options bound, for a caller that encodes event
     after event (``EventEncoder``): ``.encode(event)`` is one C call with no
     keyword parsing. An event that is not a ``dict`` goes through ``convert``
     first (the official SDK's pydantic events); ``convert=None`` leaves it as is.
@@ -333,7 +326,7 @@ cdef class FrameEncoder:
         self.convert = convert
 
     def encode(self, event):
-        """encode(event) -> bytes: one frame."""
+        """One frame."""
         cdef object out
         if type(event) is not dict and self.convert is not None:
             event = self.convert(event)
@@ -345,7 +338,7 @@ cdef class FrameEncoder:
                 event, self.lossy_numbers, self.extra_keys, self.max_depth, self.flags, self.depth
             )
             return _en_py._prefix(out) + out
-        return _en_py.encode_frame(
+        return _en_py.encode_proto(
             event,
             lossy_numbers=self.lossy_numbers,
             extra_keys=self.extra_keys,
@@ -353,7 +346,7 @@ cdef class FrameEncoder:
         )
 
     def encode_many(self, events):
-        """encode_many(events) -> bytes: the frames of several events, concatenated."""
+        """The frames of several events, concatenated."""
         if self.convert is not None:
             convert = self.convert
             events = [e if type(e) is dict else convert(e) for e in events]

@@ -260,9 +260,7 @@ cdef object _sse_message(object data):
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def encode_sse(event, *, id=None):
-    """encode_sse(event, *, id=None) -> bytes
-
-    One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
+    """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``proto_writer.as_event_dict``). ``id`` (for resumption with
@@ -281,6 +279,7 @@ def encode_sse(event, *, id=None):
 
 cdef class SSEEncoder:
     """SSEEncoder(*, convert=None)
+--
 
     ``encode_sse`` (without ids) for a caller that encodes event after event
     (``EventEncoder``): ``.encode(event)`` is one C call. An event that is not a

@@ -50,8 +50,9 @@ cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
 
 
 cdef class FrameDecoder(FrameReader):
-    """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-    max_depth=1024, unknown_events="skip", max_events=None)
+    """FrameDecoder(max_frame_size=10485756, *, invalid_utf8="error", max_depth=1024,
+    unknown_events="skip", max_events=None)
+--
 
     Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -174,8 +175,8 @@ cdef class FrameDecoder(FrameReader):
 
 
 cdef class SSEDecoder:
-    """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
-    max_depth=1024, max_events=None)
+    """SSEDecoder(*, max_event_size=10485760, invalid_utf8="error", max_depth=1024, max_events=None)
+--
 
     SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """

@@ -47,9 +47,9 @@ __all__ = [
     "decode_payload",
     "decode_proto",
     "decode_sse",
-    "encode_frame",
     "encode_frames",
     "encode_payload",
+    "encode_proto",
     "encode_sse",
     "frame",
     "plain_sse_blocks",
@@ -60,7 +60,7 @@ _NAMES: Final[dict[str, ModuleType]] = {
     "FrameReader": framing,
     "frame": framing,
     "FrameEncoder": proto_writer,
-    "encode_frame": proto_writer,
+    "encode_proto": proto_writer,
     "encode_frames": proto_writer,
     "encode_payload": proto_writer,
     "decode_payload": proto_reader,
@@ -121,9 +121,9 @@ if TYPE_CHECKING:
     from .framing import frame as frame
     from .proto_reader import decode_payload as decode_payload
     from .proto_writer import FrameEncoder as FrameEncoder
-    from .proto_writer import encode_frame as encode_frame
     from .proto_writer import encode_frames as encode_frames
     from .proto_writer import encode_payload as encode_payload
+    from .proto_writer import encode_proto as encode_proto
     from .sse_reader import plain_sse_blocks as plain_sse_blocks
     from .sse_writer import SSEEncoder as SSEEncoder
     from .sse_writer import encode_sse as encode_sse

@@ -84,9 +84,9 @@ from ..schema import (
 __all__ = [
     "FrameEncoder",
     "check_encode_options",
-    "encode_frame",
     "encode_frames",
     "encode_payload",
+    "encode_proto",
     "known_event_type",
 ]
 
@@ -888,15 +888,14 @@ def as_event_dict(event: Any) -> Any:
     return event  # the encoders reject it with an EncodeError naming its type
 
 
-def encode_frame(
+def encode_proto(
     event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
     extra_keys: str = "drop",
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
-    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
-    (public as ``agui_wire.encode_proto``).
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
@@ -928,7 +927,7 @@ def encode_frames(
 
 
 class FrameEncoder:
-    """``encode_frame`` with its options bound, for a caller that encodes event after
+    """``encode_proto`` with its options bound, for a caller that encodes event after
     event (``EventEncoder``). An event that is not a ``dict`` goes through
     ``convert`` first (the official SDK's pydantic events). The Cython twin makes
     ``.encode`` a single C call."""
