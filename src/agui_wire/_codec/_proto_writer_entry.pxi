@@ -8,9 +8,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
-from agui_wire._codec import proto_writer as _en_py
-from agui_wire import schema as _en_schema
-from agui_wire.errors import EncodeError as _en_EncodeError
+from agui_wire._codec import seam as _seam
 
 
 # -- the scratch state -----------------------------------------------------------------
@@ -81,7 +79,7 @@ cdef inline void _en_release(_EnState* e) noexcept:
 
 # -- options and entry points ----------------------------------------------------------
 
-cdef long _EN_MAX_DEPTH_LIMIT = _en_schema.MAX_DEPTH_LIMIT
+cdef long _EN_MAX_DEPTH_LIMIT = _seam.schema.MAX_DEPTH_LIMIT
 cdef object _EN_DROP = "drop"       # the same interned objects as the defaults
 cdef object _EN_ERROR = "error"
 
@@ -136,7 +134,7 @@ def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1
         if out is not None:
             return out
         return _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-    return _en_py.encode_payload(
+    return _seam.encode_payload(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
 
@@ -156,7 +154,7 @@ cdef object _en_one(object event, int flags, Py_ssize_t max_depth, bint framed):
             if not framed:
                 return capi.PyBytes_FromStringAndSize(<const char*>e.pos, n)
             if <uint64_t>n > AGW_U32_MAX:
-                raise _en_EncodeError(
+                raise _seam.EncodeError(
                     f"event encodes to {n} bytes, more than a frame can carry"
                 )
             if _en_reserve(e, 4) < 0:
@@ -209,7 +207,7 @@ def encode_proto(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
     """
     cdef Py_ssize_t depth = 0
     if type(event) is not dict:
-        event = _en_py.as_event_dict(event)
+        event = _seam.as_event_dict(event)
     cdef int flags = _en_options(
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )
@@ -219,8 +217,8 @@ def encode_proto(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
         if out is not None:
             return out
         out = _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-        return _en_py._prefix(out) + out
-    return _en_py.encode_proto(
+        return _seam.frame_prefix(out) + out
+    return _seam.encode_proto(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
 
@@ -262,7 +260,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
     cdef int r
     cdef bytes payload
     if flags < 0:
-        return _en_py.encode_frames(
+        return _seam.encode_frames(
             events, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
         )
     try:
@@ -280,7 +278,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
                 if r == 0:
                     n = _en_written(e)
                     if <uint64_t>n > AGW_U32_MAX:
-                        raise _en_EncodeError(
+                        raise _seam.EncodeError(
                             f"event encodes to {n} bytes, more than a frame can carry"
                         )
                     _en_append(&out, &size, &cap, e.pos, n)
@@ -289,7 +287,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
             if r != 0:
                 _en_fallbacks += 1
                 payload = _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-                _en_py._prefix(payload)
+                _seam.frame_prefix(payload)
                 _en_append(
                     &out, &size, &cap, <const unsigned char*><const char*>payload, len(payload)
                 )
@@ -316,7 +314,7 @@ cdef class FrameEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _en_py.check_encode_options(extra_keys, max_depth, lossy_numbers)
+        _seam.check_encode_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )
@@ -337,8 +335,8 @@ cdef class FrameEncoder:
             out = _en_refused(
                 event, self.lossy_numbers, self.extra_keys, self.max_depth, self.flags, self.depth
             )
-            return _en_py._prefix(out) + out
-        return _en_py.encode_proto(
+            return _seam.frame_prefix(out) + out
+        return _seam.encode_proto(
             event,
             lossy_numbers=self.lossy_numbers,
             extra_keys=self.extra_keys,
