@@ -7,6 +7,8 @@ finder hands ``agui_wire._fast`` a loader that raises what a bad ``.so`` raises
 (an undefined symbol, or the ImportError the C tables raise for a schema they
 cannot hold). The absent / built-for-another-Python cases are decided by
 ``_broken_extension`` from the package directory alone, checked on temporary ones.
+A stale extension (one built before a name was added) is the real one with names
+deleted before the selector loads.
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
     assert out.stdout.split() == [impl, "RUN_STARTED", f"['{impl}']"]
 
 
-# -- every compiled name: its own name, its twin's signature ---------------------------
+# -- every compiled name, and a stale extension -----------------------------------------
 
 _BUILT = any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*"))
 _need_fast = pytest.mark.skipif(not _BUILT, reason="needs the built extension")
@@ -238,3 +240,47 @@ def test_the_public_one_shot_encoders_show_their_own_name_and_signature() -> Non
     page = pydoc.render_doc(agui_wire.encode_proto, renderer=pydoc.plaintext)
     assert page.splitlines()[2].startswith("encode_proto(event")  # help()'s title line
     assert "encode_frame" not in page
+
+
+_STALE = r"""
+import json, sys, warnings
+import agui_wire._fast as fast
+for name in sys.argv[1:]:
+    delattr(fast, name)  # as an extension built before these names were added
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    from agui_wire._codec import backend
+    import agui_wire
+    frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+print(json.dumps({
+    "name": backend.NAME,
+    "implementations": dict(backend.IMPLEMENTATIONS),
+    "modules": {n: getattr(backend, n).__module__ for n in backend.IMPLEMENTATIONS},
+    "warnings": [[w.category.__name__, str(w.message)] for w in seen],
+}))
+"""
+
+
+@_need_fast
+def test_an_extension_lacking_a_name_warns_naming_it() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "AGUI_WIRE_PURE"}
+    out = subprocess.run(
+        [sys.executable, "-c", _STALE, "encode_payload", "SSEDecoder"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    got = json.loads(out.stdout)
+    assert got["name"] == "cython"
+    stale = {"encode_payload", "SSEDecoder"}
+    assert {n for n, i in got["implementations"].items() if i == "python"} == stale
+    assert got["modules"]["encode_payload"] == "agui_wire._codec.proto_writer"
+    assert got["modules"]["SSEDecoder"] == "agui_wire._codec.stream_decoder"
+    assert got["modules"]["encode_proto"] == "agui_wire._fast"
+    assert len(got["warnings"]) == 1, got
+    category, message = got["warnings"][0]
+    assert category == "ExtensionWarning"
+    assert "agui_wire._fast lacks SSEDecoder, encode_payload" in message
+    assert "Rebuild the extension" in message

@@ -1,24 +1,26 @@
 """Which implementation of the hot path runs: the Cython extension or the pure twins.
 
-Strategy: every name in ``_NAMES`` has a pure-Python twin with identical
-behaviour. Each name comes from ``agui_wire._fast`` when that imports and provides
-it, else from its pure twin; ``AGUI_WIRE_PURE=1`` forces the pure twins for all.
-Every name is bound here, when this module loads (no lazy lookup): the twins never
-import this module (yarl's habit: the selector imports both and picks, and a pure
-function that wants a C kernel is handed it), so the pure modules and the extension
-are complete before it binds them, whichever is imported first.
+Strategy: each name below is first bound to its pure-Python twin (what the type
+checker sees, and what runs without the extension); then, when this module loads
+(no lazy lookup), every name of ``__all__`` the extension ``agui_wire._fast``
+provides is rebound to its compiled twin, with identical behaviour.
+``AGUI_WIRE_PURE=1`` keeps the pure twins for all. The twins never import this
+module (yarl's habit: the selector imports both and picks, and a pure function
+that wants a C kernel is handed it), so the pure modules and the extension are
+complete before it binds them, whichever is imported first.
 ``NAME`` is ``"cython"`` when the extension is in use, ``"python"`` when it is
-not (missing, or forced off); ``IMPLEMENTATIONS`` says, per name, which one runs
-(a name can lag behind while the extension is built from older sources).
+not (missing, or forced off); ``IMPLEMENTATIONS`` says, per name, which one runs.
 
 The fallback is never silent by accident: an extension that is there (a
 ``_fast*.so``/``.pyd`` next to the package) but does not import -- built for
 another Python, a missing symbol, a schema its C tables cannot hold (it raises
-ImportError with the reason) -- gives one ``ExtensionWarning`` naming the cause.
-No extension at all (a pure install) and ``AGUI_WIRE_PURE=1`` stay quiet.
+ImportError with the reason) -- gives one ``ExtensionWarning`` naming the cause,
+and so does an extension that imports but lacks a name of ``__all__`` (built from
+older sources): the warning names what runs pure. No extension at all (a pure
+install) and ``AGUI_WIRE_PURE=1`` stay quiet.
 
-To add a name: put it in ``_NAMES`` with its pure module, in the ``TYPE_CHECKING``
-block below, and in ``__all__``.
+To add a name: bind it to its pure twin below and list it in ``__all__`` (its C
+twin is declared in ``_fast.pyi``, which stubtest holds to the extension).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final
 
 from ..errors import ExtensionWarning
 from . import framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder
@@ -55,25 +57,26 @@ __all__ = [
     "plain_sse_blocks",
 ]
 
-# public name -> the module holding its pure-Python twin
-_NAMES: Final[dict[str, ModuleType]] = {
-    "FrameReader": framing,
-    "frame": framing,
-    "FrameEncoder": proto_writer,
-    "encode_proto": proto_writer,
-    "encode_frames": proto_writer,
-    "encode_payload": proto_writer,
-    "decode_payload": proto_reader,
-    "SSEEncoder": sse_writer,
-    "encode_sse": sse_writer,
-    "plain_sse_blocks": sse_reader,
-    "FrameDecoder": stream_decoder,
-    "SSEDecoder": stream_decoder,
-    "EventDecoder": stream_decoder,
-    "decode_proto": stream_decoder,
-    "decode_sse": stream_decoder,
-    "decode": stream_decoder,
-}
+# Every name of __all__ but NAME and IMPLEMENTATIONS, bound to its pure twin here and
+# to the compiled one below when the extension has it.
+FrameReader = framing.FrameReader
+frame = framing.frame
+FrameEncoder = proto_writer.FrameEncoder
+encode_payload = proto_writer.encode_payload
+encode_proto = proto_writer.encode_proto
+encode_frames = proto_writer.encode_frames
+decode_payload = proto_reader.decode_payload
+SSEEncoder = sse_writer.SSEEncoder
+encode_sse = sse_writer.encode_sse
+plain_sse_blocks = sse_reader.plain_sse_blocks
+FrameDecoder = stream_decoder.FrameDecoder
+SSEDecoder = stream_decoder.SSEDecoder
+EventDecoder = stream_decoder.EventDecoder
+decode_proto = stream_decoder.decode_proto
+decode_sse = stream_decoder.decode_sse
+decode = stream_decoder.decode
+
+_COMPILED: Final = tuple(n for n in __all__ if n not in ("IMPLEMENTATIONS", "NAME"))
 
 
 def _forced_pure() -> bool:
@@ -110,30 +113,26 @@ def _broken_extension(exc: ImportError, package: Path) -> str | None:
     return f"agui_wire._fast cannot be loaded: {exc}"
 
 
+def _bind(fast: ModuleType | None, namespace: dict[str, Any]) -> dict[str, str]:
+    """Rebind each compiled name in ``namespace`` to ``fast``'s twin; which runs, per
+    name. A name ``fast`` lacks keeps its pure twin, with one ``ExtensionWarning``."""
+    if fast is None:
+        return dict.fromkeys(_COMPILED, "python")
+    lacking = [name for name in _COMPILED if not hasattr(fast, name)]
+    if lacking:
+        warnings.warn(
+            f"agui_wire._fast lacks {', '.join(lacking)} (built from older sources?); "
+            "those run on their pure-Python twins (same API, many times slower). "
+            "Rebuild the extension",
+            ExtensionWarning,
+            stacklevel=3,
+        )
+    for name in _COMPILED:
+        if name not in lacking:
+            namespace[name] = getattr(fast, name)
+    return {name: "python" if name in lacking else "cython" for name in _COMPILED}
+
+
 _fast = _load_fast()
 NAME: Final[str] = "cython" if _fast is not None else "python"
-IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(
-    {name: "cython" if hasattr(_fast, name) else "python" for name in _NAMES}
-)
-
-if TYPE_CHECKING:
-    from .framing import FrameReader as FrameReader
-    from .framing import frame as frame
-    from .proto_reader import decode_payload as decode_payload
-    from .proto_writer import FrameEncoder as FrameEncoder
-    from .proto_writer import encode_frames as encode_frames
-    from .proto_writer import encode_payload as encode_payload
-    from .proto_writer import encode_proto as encode_proto
-    from .sse_reader import plain_sse_blocks as plain_sse_blocks
-    from .sse_writer import SSEEncoder as SSEEncoder
-    from .sse_writer import encode_sse as encode_sse
-    from .stream_decoder import EventDecoder as EventDecoder
-    from .stream_decoder import FrameDecoder as FrameDecoder
-    from .stream_decoder import SSEDecoder as SSEDecoder
-    from .stream_decoder import decode as decode
-    from .stream_decoder import decode_proto as decode_proto
-    from .stream_decoder import decode_sse as decode_sse
-else:
-    for _name, _pure in _NAMES.items():
-        globals()[_name] = getattr(_fast if IMPLEMENTATIONS[_name] == "cython" else _pure, _name)
-    del _name, _pure
+IMPLEMENTATIONS: Final[Mapping[str, str]] = MappingProxyType(_bind(_fast, globals()))
