@@ -44,9 +44,8 @@ from mmap import mmap
 from struct import Struct
 from typing import Final
 
+from .._compression import GZIP_HINT, GZIP_MAGIC
 from ..errors import (
-    GZIP_HINT,
-    GZIP_MAGIC,
     DecodeError,
     EncodeError,
     FrameTooLarge,

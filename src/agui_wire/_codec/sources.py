@@ -23,8 +23,9 @@ from collections.abc import Iterable, Iterator
 from mmap import mmap
 from typing import IO, Final, TypeAlias
 
+from .._compression import GZIP_HINT, GZIP_MAGIC
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ..errors import GZIP_HINT, GZIP_MAGIC, DecodeError, not_bytes
+from ..errors import DecodeError, not_bytes
 
 __all__ = ["READ_SIZE", "Buffer", "ByteSource", "chunks", "sniff"]
 

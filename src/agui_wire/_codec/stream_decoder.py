@@ -63,10 +63,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol, cast
 
+from .._compression import GZIP_HINT, GZIP_MAGIC
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from ..errors import (
-    GZIP_HINT,
-    GZIP_MAGIC,
     DecodeError,
     LimitExceeded,
     SSELimitExceeded,
