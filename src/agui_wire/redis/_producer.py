@@ -384,7 +384,7 @@ class Producer:
         watchdog = self.writing.watchdog
         watchdog.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
-        source = Source(self.events, None, asyncio.get_running_loop())
+        source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
         count = 0
@@ -444,7 +444,7 @@ class Producer:
         try:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
-            await close_unstarted(self.events)
+            await close_unstarted(self.events, logger)
 
     async def _end_with(
         self,
