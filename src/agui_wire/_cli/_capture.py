@@ -5,7 +5,7 @@ event or JSON line: its index, stream byte offset, length, and either the event,
 the ``DecodeError`` that frame raised, or a note (an event of a later protocol
 that was skipped). Binary frames and SSE events are the library's
 ``RecordReader`` records (``agui_wire._reader``: the same reader as
-``agui_wire.read_frames``, which goes past bad frames with ``keep_going``); this
+``agui_wire.read_records``, which goes past bad frames with ``keep_going``); this
 adapter adds the capture's ``Input`` (chunks, progress), the notes, SSE
 lengths, and JSON Lines, a capture format of this command only.
 

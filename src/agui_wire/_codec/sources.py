@@ -1,6 +1,6 @@
 """What a decoder reads from: a capture as bytes, a binary file or chunks, and its format.
 
-Strategy: every whole-capture reader (the one-shot decoders, ``read_frames``,
+Strategy: every whole-capture reader (the one-shot decoders, ``read_records``,
 ``iter_decode``) takes a ``ByteSource`` and walks it with ``chunks``: a buffer (any
 contiguous bytes-like object, an ``mmap`` included) is one chunk, a file is read
 ``READ_SIZE`` bytes at a time, anything else is iterated as it is. ``sniff`` tells
