@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._codec import backend
 from ._codec.proto_writer import as_event_dict
-from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ._negotiation import CACHE_MAX_KEY, choose, negotiate, remember
-from .errors import NotAcceptable
+from ._mediatypes import PROTO_MEDIA_TYPE
+from ._negotiation import CACHE_MAX_KEY, negotiate, remember
 from .schema import DEFAULT_MAX_DEPTH
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
@@ -98,8 +97,8 @@ class EventEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> EventEncoder:
         wildcard_proto = bool(wildcard_proto)
+        content_type = negotiate(accept, strict=strict, wildcard_proto=wildcard_proto)
         if cls is not EventEncoder:  # a subclass may keep state: its own instance
-            content_type = negotiate(accept, strict=strict, wildcard_proto=wildcard_proto)
             return cls._build(content_type, lossy_numbers, extra_keys, max_depth)
         plain = (
             not wildcard_proto
@@ -107,10 +106,6 @@ class EventEncoder:
             and extra_keys == "drop"
             and max_depth == DEFAULT_MAX_DEPTH
         )
-        chosen = choose(accept, wildcard_proto=wildcard_proto)
-        if chosen is None and strict:
-            raise NotAcceptable(accept)
-        content_type = chosen or SSE_MEDIA_TYPE
         key = (content_type, lossy_numbers, extra_keys, max_depth)
         try:
             self = _INSTANCES.get(key)
@@ -121,9 +116,9 @@ class EventEncoder:
             self = cls._build(content_type, lossy_numbers, extra_keys, max_depth)
             if hashable:
                 remember(_INSTANCES, key, self)
-        if plain and chosen is not None and (accept is None or len(accept) <= CACHE_MAX_KEY):
-            # only a header that negotiated: one that accepts neither transport
-            # must go through the strict check above every time
+        if plain and (accept is None or len(accept) <= CACHE_MAX_KEY):
+            # read by the call without options alone, which is never strict: a header
+            # that accepts neither transport is SSE there too
             remember(_BY_ACCEPT, accept, self)
         return self
 
@@ -162,7 +157,6 @@ class EventEncoder:
 
 
 # (class, content type, options) -> the shared encoder; Accept -> the shared
-# encoder with default options (only headers that negotiated: a header that
-# accepts neither transport must reach negotiate, which may raise)
+# encoder with default options, for the call without options
 _INSTANCES: Final[dict[tuple[Any, ...], EventEncoder]] = {}
 _BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}

@@ -66,6 +66,10 @@ def test_strict_negotiation() -> None:
     with pytest.raises(agui_wire.NotAcceptable):
         EventEncoder("application/json", strict=True)
     assert EventEncoder("application/json").content_type == SSE_MEDIA_TYPE
+    # the shared encoder the call without options now finds is never the strict answer
+    assert EventEncoder("application/json") is EventEncoder("application/json")
+    with pytest.raises(agui_wire.NotAcceptable):
+        EventEncoder("application/json", strict=True)
 
 
 @given(
