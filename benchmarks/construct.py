@@ -33,7 +33,7 @@ from ag_ui.encoder import EventEncoder as SDKEncoder
 
 import agui_wire
 from agui_wire import compat
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 
 ACCEPTS = (
     "text/event-stream",
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     rounds, target = (3, 0.005) if args.quick else (args.rounds, 0.02)
-    print(f"agui_wire {agui_wire.__version__}, backend {backend.NAME}; {rounds} rounds")
+    print(f"agui_wire {agui_wire.__version__}, backend {selected.NAME}; {rounds} rounds")
     for title, contenders in GROUPS.items():
         names = list(contenders)
         reps = {name: calibrate(fn, target) for name, fn in contenders.items()}

@@ -1,9 +1,9 @@
 """Reading events: ``EventDecoder``, the stream iterators and the one-shots, as the
-backend gives them.
+selector gives them.
 
 Strategy: the decoding is the codec's (``_codec.stream_decoder``, whose module doc is
 the contract: ``EventDecoder``, ``decode``, ``decode_proto``); this module names what
-``backend`` picked for each (the C twin with the extension: ``EventDecoder`` starts
+``selected`` picked for each (the C twin with the extension: ``EventDecoder`` starts
 the C per-transport decoders, and the one-shots are C functions, which have no Python
 frame) and adds the iterators over a source: ``iter_decode`` (bytes, a binary file,
 or chunks) and ``aiter_decode`` (an async iterable of chunks). Memory stays bounded by
@@ -15,23 +15,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
-from ._codec import backend
+from ._codec import selected
 from ._codec.sources import ByteSource, chunks
 
 __all__ = ["EventDecoder", "aiter_decode", "decode", "decode_proto", "iter_decode"]
 
 # Sans-I/O decoder of one AG-UI stream (contract: _codec.stream_decoder).
-EventDecoder = backend.EventDecoder
+EventDecoder = selected.EventDecoder
 
-# One call, no EventDecoder: the backend's one-shot (exactly EventDecoder(proto) fed
+# One call, no EventDecoder: the selected one-shot (exactly EventDecoder(proto) fed
 # data and closed). With the extension it is a C function: one small frame costs
 # about what EventDecoder(proto).feed does.
-decode_proto = backend.decode_proto
+decode_proto = selected.decode_proto
 
 # Every event of a whole capture (bytes, a file, or chunks): bytes with no options
 # go to the transport's one-shot (a C function with the extension, which has no
 # Python frame); anything else is an EventDecoder fed it and closed.
-decode = backend.decode
+decode = selected.decode
 
 
 def iter_decode(

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from ._codec import backend
+from ._codec import selected
 from ._codec.proto_writer import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, negotiate, remember
@@ -29,8 +29,8 @@ __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 # The one-shot encoders are the codec's own builtins (C when built): a Python
 # wrapper here would double their cost (a frame, keyword passing), and they take
 # SDK pydantic events themselves (``as_event_dict``).
-encode_proto: Final = backend.encode_proto
-encode_sse: Final = backend.encode_sse
+encode_proto: Final = selected.encode_proto
+encode_sse: Final = selected.encode_sse
 
 
 class EventEncoder:
@@ -126,7 +126,7 @@ class EventEncoder:
     def _build(
         cls, content_type: str, lossy_numbers: bool, extra_keys: str, max_depth: int
     ) -> EventEncoder:
-        frames = backend.FrameEncoder(
+        frames = selected.FrameEncoder(
             lossy_numbers=lossy_numbers,
             extra_keys=extra_keys,
             max_depth=max_depth,
@@ -138,7 +138,7 @@ class EventEncoder:
             self.encode = frames.encode
             self.encode_many = frames.encode_many
         else:
-            sse = backend.SSEEncoder(convert=as_event_dict)
+            sse = selected.SSEEncoder(convert=as_event_dict)
             self.encode = sse.encode
             self.encode_many = sse.encode_many
         return self

@@ -43,7 +43,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from typing import Any, Final, Literal
 
-from ._codec import backend
+from ._codec import selected
 from ._codec.framing import as_bytes_view
 from ._codec.options import UnknownPolicy, Utf8Policy, check_options
 from ._codec.records import Record, payload_records
@@ -112,9 +112,9 @@ class RecordReader:
         self._utf8 = invalid_utf8
         self._depth = max_depth
         self._max_event_size = max_event_size
-        self._frames = backend.FrameReader(max_frame_size)
+        self._frames = selected.FrameReader(max_frame_size)
         # the per-frame call is the hot loop of a binary stream: bound once
-        self._decode_payload = bound_decoder(backend.decode_payload, invalid_utf8, max_depth)
+        self._decode_payload = bound_decoder(selected.decode_payload, invalid_utf8, max_depth)
         self._sse: SSEParser | None = None
         self._pbase = 0  # SSE: stream offset where the current parser started
         self._ibase = 0  # SSE: index of the current parser's event 0

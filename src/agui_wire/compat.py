@@ -59,7 +59,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Final
 
 from . import _telemetry
-from ._codec import backend
+from ._codec import selected
 from ._encoder import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, negotiate, remember
@@ -84,9 +84,9 @@ else:
     _SDK_CLASS = _sdk_encoder_module.EventEncoder
     _sdk_sse = _SDK_CLASS().encode
 
-_dict_sse: Final = backend.SSEEncoder(convert=as_event_dict).encode
-_frames: Final = backend.FrameEncoder(convert=as_event_dict).encode
-_rounded_frames: Final = backend.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
+_dict_sse: Final = selected.SSEEncoder(convert=as_event_dict).encode
+_frames: Final = selected.FrameEncoder(convert=as_event_dict).encode
+_rounded_frames: Final = selected.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
 _warned = False
 _INT64_MIN: Final = -(2**63)  # orjson writes integers in [-2**63, 2**64)
 _UINT64_END: Final = 2**64

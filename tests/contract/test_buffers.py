@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 import agui_wire
 from agui_wire import EventDecoder, decode, decode_proto, iter_decode
-from agui_wire._codec import backend as codec_backend
+from agui_wire._codec import selected as codec_backend
 from agui_wire._codec.sse_reader import SSEParser
 from agui_wire._reader import RecordReader, read_records
 from agui_wire.errors import DecodeError
@@ -75,7 +75,7 @@ args = json.loads(sys.argv[1])
 import agui_wire
 from agui_wire import EventDecoder
 from agui_wire._reader import RecordReader, read_records
-from agui_wire._codec import backend as codec_backend
+from agui_wire._codec import selected as codec_backend
 from agui_wire.schema import DEFAULT_MAX_FRAME_SIZE
 
 transport, kind, size = args["transport"], args["kind"], args["size"]

@@ -1,7 +1,7 @@
 """The layering contract: ``lint-imports`` with pyproject.toml's [tool.importlinter]
 passes on the tree, and fails on a scratch copy of the package into which one bad
 import is written: an upward import, the same import hidden under ``TYPE_CHECKING``,
-an import cycle between two siblings, a twin that reaches the selector (``backend``),
+an import cycle between two siblings, a twin that reaches the selector (``selected``),
 a C twin (``.pxi``) that imports a module of the package or reads a private name past
 the seam (the ``extension_seam`` contract, tests/contract/seam_contract.py), and a
 module that imports the seam, which is the extension's alone. Each case is a real run
@@ -71,8 +71,8 @@ BAD_IMPORTS = {
     ),
     "twin-imports-the-selector": (
         "_codec/proto_reader.py",
-        "from agui_wire._codec import backend as _b  # noqa\n",
-        "agui_wire._codec.proto_reader -> agui_wire._codec.backend",
+        "from agui_wire._codec import selected as _b  # noqa\n",
+        "agui_wire._codec.proto_reader -> agui_wire._codec.selected",
     ),
     "c-twin-imports-the-http-layer": (
         "_codec/_framing.pxi",

@@ -13,7 +13,7 @@ straight from the chunk's memory (no payload objects, no list of them), and plai
 blocks are parsed straight from the bytes while the parser is at a block start;
 anything else (an error, an event of a later protocol, a limit, a chunk the SSE fast
 path does not take) goes through the functions of this module, so both twins say
-and do the same. This module never imports ``backend``: ``EventDecoder.readers``
+and do the same. This module never imports ``selected``: ``EventDecoder.readers``
 names the per-transport decoders it starts (the pure ones here; the C twin's
 subclass of ``EventDecoder`` names its own), and ``SSEEventReader`` is handed the
 C kernel by the C ``SSEDecoder``.

@@ -31,7 +31,7 @@ import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore.ids import LEASE_EXPIRED
 from ._calls import Calls
 from ._keys import RunKeys

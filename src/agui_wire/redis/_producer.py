@@ -33,7 +33,7 @@ import math
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore.appends import Appends, admit
 from .._runstore.ids import STORE_FULL
 from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type

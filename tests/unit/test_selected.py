@@ -1,4 +1,4 @@
-"""agui_wire._codec.backend: which implementation runs, that falling back to the pure
+"""agui_wire._codec.selected: which implementation runs, that falling back to the pure
 twins is never silent by accident, and that the names it binds are the extension's
 every public name, each with its own name and the signature of its pure twin.
 
@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 
 from agui_wire._codec import (
-    backend,
     framing,
     proto_reader,
     proto_writer,
+    selected,
     sse_reader,
     sse_writer,
     stream_decoder,
@@ -36,7 +36,7 @@ from agui_wire._codec import (
 from agui_wire.errors import ExtensionWarning
 
 # Runs in a fresh interpreter: install the broken stand-in (unless told not to),
-# use a codec, print which backend ran and the warnings seen.
+# use a codec, print which implementation ran and the warnings seen.
 _CHILD = r"""
 import importlib.abc, importlib.util, json, sys, warnings
 
@@ -57,9 +57,9 @@ with warnings.catch_warnings(record=True) as seen:
     import agui_wire
     frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
     agui_wire.decode_proto(frame)
-    import agui_wire._codec.backend as backend
+    import agui_wire._codec.selected as selected
 print(json.dumps({
-    "name": backend.NAME,
+    "name": selected.NAME,
     "warnings": [[w.category.__name__, str(w.message)] for w in seen],
 }))
 """
@@ -100,7 +100,7 @@ def test_forced_pure_is_quiet_even_with_a_broken_extension() -> None:
 def test_a_working_extension_is_quiet() -> None:
     got = _child(broken=False, pure=False)
     assert got["warnings"] == []
-    built = any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*"))
+    built = any(p.suffix in (".so", ".pyd") for p in selected._PACKAGE.glob("_fast*"))
     assert got["name"] == ("cython" if built else "python")
 
 
@@ -115,7 +115,7 @@ def _missing() -> ModuleNotFoundError:
 def test_no_extension_at_all_is_quiet(tmp_path: Path) -> None:
     (tmp_path / "_fast.pyx").write_text("")  # sources alone: a pure install
     (tmp_path / "_fast.c").write_text("")
-    assert backend._broken_extension(_missing(), tmp_path) is None
+    assert selected._broken_extension(_missing(), tmp_path) is None
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_no_extension_at_all_is_quiet(tmp_path: Path) -> None:
 )
 def test_an_extension_for_another_python_is_named(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_bytes(b"")
-    cause = backend._broken_extension(_missing(), tmp_path)
+    cause = selected._broken_extension(_missing(), tmp_path)
     assert cause is not None
     assert name in cause
 
@@ -131,7 +131,7 @@ def test_an_extension_for_another_python_is_named(tmp_path: Path, name: str) -> 
 def test_a_missing_dependency_inside_the_extension_is_not_absence(tmp_path: Path) -> None:
     # ModuleNotFoundError for another module, raised while _fast imports
     exc = ModuleNotFoundError("No module named 'nope'", name="nope")
-    cause = backend._broken_extension(exc, tmp_path)
+    cause = selected._broken_extension(exc, tmp_path)
     assert cause is not None
     assert "nope" in cause
 
@@ -142,36 +142,36 @@ def test_load_fast_warns_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(name: str) -> None:
         raise ImportError("undefined symbol: agw_nope")
 
-    monkeypatch.setattr(backend.importlib, "import_module", broken)
+    monkeypatch.setattr(selected.importlib, "import_module", broken)
     with pytest.warns(ExtensionWarning, match="undefined symbol: agw_nope"):
-        assert backend._load_fast() is None
+        assert selected._load_fast() is None
     monkeypatch.setenv("AGUI_WIRE_PURE", "1")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert backend._load_fast() is None
+        assert selected._load_fast() is None
 
 
 _IMPORT_FAST_FIRST = r"""
 import agui_wire._fast  # before anything else, as tests/fuzz/fuzzlib.py does
 import agui_wire
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
-print(backend.NAME, agui_wire.decode_proto(frame)[0]["type"])
+print(selected.NAME, agui_wire.decode_proto(frame)[0]["type"])
 # every name the extension has is bound to it, those defined after its imports too
-print(sorted(set(backend.IMPLEMENTATIONS.values())))
+print(sorted(set(selected.IMPLEMENTATIONS.values())))
 """
 
 
 @pytest.mark.skipif(
-    not any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*")),
+    not any(p.suffix in (".so", ".pyd") for p in selected._PACKAGE.glob("_fast*")),
     reason="needs the built extension",
 )
 @pytest.mark.parametrize("pure", [False, True], ids=["cython", "pure"])
 def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
-    # The extension imports the pure twins, and backend binds both: when a twin
-    # reached backend (frame_decoder.py did, through _reader), binding the pure twins
-    # while it was half made raised AttributeError (partially initialized module)
-    # under AGUI_WIRE_PURE=1. No twin imports backend now (the layers contract).
+    # The extension imports the pure twins and the selector binds both, so whichever is
+    # imported first, no twin may be half made when the selector binds it: a twin that
+    # imported the selector would be (AttributeError: partially initialized module).
+    # No twin imports it (the layers contract).
     env = {k: v for k, v in os.environ.items() if k != "AGUI_WIRE_PURE"}
     if pure:
         env["AGUI_WIRE_PURE"] = "1"
@@ -189,9 +189,9 @@ def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
 
 # -- every compiled name, and a stale extension -----------------------------------------
 
-_BUILT = any(p.suffix in (".so", ".pyd") for p in backend._PACKAGE.glob("_fast*"))
+_BUILT = any(p.suffix in (".so", ".pyd") for p in selected._PACKAGE.glob("_fast*"))
 _need_fast = pytest.mark.skipif(not _BUILT, reason="needs the built extension")
-_COMPILED = [n for n in backend.__all__ if n not in ("IMPLEMENTATIONS", "NAME")]
+_COMPILED = [n for n in selected.__all__ if n not in ("IMPLEMENTATIONS", "NAME")]
 _PURE = {
     n: getattr(m, n)
     for m in (framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder)
@@ -205,15 +205,15 @@ def test_the_selector_lists_every_public_name_of_the_extension() -> None:
     from agui_wire import _fast
 
     assert sorted(n for n in dir(_fast) if not n.startswith("_")) == sorted(_COMPILED)
-    assert sorted(backend.IMPLEMENTATIONS) == sorted(_COMPILED)
+    assert sorted(selected.IMPLEMENTATIONS) == sorted(_COMPILED)
 
 
 def test_each_name_is_bound_to_a_twin_of_its_own_name() -> None:
     assert sorted(_PURE) == sorted(_COMPILED)
     for name in _COMPILED:
-        bound = getattr(backend, name)
+        bound = getattr(selected, name)
         assert bound.__name__ == name
-        if backend.IMPLEMENTATIONS[name] == "python":
+        if selected.IMPLEMENTATIONS[name] == "python":
             assert bound is _PURE[name]
         else:
             assert bound.__module__ == "agui_wire._fast"
@@ -227,7 +227,7 @@ def _parameters(obj: object) -> list[tuple[str, object, object]]:
 def test_each_name_has_the_signature_of_its_pure_twin(name: str) -> None:
     """inspect.signature and help() read the compiled builtins (a text signature in
     their docstring), with the pure twin's parameters, kinds and defaults."""
-    assert _parameters(getattr(backend, name)) == _parameters(_PURE[name])
+    assert _parameters(getattr(selected, name)) == _parameters(_PURE[name])
 
 
 def test_the_public_one_shot_encoders_show_their_own_name_and_signature() -> None:
@@ -249,13 +249,13 @@ for name in sys.argv[1:]:
     delattr(fast, name)  # as an extension built before these names were added
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
-    from agui_wire._codec import backend
+    from agui_wire._codec import selected
     import agui_wire
     frame = agui_wire.encode_proto({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
 print(json.dumps({
-    "name": backend.NAME,
-    "implementations": dict(backend.IMPLEMENTATIONS),
-    "modules": {n: getattr(backend, n).__module__ for n in backend.IMPLEMENTATIONS},
+    "name": selected.NAME,
+    "implementations": dict(selected.IMPLEMENTATIONS),
+    "modules": {n: getattr(selected, n).__module__ for n in selected.IMPLEMENTATIONS},
     "warnings": [[w.category.__name__, str(w.message)] for w in seen],
 }))
 """
