@@ -14,6 +14,7 @@ the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -65,7 +66,7 @@ class EventEncoder:
 
         def __new__(
             cls,
-            accept: str | None = None,
+            accept: str | bytes | None = None,
             *,
             strict: bool = False,
             wildcard_proto: bool = False,
@@ -78,17 +79,22 @@ class EventEncoder:
         # The signature above, with the common call (no options) answered before
         # any keyword handling: the SDK's constructor is an empty __init__, and
         # this must cost no more.
-        def __new__(cls, accept: str | None = None, **options: Any) -> EventEncoder:
+        def __new__(cls, accept: str | bytes | None = None, **options: Any) -> EventEncoder:
             if not options and cls is EventEncoder:
-                shared = _BY_ACCEPT.get(accept)
+                try:
+                    shared = _BY_ACCEPT.get(accept)
+                except TypeError:  # unhashable: negotiate says what accept must be
+                    shared = None
                 if shared is not None:
                     return shared
+            elif not options.keys() <= _OPTION_SET:
+                raise _unexpected(cls, options)
             return cls._new(accept, **options)
 
     @classmethod
     def _new(
         cls,
-        accept: str | None,
+        accept: str | bytes | None,
         *,
         strict: bool = False,
         wildcard_proto: bool = False,
@@ -159,4 +165,21 @@ class EventEncoder:
 # (class, content type, options) -> the shared encoder; Accept -> the shared
 # encoder with default options, for the call without options
 _INSTANCES: Final[dict[tuple[Any, ...], EventEncoder]] = {}
-_BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+_BY_ACCEPT: Final[dict[str | bytes | None, EventEncoder]] = {}
+# the keyword options of EventEncoder(), in its signature's order
+_OPTIONS: Final = ("strict", "wildcard_proto", "lossy_numbers", "extra_keys", "max_depth")
+_OPTION_SET: Final = frozenset(_OPTIONS)
+
+
+def _unexpected(cls: type, options: dict[str, Any]) -> TypeError:
+    """The ``TypeError`` for an option ``EventEncoder()`` does not take, naming the
+    public class (not the constructor's helper) and the options it does take."""
+    name = next(o for o in options if o not in _OPTIONS)
+    close = [o for o in _OPTIONS if o.startswith(name)] or difflib.get_close_matches(
+        name, _OPTIONS, n=1
+    )
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TypeError(
+        f"{cls.__name__}() got an unexpected keyword argument {name!r}{hint}; "
+        f"its options are {', '.join(_OPTIONS)}"
+    )

@@ -199,9 +199,12 @@ class SDKEventEncoder:
     encode: Callable[[Any], str | bytes]
     encode_binary: Callable[[Any], bytes]
 
-    def __new__(cls, accept: str | None = None) -> SDKEventEncoder:
+    def __new__(cls, accept: str | bytes | None = None) -> SDKEventEncoder:
         if cls is SDKEventEncoder:  # a subclass may keep state: its own instance
-            shared = _BY_ACCEPT.get(accept)
+            try:
+                shared = _BY_ACCEPT.get(accept)
+            except TypeError:  # unhashable: negotiate says what accept must be
+                shared = None
             if shared is not None:
                 left = _recheck[0] = _recheck[0] - 1
                 if left > 0:
@@ -230,7 +233,7 @@ class SDKEventEncoder:
         return f"agui_wire.compat.SDKEventEncoder(content_type={self._content_type!r})"
 
 
-_BY_ACCEPT: Final[dict[str | None, SDKEventEncoder]] = {}
+_BY_ACCEPT: Final[dict[str | bytes | None, SDKEventEncoder]] = {}
 # Telemetry: the shared instances are made again when the instruments change, seen
 # by whoever asks ``_telemetry.current()`` (a response, ``_telemetry.use()``) and by
 # a look every _RECHECK constructions (a process serving only install()'d frameworks

@@ -26,6 +26,7 @@ from agui_wire import (
     SSEError,
     TruncatedStream,
     UnknownEventWarning,
+    compat,
     normalize,
 )
 from agui_wire._sample import realistic_run
@@ -239,9 +240,52 @@ def test_live_stream_error_is_raised_without_waiting_for_more_data() -> None:
         next(events)
 
 
-# -- the caller's mistakes (issue 15: items 3, 4, 5), on whichever backend runs --------
+# -- the caller's mistakes, on whichever backend runs ------------------------------------
 
 ALL_TYPES = (None, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE)
+
+
+@pytest.mark.parametrize("accept", [5, 0, 1.5, ["text/event-stream"], object()])
+def test_an_accept_that_is_no_header_is_a_type_error_saying_so(accept: Any) -> None:
+    for make in (EventEncoder, agui_wire.negotiate, compat.SDKEventEncoder):
+        with pytest.raises(TypeError, match="accept must be the request's Accept header") as got:
+            make(accept)
+        assert f"not {type(accept).__name__}" in str(got.value)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "text/event-stream",
+        "application/vnd.ag-ui.event+proto",
+        "application/vnd.ag-ui.event+proto;q=0.5, text/event-stream",
+        "*/*",
+        "application/json",
+        "",
+    ],
+)
+def test_asgi_header_bytes_negotiate_as_their_text(header: str) -> None:
+    raw = header.encode("latin-1")  # what an ASGI scope's headers hold
+    assert EventEncoder(raw).content_type == EventEncoder(header).content_type
+    assert agui_wire.negotiate(raw) == agui_wire.negotiate(header)
+    assert compat.SDKEventEncoder(raw).get_content_type() == agui_wire.negotiate(header)
+    if header == "application/json":
+        with pytest.raises(agui_wire.NotAcceptable, match="application/json"):
+            EventEncoder(raw, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [("lossy", "did you mean 'lossy_numbers'?"), ("strikt", "did you mean 'strict'?"), ("x", "")],
+)
+def test_an_unknown_option_names_the_public_class_and_its_options(option: str, hint: str) -> None:
+    with pytest.raises(TypeError) as got:
+        EventEncoder(None, **{option: True})
+    message = str(got.value)
+    assert message.startswith(f"EventEncoder() got an unexpected keyword argument {option!r}")
+    assert hint in message
+    assert "strict, wildcard_proto, lossy_numbers, extra_keys, max_depth" in message
+    assert "_new" not in message
 
 
 def test_a_failed_sniff_stays_failed() -> None:
