@@ -16,7 +16,7 @@ from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
 from ._codec import selected
-from ._codec.sources import ByteSource, chunks
+from ._codec.sources import ByteSource, StreamHead, chunks
 
 __all__ = ["EventDecoder", "aiter_decode", "decode", "decode_proto", "iter_decode"]
 
@@ -40,13 +40,18 @@ def iter_decode(
     """Events from a live or captured stream, as they complete: ``source`` is bytes,
     a binary file object, or an iterable of byte chunks (``response.iter_bytes()``).
     ``options`` are those of ``EventDecoder``. Memory stays bounded by the largest
-    frame or event, whatever the length of the stream."""
+    frame or event, whatever the length of the stream. Text with no event that is not
+    SSE raises ``DecodeError`` at the end (``sources.not_a_stream``), as ``decode`` does."""
     decoder = EventDecoder(content_type, **options)
+    head: StreamHead | None = StreamHead()  # until the first event
     for chunk in chunks(source):
-        yield from decoder.feed(chunk)
+        events = decoder.feed(chunk)
+        if head is not None:
+            head = _judged(head, chunk, events)
+        yield from events
         if decoder.pending_error is not None:  # raise now, not when the next chunk comes
             raise decoder.pending_error
-    yield from decoder.close()
+    yield from _closed(decoder, head)
 
 
 async def aiter_decode(
@@ -54,10 +59,32 @@ async def aiter_decode(
 ) -> Any:
     """``iter_decode`` for an async iterable of byte chunks (``response.aiter_bytes()``)."""
     decoder = EventDecoder(content_type, **options)
+    head: StreamHead | None = StreamHead()  # until the first event
     async for chunk in source:
-        for event in decoder.feed(chunk):
+        events = decoder.feed(chunk)
+        if head is not None:
+            head = _judged(head, chunk, events)
+        for event in events:
             yield event
         if decoder.pending_error is not None:
             raise decoder.pending_error
-    for event in decoder.close():
+    for event in _closed(decoder, head):
         yield event
+
+
+def _judged(head: StreamHead, chunk: Any, events: list[dict[str, Any]]) -> StreamHead | None:
+    """``head`` with ``chunk`` counted, or None once the stream has given an event."""
+    if events:
+        return None
+    head.add(chunk)
+    return head
+
+
+def _closed(decoder: Any, head: StreamHead | None) -> list[dict[str, Any]]:
+    """``decoder.close()``'s events; ``head``'s error when the stream gave none."""
+    events: list[dict[str, Any]] = decoder.close()
+    if head is not None and not events:
+        error = head.error(decoder.content_type)
+        if error is not None:
+            raise error
+    return events

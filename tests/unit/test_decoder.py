@@ -288,6 +288,49 @@ def test_an_unknown_option_names_the_public_class_and_its_options(option: str, h
     assert "_new" not in message
 
 
+NOT_A_STREAM = {
+    "a line of text": (b"hello world", 0, "line 1 ('hello world')"),
+    "a web page": (b"<!doctype html>\n<html></html>\n", 0, "line 1"),
+    "a log after a comment": (b": hi\r\n2026-12-07 INFO started\r\n", 6, "line 2"),
+    "one long line": (b"x" * 5000, 0, "line 1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_A_STREAM))
+def test_text_that_is_no_sse_stream_is_a_decode_error_not_no_events(name: str) -> None:
+    data, offset, line = NOT_A_STREAM[name]
+
+    async def chunks_of(data: bytes) -> Any:
+        for i in range(0, len(data), 7):
+            yield data[i : i + 7]
+
+    async def collect() -> list[dict[str, Any]]:
+        return [e async for e in agui_wire.aiter_decode(chunks_of(data))]
+
+    readers = {
+        "decode": lambda: agui_wire.decode(data),
+        "decode as SSE": lambda: agui_wire.decode(data, SSE_MEDIA_TYPE),
+        "decode a file": lambda: agui_wire.decode(io.BytesIO(data)),
+        "iter_decode": lambda: list(agui_wire.iter_decode(data)),
+        "iter_decode in pieces": lambda: list(agui_wire.iter_decode(chunked(data, [3, 9]))),
+        "aiter_decode": lambda: asyncio.run(collect()),
+    }
+    for reader, read in readers.items():
+        with pytest.raises(DecodeError, match="not an AG-UI stream") as got:
+            read()
+        assert got.value.offset == offset, reader
+        assert f"no event in {len(data):,} bytes, and {line}" in str(got.value), reader
+        assert "neither an SSE field (data:, event:, id:, retry:) nor a comment" in str(got.value)
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\n\n", b": keep-alive\n\n", b"event: ping\nid: 4\n\n", b"\xef\xbb\xbf: hi\n"]
+)
+def test_a_stream_without_events_is_still_no_events(data: bytes) -> None:
+    assert agui_wire.decode(data) == []
+    assert list(agui_wire.iter_decode(data)) == []
+
+
 def test_a_failed_sniff_stays_failed() -> None:
     decoder = EventDecoder()
     with pytest.raises(DecodeError, match="cannot tell the stream format") as first:

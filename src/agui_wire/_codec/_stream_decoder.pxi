@@ -87,6 +87,11 @@ cdef class FrameDecoder(FrameReader):
         self._refused = None
 
     @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_PROTO
+
+    @property
     def events_read(self):
         """Events handed out so far."""
         return self._count
@@ -216,6 +221,11 @@ cdef class SSEDecoder:
         """The SSEEventReader (its parser: last_event_id, retry...)."""
         self._settle_due()
         return self._reader
+
+    @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_SSE
 
     @property
     def events_read(self):
