@@ -23,11 +23,9 @@ from agui_wire.errors import DecodeError
 from tests.support import captures
 from tests.support.captures import BIG, EMPTY, FUTURE, NOT_PROTOBUF
 from tests.support.corpus import CORPUS
+from tests.support.twins import fast
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
+_fast = fast("decode")
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
 

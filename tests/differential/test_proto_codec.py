@@ -30,10 +30,10 @@ from agui_wire._codec import proto_reader, proto_writer
 from agui_wire.schema import EVENT_TYPES
 from tests.support.compare import assert_same_outcome, clone, outcome, same
 from tests.support.strategies import EVENT_STRATEGIES, deep_events, events, json_values
+from tests.support.twins import fast_or_skip
 
-fast = pytest.importorskip("agui_wire._fast")
-if not hasattr(fast, "encode_payload") or not hasattr(fast, "decode_payload"):
-    pytest.skip("agui_wire._fast is built without the codec", allow_module_level=True)
+fast = fast_or_skip("encode_payload")
+fast_or_skip("decode_payload")
 
 from tests.support.corpus import CASES  # noqa: E402  (after the skip: corpus imports agui_wire._sample)
 

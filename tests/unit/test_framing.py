@@ -15,21 +15,11 @@ from hypothesis import strategies as st
 from agui_wire import schema
 from agui_wire._codec import framing
 from agui_wire.errors import EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
+from tests.support.twins import fast, needs_fast, twins
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
-
-_need_fast = pytest.mark.skipif(
-    _fast is None or not hasattr(_fast, "FrameReader"),
-    reason="agui_wire._fast not built (python setup.py build_ext --inplace)",
-)
-
-IMPLS = [
-    pytest.param(framing, id="python"),
-    pytest.param(_fast, id="cython", marks=_need_fast),
-]
+_fast = fast("FrameReader")
+_need_fast = needs_fast("FrameReader")
+IMPLS = twins(framing, "FrameReader")
 
 
 @pytest.fixture(params=IMPLS)

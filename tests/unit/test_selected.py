@@ -34,6 +34,7 @@ from agui_wire._codec import (
     stream_decoder,
 )
 from agui_wire.errors import ExtensionWarning
+from tests.support.twins import needs_fast
 
 # Runs in a fresh interpreter: install the broken stand-in (unless told not to),
 # use a codec, print which implementation ran and the warnings seen.
@@ -190,7 +191,7 @@ def test_importing_the_extension_first_is_not_a_cycle(pure: bool) -> None:
 # -- every compiled name, and a stale extension -----------------------------------------
 
 _BUILT = any(p.suffix in (".so", ".pyd") for p in selected._PACKAGE.glob("_fast*"))
-_need_fast = pytest.mark.skipif(not _BUILT, reason="needs the built extension")
+_need_fast = needs_fast("EventDecoder")
 _COMPILED = [n for n in selected.__all__ if n not in ("IMPLEMENTATIONS", "NAME")]
 _PURE = {
     n: getattr(m, n)

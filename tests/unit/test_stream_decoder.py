@@ -26,21 +26,11 @@ from agui_wire import (
 from agui_wire._codec import selected, stream_decoder
 from agui_wire._sample import realistic_run
 from agui_wire.errors import SSELimitExceeded
+from tests.support.twins import fast, needs_fast, twins
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
-
-_need_fast = pytest.mark.skipif(
-    _fast is None or not hasattr(_fast, "FrameDecoder"),
-    reason="agui_wire._fast not built (python setup.py build_ext --inplace)",
-)
-
-IMPLS = [
-    pytest.param(stream_decoder, id="python"),
-    pytest.param(_fast, id="cython", marks=_need_fast),
-]
+_fast = fast("FrameDecoder")
+_need_fast = needs_fast("FrameDecoder")
+IMPLS = twins(stream_decoder, "FrameDecoder")
 
 
 @pytest.fixture(params=IMPLS)
