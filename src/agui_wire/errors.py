@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import io
 import os
-from typing import Any, Final
+from typing import Any
 
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 
@@ -53,6 +53,7 @@ __all__ = [
     "SchemaError",
     "SequenceError",
     "StoreCorrupted",
+    "StoreDraining",
     "StoreError",
     "StoreFull",
     "StoreUnavailable",
@@ -198,16 +199,7 @@ class DecodeError(AguiWireError, ValueError):
         return err
 
 
-# What the decoders say when given what they do not read: a gzip-compressed capture
-# (its first bytes are gzip's magic), a path or text where bytes go.
-GZIP_MAGIC: Final = b"\x1f\x8b"
-GZIP_HINT: Final = (
-    "the input starts 1f 8b, gzip's magic: it is gzip-compressed, so decompress it first "
-    "(gzip.decompress(data), or gzip.open(path, 'rb') for a file; an HTTP client undoes "
-    "Content-Encoding: gzip itself)"
-)
-
-
+# What the decoders say when given a path or text where bytes go.
 def not_bytes(value: object, what: str = "source") -> TypeError:
     """The ``TypeError`` for text (a path, a str, a text-mode file) where a decoder reads
     bytes, saying what to pass instead."""
@@ -508,6 +500,15 @@ class StoreUnavailable(StoreError):
     """Redis could not be reached (or kept failing) for longer than the store's
     ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
     retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+
+
+class StoreDraining(StoreUnavailable):
+    """This store is draining (``RunStore.drain``: its process is shutting down):
+    ``publish``/``start`` of a new run are refused, a run it was still producing at
+    the end of the drain's grace was handed over (its lease released, the run not
+    ended: a producer elsewhere continues it with ``replay=True``), and its
+    readers were ended so they resume elsewhere. A ``StoreUnavailable``: what
+    retries elsewhere (a job queue, HTTP 503 with ``Retry-After``) handles both."""
 
 
 class StoreUnsupported(StoreError):

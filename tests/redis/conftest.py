@@ -1,6 +1,20 @@
 """Fixtures of the run store's tests: a real ``redis-server`` (tests/redis/harness.py)
 on a free loopback port, one per session for the tests that only need a Redis,
-fresh ones for the tests that kill or restart it; ``run`` runs a coroutine."""
+fresh ones for the tests that kill or restart it; ``run`` runs a coroutine.
+
+Servers: Debian's redis-server 7.0, and for the tests marked ``valkey`` (whole
+modules: those whose outcome depends on the server's commands, scripts, replies
+and refusals) Valkey 8.1 as well, each test once on each (``[redis-7]``,
+``[valkey-8]``): ``redis_server`` and ``fresh_redis()`` are then the one of the
+test's parameter. ``fresh_redis(binary=...)`` starts another binary
+(tests/redis/pinned.py).
+
+``run`` is ``asyncio.run`` with a bounded shutdown: the tasks left when the
+coroutine returns are cancelled at once, as ``asyncio.run`` (and a server
+shutting down) does, and must end within ``SHUTDOWN`` seconds; a task that
+survives its cancellation fails the test naming what it awaits, instead of
+hanging the process (a shutdown that never finishes, in production).
+"""
 
 from __future__ import annotations
 
@@ -9,20 +23,38 @@ import tempfile
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 # The interop suite's node_harness fixture (the pinned npm peers), as
 # tests/e2e/conftest.py binds it.
 from tests.interop.conftest import node_harness as node_harness
+from tests.redis import pinned
 from tests.redis.harness import RedisClusterNodes, RedisServer
+
+#: The servers a test marked ``valkey`` runs on (``None``: Debian's redis-server).
+SERVERS: Final = {"redis-7": None, "valkey-8": pinned.VALKEY_8}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marked = metafunc.definition.get_closest_marker("valkey") is not None
+    if marked and "server_binary" in metafunc.fixturenames:
+        metafunc.parametrize("server_binary", list(SERVERS), indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
+def server_binary(request: pytest.FixtureRequest) -> str | None:
+    """The test's server binary: Debian's redis-server (``None``), or the one of its
+    ``valkey`` parameter."""
+    server = SERVERS[getattr(request, "param", "redis-7")]
+    return None if server is None else server.path()
+
+
+@pytest.fixture(scope="session")
+def redis_server(server_binary: str | None) -> Iterator[RedisServer]:
     with tempfile.TemporaryDirectory() as tmp:
-        server = RedisServer(Path(tmp)).start()
+        server = RedisServer(Path(tmp), binary=server_binary).start()
         try:
             yield server
         finally:
@@ -51,16 +83,17 @@ def fresh_cluster(tmp_path: Path) -> Iterator[RedisClusterNodes]:
 
 
 @pytest.fixture
-def fresh_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
-    """``fresh_redis(persistent=False)``: a Redis of the test's own."""
+def fresh_redis(tmp_path: Path, server_binary: str | None) -> Iterator[Callable[..., RedisServer]]:
+    """``fresh_redis(persistent=False, binary=None)``: a Redis of the test's own, of
+    ``binary`` (else the test's server)."""
     started: list[RedisServer] = []
 
-    def start(*, persistent: bool = False) -> RedisServer:
+    def start(*, persistent: bool = False, binary: str | None = None) -> RedisServer:
         directory = tmp_path / f"redis-{len(started)}"
         directory.mkdir()
-        server = RedisServer(directory, persistent=persistent).start()
-        started.append(server)
-        return server
+        server = RedisServer(directory, persistent=persistent, binary=binary or server_binary)
+        started.append(server)  # (stopped even if it fails to start)
+        return server.start()
 
     yield start
     for server in started:
@@ -72,5 +105,63 @@ def run_id() -> str:
     return f"run-{uuid.uuid4()}"
 
 
+#: Seconds the tasks left behind by a test have to end once cancelled: above the
+#: store's own bound for ending a cancelled producer's run (``RunStore.aclose``).
+SHUTDOWN: Final = 30.0
+
+
 def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    return asyncio.run(coro)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            survivors = shutdown(loop, SHUTDOWN)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+        if survivors:
+            pytest.fail(
+                f"{len(survivors)} task(s) did not end within {SHUTDOWN:g} s of being "
+                "cancelled:\n" + "\n".join(survivors),
+                pytrace=False,
+            )
+
+
+def shutdown(loop: asyncio.AbstractEventLoop, bound: float) -> list[str]:
+    """Cancel every task of ``loop`` at once and run until they end, at most ``bound``
+    seconds (``asyncio.run``'s shutdown, bounded); what each survivor awaits."""
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return []
+    _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=bound))
+    for task in tasks - pending:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception during shutdown",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
+    return [awaiting(task) for task in pending]
+
+
+def awaiting(task: asyncio.Task[Any]) -> str:
+    """The task and its chain of awaits, innermost last (``print_stack`` shows the
+    outer coroutine only)."""
+    lines = [repr(task)]
+    step: Any = task.get_coro()
+    while step is not None:
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        if frame is None:
+            lines.append(f"  awaits {step!r}")
+            break
+        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    return "\n".join(lines)

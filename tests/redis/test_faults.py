@@ -18,7 +18,8 @@ from agui_wire.errors import RunLost, StoreUnavailable
 from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 
-pytestmark = pytest.mark.slow
+# also on Valkey 8: the server's persistence and eviction
+pytestmark = [pytest.mark.slow, pytest.mark.valkey]
 
 
 def token_events(n: int) -> list[dict[str, Any]]:

@@ -23,6 +23,9 @@ from agui_wire.redis import AFTER_HEADER, RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
 
+# also on Valkey 8: explicit entry ids and what the server keeps of them
+pytestmark = pytest.mark.valkey
+
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 

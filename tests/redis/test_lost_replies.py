@@ -19,6 +19,9 @@ from agui_wire.redis import RunStore, _claim, _leases, _pages, _producer
 from tests.redis.conftest import run
 from tests.redis.faults import Proxy
 
+# also on Valkey 8: the scripts run again after a lost reply
+pytestmark = pytest.mark.valkey
+
 EVENTS: list[dict[str, Any]] = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
     *({"type": "CUSTOM", "name": "tick", "value": i} for i in range(20)),

@@ -6,13 +6,11 @@ The script that ends a failed run carries flags (``#!lua flags=allow-oom``, Redi
 to work; the first producer that failed left its run without its ``RUN_ERROR``
 (Redis refused the script) and readers waited ``lease`` seconds for
 ``LEASE_EXPIRED``. Readers are not asked (they use no script that needs 7.0, and
-find no run). Against the real redis-server 6.2.14 (tests/redis/old_redis.py).
+find no run). Against the real redis-server 6.2.14 (tests/redis/pinned.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,31 +18,19 @@ import redis.asyncio as aioredis
 
 from agui_wire.errors import StoreError, StoreUnsupported
 from agui_wire.redis import RunStore
-from tests.redis import old_redis
+from tests.redis import pinned
 from tests.redis.conftest import run
-from tests.redis.harness import RedisServer
 
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 REFUSED = r"run '.*': Redis refused the store's scripts \(they need Redis 7\.0 or later\): .+"
 
 
-@pytest.fixture
-def redis_62(tmp_path: Path) -> Iterator[RedisServer]:
-    if not old_redis.supported():
-        pytest.skip(f"no pinned redis-server {old_redis.VERSION} for this platform")
-    if not old_redis.BINARY.exists():
-        pytest.fail(f"{old_redis.BINARY} is missing: `make old-redis` fetches it", pytrace=False)
-    server = RedisServer(tmp_path, binary=str(old_redis.BINARY)).start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def test_a_redis_older_than_7_is_refused_before_anything_is_stored(fresh_redis, run_id) -> None:
+    redis_62 = fresh_redis(binary=pinned.REDIS_62.path())
 
-
-def test_a_redis_older_than_7_is_refused_before_anything_is_stored(redis_62, run_id) -> None:
     async def main() -> None:
         r = aioredis.from_url(redis_62.url)
-        assert (await r.info("server"))["redis_version"] == old_redis.VERSION
+        assert (await r.info("server"))["redis_version"] == pinned.REDIS_62.version
         store = RunStore(r, lease=1)
         pulled: list[str] = []
 
@@ -70,6 +56,7 @@ def test_a_redis_older_than_7_is_refused_before_anything_is_stored(redis_62, run
     run(main())
 
 
+@pytest.mark.valkey  # Valkey's ACL refusal too
 def test_a_user_not_allowed_to_load_scripts_is_told_so_not_that_redis_is_old(
     fresh_redis, run_id
 ) -> None:

@@ -20,6 +20,9 @@ from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
 
+# also on Valkey 8: positions against what the server holds
+pytestmark = pytest.mark.valkey
+
 RUN = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
     *({"type": "CUSTOM", "name": "t", "value": i} for i in range(5)),

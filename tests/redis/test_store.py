@@ -25,6 +25,9 @@ from agui_wire.redis import AFTER_HEADER, SNAPSHOT_HEADER, RunStore, resume_afte
 from examples.script import scripted_run
 from tests.redis.conftest import run
 
+# also on Valkey 8: the store's contract on the server's streams, scripts and blocking reads
+pytestmark = pytest.mark.valkey
+
 RUN = scripted_run("thread-1", "run-1")
 
 
@@ -185,48 +188,54 @@ def test_a_live_producer_excludes_another(redis_server, run_id) -> None:
 
 
 def test_a_producer_that_lost_its_lease_stops(redis_server, run_id) -> None:
+    """Another holds the run's lease (the producer stalled past it, the run was
+    taken): the producer stops at its next renewal (``LeaseLost``) and writes
+    nothing more; once that lease lapses too, a reader's check ends the run."""
+
     async def main() -> None:
         r = client(redis_server)
         store = RunStore(r, lease=0.6)
-        gate = asyncio.Event()
 
-        async def slow():
+        async def quiet():
             yield RUN[0]
-            gate.set()
-            for event in RUN[1:]:
-                await asyncio.sleep(0.3)
-                yield event
+            await asyncio.Event().wait()  # its next write is a renewal (every lease / 3)
+            yield RUN[1]
 
-        task = await store.start(run_id, slow())
-        task.remove_done_callback(store._task_done)
-        await gate.wait()
+        task = await store.start(run_id, quiet())
+        assert task is not None
         while not await r.xlen(store.stream_key(run_id)):  # event 1 stored
             await asyncio.sleep(0.01)
-        await r.delete(store.stream_key(run_id) + ":lease")  # as if it had stalled past the lease
-        got = await collect(store, run_id)  # a quiet check ends the run
-        assert got[-1][1]["type"] == "RUN_ERROR"
-        assert got[-1][1]["code"] == "LEASE_EXPIRED"
+        await r.set(store.stream_key(run_id) + ":lease", b"another", px=1500)
         with pytest.raises(LeaseLost):
             await task
+        got = await collect(store, run_id)  # a quiet check ends the run, the lease gone
+        assert [e["type"] for _, e in got] == ["RUN_STARTED", "RUN_ERROR"]
+        assert got[-1][1]["code"] == "LEASE_EXPIRED"
+        await store.aclose()
         await r.aclose()
 
     run(main())
 
 
-def test_a_failing_producer_ends_the_run_with_run_error(redis_server, run_id) -> None:
+@pytest.mark.parametrize("produced", [2, 0])
+def test_a_failing_producer_ends_the_run_with_run_error(redis_server, run_id, produced) -> None:
+    """Also before its first event: the run is that one RUN_ERROR (as an
+    ``EventStreamResponse`` of the producer says), not an end with nothing in it."""
+
     async def main() -> None:
         r = client(redis_server)
         store = RunStore(r)
 
         async def fails():
-            yield RUN[0]
-            yield RUN[1]
+            for event in RUN[:produced]:
+                yield event
             raise RuntimeError("model timeout")
 
         with pytest.raises(RuntimeError, match="model timeout"):
             await store.publish(run_id, fails())
         got = await collect(store, run_id)
-        assert [e["type"] for _, e in got] == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"]
+        types = [e["type"] for _, e in got]
+        assert types == ["RUN_STARTED", "STATE_SNAPSHOT", "RUN_ERROR"][-produced - 1 :]
         assert got[-1][1]["code"] == "INTERNAL_ERROR"
         assert "model timeout" not in str(got[-1][1])
         await r.aclose()
@@ -527,7 +536,8 @@ def test_fan_out_shares_each_batch_between_responses(redis_server, run_id) -> No
             for event in events[1:]:
                 yield event
 
-        await store.start(run_id, producer())
+        task = await store.start(run_id, producer())
+        assert task is not None
         responses = []
         for accept in [PROTO_MEDIA_TYPE] * 10 + [SSE_MEDIA_TYPE] * 10:
             responses.append(asyncio.ensure_future(call(store.response(run_id, accept=accept))))
@@ -543,6 +553,8 @@ def test_fan_out_shares_each_batch_between_responses(redis_server, run_id) -> No
             for other in live[1:]:
                 assert len(other) == len(live[0])
                 assert all(a is b for a, b in zip(other, live[0], strict=True))
+        assert await task == len(events)
+        await store.aclose()
         await r.aclose()
 
     run(main())

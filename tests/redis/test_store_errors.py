@@ -22,6 +22,9 @@ from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
 
+# also on Valkey 8: the server's refusals (OOM, WRONGTYPE, READONLY), read by their text
+pytestmark = pytest.mark.valkey
+
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 
@@ -216,3 +219,37 @@ def test_a_redis_turned_replica_is_retried_like_a_lost_connection(fresh_redis, r
         await r.aclose()
 
     run(main())
+
+
+class _Stubborn:
+    """A producer whose ``aclose`` raises: closing it is logged, never raised."""
+
+    def __aiter__(self) -> _Stubborn:
+        return self
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        raise RuntimeError("will not close")
+
+
+def test_a_producer_that_fails_to_close_is_logged_as_the_store(redis_server, run_id, caplog):
+    """The run has ended, so a second producer is closed unstarted; its failure to close
+    is logged on the store's logger (agui_wire.redis), not on asgi's."""
+
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        try:
+            store = RunStore(r)
+            assert await store.publish(run_id, [STARTED, FINISHED]) == 2
+            with caplog.at_level(logging.ERROR):
+                assert await store.publish(run_id, _Stubborn()) == 2
+        finally:
+            await r.aclose()
+
+    run(main())
+    failed = [r for r in caplog.records if "closing the AG-UI event producer" in r.getMessage()]
+    assert [r.name for r in failed] == ["agui_wire.redis"]
+    assert failed[0].exc_info is not None
+    assert str(failed[0].exc_info[1]) == "will not close"

@@ -24,7 +24,7 @@ from agui_wire import (
     EventDecoder,
     decode,
     decode_proto,
-    read_frames,
+    read_records,
     validate_event,
 )
 from agui_wire._pb import events_pb2
@@ -91,12 +91,12 @@ def test_a_stream_hands_out_the_events_before_the_invalid_one() -> None:
 
 def test_records_mark_what_they_keep() -> None:
     bad = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "bot"}
-    records = list(read_frames(sse(RS, bad, RF), invalid_events="keep"))
+    records = list(read_records(sse(RS, bad, RF), invalid_events="keep"))
     assert [r.event for r in records] == [RS, bad, RF]
     assert [r.invalid is None for r in records] == [True, False, True]
     assert records[1].invalid is not None
     assert records[1].invalid.path == "/role"
-    records = list(read_frames(sse(RS, bad, RF), keep_going=True))
+    records = list(read_records(sse(RS, bad, RF), keep_going=True))
     assert [r.event for r in records] == [RS, None, RF]
     assert isinstance(records[1].error, SSEInvalidEvent)
 
@@ -117,7 +117,7 @@ def test_an_sse_event_of_a_later_protocol_follows_unknown_events() -> None:
     assert (caught.value.index, caught.value.event) == (1, later)
     raw = decode(data, SSE_MEDIA_TYPE, unknown_events="raw")
     assert raw[1] == {"type": "RAW", "source": "agui_wire.unknown_event", "event": later}
-    records = list(read_frames(data))
+    records = list(read_records(data))
     assert records[1].unknown is not None
     assert records[1].event is None
 
@@ -208,7 +208,7 @@ def test_protobuf_decoding_says_what_sse_decoding_says(build: Any) -> None:
     assert (a.path, a.reason, a.event_type) == (b.path, b.reason, b.event_type)
     with pytest.raises(InvalidEvent):
         decode(data, PROTO_MEDIA_TYPE)
-    (record,) = read_frames(data, invalid_events="keep")
+    (record,) = read_records(data, invalid_events="keep")
     assert record.event == kept[0]
     assert record.invalid is not None
 
@@ -227,7 +227,7 @@ def test_a_truncated_capture_says_the_stream_ended_inside_the_event() -> None:
     assert "the stream ended inside event 2" in str(err)
     assert "not valid JSON" not in str(err)
     assert isinstance(err, agui_wire.errors.TruncatedStream)
-    (*_, last) = read_frames(cut, keep_going=True)
+    (*_, last) = read_records(cut, keep_going=True)
     assert last.fatal
     assert isinstance(last.error, SSETruncatedStream)
     # a last event that is whole without its blank line is read, as the reference does

@@ -44,14 +44,14 @@ def first_error_path(event: Any) -> str:
 def test_protobuf_refuses_what_the_reference_rejects(codec, name: str) -> None:
     event = REFUSED[name]
     with pytest.raises(EncodeError) as caught:
-        codec.encode_frame(event)
+        codec.encode_proto(event)
     if isinstance(event, dict) and name not in ("no type", "not an object"):
         assert caught.value.path == first_error_path(event)
 
 
 @pytest.mark.parametrize("name", sorted(ACCEPTED))
 def test_protobuf_writes_what_the_reference_accepts(codec, name: str) -> None:
-    codec.encode_frame(ACCEPTED[name])
+    codec.encode_proto(ACCEPTED[name])
 
 
 # -- SSE: the same refusals, the same words --------------------------------------------
@@ -98,12 +98,12 @@ WRITTEN_BEFORE: dict[str, Any] = {
 def _sse_encoders() -> list[Any]:
     from agui_wire._codec import proto_writer, sse_writer
 
-    out = [pytest.param(proto_writer.encode_frame, sse_writer.encode_sse, id="python")]
+    out = [pytest.param(proto_writer.encode_proto, sse_writer.encode_sse, id="python")]
     try:
         from agui_wire import _fast
     except ImportError:
         return out
-    return [*out, pytest.param(_fast.encode_frame, _fast.encode_sse, id="cython")]
+    return [*out, pytest.param(_fast.encode_proto, _fast.encode_sse, id="cython")]
 
 
 @pytest.mark.parametrize(("proto", "sse"), _sse_encoders())

@@ -13,9 +13,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
-from agui_wire._codec import encoder_inputs as _sw_inputs
-from agui_wire._codec import proto_writer as _sw_proto
-from agui_wire._codec import sse_writer as _sw_py
+from agui_wire._codec import seam as _seam
 
 
 # -- the tables the shapes add ------------------------------------------------------------
@@ -95,9 +93,7 @@ cdef bytes _sw_refused(
     global _sw_fallbacks
     _sw_fallbacks += 1
     cdef object found = _en_find(event, flags & 1, depth)
-    if found is not None:
-        _sw_proto._refuse(event, *found, lossy_numbers, extra_keys, max_depth, _json_value)
-    return _sw_py._encode(event, lossy_numbers, extra_keys, max_depth, _json_value)
+    return _seam.sse_handed_over(event, found, lossy_numbers, extra_keys, max_depth, _json_value)
 
 
 cdef inline bint _sw_plain_id(PyObject* id) noexcept:
@@ -191,9 +187,7 @@ cdef bytes _sw_many(
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def encode_sse(event, *, id=None, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_sse(event, *, id=None, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
+    """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``proto_writer.as_event_dict``). Raises the ``EncodeError`` that
@@ -207,26 +201,24 @@ def encode_sse(event, *, id=None, lossy_numbers=False, extra_keys="drop", max_de
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )
     if flags < 0 or (id is not None and not _sw_plain_id(<PyObject*>id)):
-        return _sw_py.encode_sse(
+        return _seam.encode_sse(
             event, id=id, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
         )
     if type(event) is not dict:
-        event = _sw_inputs.as_event_dict(event)
+        event = _seam.as_event_dict(event)
     return _sw_one(event, lossy_numbers, extra_keys, max_depth, flags, depth, id)
 
 
 @cython.binding(False)
 def encode_sse_many(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_sse_many(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    Several events, concatenated SSE messages (no ids); all or nothing.
+    """Several events, concatenated SSE messages (no ids); all or nothing.
     """
     cdef Py_ssize_t depth = 0
     cdef int flags = _en_options(
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )
     if flags < 0:
-        return _sw_py.encode_sse_many(
+        return _seam.encode_sse_many(
             events, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
         )
     return _sw_many(events, lossy_numbers, extra_keys, max_depth, flags, depth, None)
@@ -234,6 +226,7 @@ def encode_sse_many(events, *, lossy_numbers=False, extra_keys="drop", max_depth
 
 cdef class SSEEncoder:
     """SSEEncoder(*, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None)
+--
 
     ``encode_sse`` (without ids) with its options bound, for a caller that encodes
     event after event (``EventEncoder``): ``.encode(event)`` is one C call. An
@@ -247,7 +240,7 @@ cdef class SSEEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _sw_inputs.check_encode_options(extra_keys, max_depth, lossy_numbers)
+        _seam.check_encode_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )
@@ -261,7 +254,7 @@ cdef class SSEEncoder:
         if type(event) is not dict and self.convert is not None:
             event = self.convert(event)
         if self.flags < 0:
-            return _sw_py.SSEEncoder(
+            return _seam.SSEEncoder(
                 lossy_numbers=self.lossy_numbers, extra_keys=self.extra_keys,
                 max_depth=self.max_depth,
             ).encode(event)
@@ -273,7 +266,7 @@ cdef class SSEEncoder:
     def encode_many(self, events):
         """encode_many(events) -> bytes: several SSE messages, concatenated."""
         if self.flags < 0:
-            return _sw_py.SSEEncoder(
+            return _seam.SSEEncoder(
                 lossy_numbers=self.lossy_numbers, extra_keys=self.extra_keys,
                 max_depth=self.max_depth, convert=self.convert,
             ).encode_many(events)

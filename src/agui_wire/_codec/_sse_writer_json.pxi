@@ -29,7 +29,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.math cimport isfinite
 
-from agui_wire import schema as _sw_schema
+from agui_wire._codec import seam as _seam
 
 cdef extern from "_codec/_json_out.h":
     Py_ssize_t agw_json_str_max(PyObject*)
@@ -48,7 +48,7 @@ cdef enum:
     _SW_TUPLE = 3           # ... or tuple (written as an array, as sse_writer normalizes it)
 
 # containers with the event object that the SSE readers read (sse_writer.SSE_MAX_NESTING)
-cdef Py_ssize_t _SW_MAX_NESTING = _sw_schema.JSON_MAX_NESTING
+cdef Py_ssize_t _SW_MAX_NESTING = _seam.schema.JSON_MAX_NESTING
 
 ctypedef struct _SwFrame:       # an open JSON container
     PyObject* obj

@@ -10,7 +10,7 @@
 # uses _proto_writer*.pxi: _EN_BAIL, _EN_MAXOPEN, _EN_MAXSLOT, _EnField, _EnOutcome, _EnSpec
 # uses _proto_writer*.pxi: _EnTable, _EV_CONTENT, _EV_OUTCOME, _EV_RUN_FINISHED
 # uses _proto_writer*.pxi: _EV_SUBAGENT_FINISHED, _EV_TOOL_CALL_RESULT, _EV_TYPE
-# uses _proto_writer*.pxi: _MSG_CONTENT, _MSG_ROLE, _OC_TYPE, _OP_SLOT, _PART_TYPE, _SP_CHAT
+# uses _proto_writer*.pxi: _MSG_CONTENT, _OC_TYPE, _OP_SLOT, _PART_TYPE, _SP_CHAT
 # uses _proto_writer*.pxi: _SP_PATCH, _SP_PLAIN, _SRC_TYPE, _en_base
 # uses _proto_writer*.pxi: _en_event_index, _en_events, _en_is_pointer, _en_lookup
 # uses _proto_writer*.pxi: _en_op_required, _en_ops, _en_outcome_index, _en_outcomes
@@ -494,7 +494,7 @@ cdef int _sw_event(_SwOut* w, PyObject* event) noexcept:
     parked first."""
     cdef PyObject* slots[_EN_MAXSLOT]
     cdef uint64_t present, nonnull
-    cdef Py_ssize_t unmatched, base, pos = 0
+    cdef Py_ssize_t unmatched, base = 0, pos = 0
     cdef PyObject* k
     cdef PyObject* t = NULL
     cdef PyObject* v

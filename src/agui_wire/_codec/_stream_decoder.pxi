@@ -30,30 +30,25 @@ from libc.string cimport memchr
 
 from mmap import mmap as _fd_mmap
 
-from agui_wire import _mediatypes as _fd_mediatypes
-from agui_wire import schema as _fd_schema
-from agui_wire._codec import framing as _fd_framing
-from agui_wire._codec import sources as _fd_sources
-from agui_wire._codec import sse_reader as _fd_sse
-from agui_wire._codec import stream_decoder as _fd_py
-from agui_wire.errors import DecodeError as _fd_DecodeError
+from agui_wire._codec import seam as _seam
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
-cdef object _FD_BATCH = _fd_schema.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_BATCH = _seam.schema.DEFAULT_MAX_BATCH_EVENTS
 cdef object _FD_SKIP = "skip"
 cdef object _FD_ERROR = "error"
 cdef object _FD_RAISE = "raise"
-cdef object _FD_DEPTH = _fd_schema.DEFAULT_MAX_DEPTH
-cdef object _FD_FRAME_SIZE = _fd_schema.DEFAULT_MAX_FRAME_SIZE
-cdef object _FD_EVENT_SIZE = _fd_schema.DEFAULT_MAX_EVENT_SIZE
-cdef object _FD_PROTO = _fd_mediatypes.PROTO_MEDIA_TYPE
-cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
+cdef object _FD_DEPTH = _seam.schema.DEFAULT_MAX_DEPTH
+cdef object _FD_FRAME_SIZE = _seam.schema.DEFAULT_MAX_FRAME_SIZE
+cdef object _FD_EVENT_SIZE = _seam.schema.DEFAULT_MAX_EVENT_SIZE
+cdef object _FD_PROTO = _seam.PROTO_MEDIA_TYPE
+cdef object _FD_SSE = _seam.SSE_MEDIA_TYPE
 
 
 cdef class FrameDecoder(FrameReader):
-    """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-    max_depth=1024, unknown_events="skip", max_events=None, invalid_events="raise")
+    """FrameDecoder(max_frame_size=10485756, *, invalid_utf8="error", max_depth=1024,
+    unknown_events="skip", max_events=None, invalid_events="raise")
+--
 
     Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -71,8 +66,8 @@ cdef class FrameDecoder(FrameReader):
     cdef unsigned long long _rest_index
     cdef unsigned long long _rest_offset
 
-    def __init__(self, max_frame_size=_fd_schema.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None,
+    def __init__(self, max_frame_size=_FD_FRAME_SIZE, *, invalid_utf8="error",
+                 max_depth=_FD_DEPTH, unknown_events="skip", max_events=None,
                  invalid_events="raise"):
         self._init_reader(max_frame_size)
         # the options are EventDecoder's, checked there
@@ -80,7 +75,7 @@ cdef class FrameDecoder(FrameReader):
         if invalid_utf8 is _FD_ERROR and max_depth is _FD_DEPTH and invalid_events is _FD_RAISE:
             self._decode = decode_payload  # what bound_decoder gives, without the call
         else:
-            self._decode = _fd_py.bound_decoder(
+            self._decode = _seam.bound_decoder(
                 decode_payload, invalid_utf8, max_depth, invalid_events
             )
         self._check = invalid_events == "raise"
@@ -97,6 +92,11 @@ cdef class FrameDecoder(FrameReader):
         self._failed = None
         self._rest = None
         self._refused = None
+
+    @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_PROTO
 
     @property
     def events_read(self):
@@ -125,7 +125,7 @@ cdef class FrameDecoder(FrameReader):
                 if payload is None:
                     payload = PyBytes_FromStringAndSize(<const char*>p, size)
                 event = self._decode(payload)
-        except _fd_DecodeError as exc:
+        except _seam.DecodeError as exc:
             if payload is None:
                 payload = PyBytes_FromStringAndSize(<const char*>p, size)
             self._rest = [payload]
@@ -152,7 +152,7 @@ cdef class FrameDecoder(FrameReader):
             refused = self._refused
             self._rest = None
             self._refused = None
-            return self._deliver(out, _fd_py.decode_rest(
+            return self._deliver(out, _seam.decode_rest(
                 out, rest, refused, self._rest_index, self._rest_offset, self._decode,
                 self._unknown, 2,
             ))
@@ -163,7 +163,7 @@ cdef class FrameDecoder(FrameReader):
 
     cdef list _deliver(self, list events, object error):
         if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
-            error = _fd_py.over_limit(events, self._count, self._limit, False)
+            error = _seam.over_limit(events, self._count, self._limit, False)
         self._count += len(events)
         if error is not None:
             self._failed = error
@@ -183,8 +183,9 @@ cdef class FrameDecoder(FrameReader):
 
 
 cdef class SSEDecoder:
-    """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
-    max_depth=1024, max_events=None, unknown_events="skip", invalid_events="raise")
+    """SSEDecoder(*, max_event_size=10485760, invalid_utf8="error", max_depth=1024, max_events=None,
+    unknown_events="skip", invalid_events="raise")
+--
 
     SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -202,12 +203,12 @@ cdef class SSEDecoder:
     cdef object _failed
 
     def __init__(self, *, max_event_size=_FD_EVENT_SIZE, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None, unknown_events="skip",
+                 max_depth=_FD_DEPTH, max_events=None, unknown_events="skip",
                  invalid_events="raise"):
         errors = "strict" if invalid_utf8 == "error" else "replace"
-        self._reader = _fd_sse.SSEEventReader(
+        self._reader = _seam.SSEEventReader(
             max_event_size=max_event_size, errors=errors, max_depth=max_depth,
-            invalid_events=invalid_events, unknown=_fd_py.unknown_handler(unknown_events, 4),
+            invalid_events=invalid_events, unknown=_seam.unknown_handler(unknown_events, 4),
             plain_blocks=plain_sse_blocks, check=contract_holds,
         )
         self._validate = invalid_events == "raise"
@@ -234,6 +235,11 @@ cdef class SSEDecoder:
         """The SSEEventReader (its parser: last_event_id, retry...)."""
         self._settle_due()
         return self._reader
+
+    @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_SSE
 
     @property
     def events_read(self):
@@ -293,7 +299,7 @@ cdef class SSEDecoder:
         cdef list out = []
         cdef Py_ssize_t n, end = 0
         cdef bint plain
-        mv = _fd_framing.as_bytes_view(chunk)  # a TypeError for what is not contiguous bytes
+        mv = _seam.as_bytes_view(chunk)  # a TypeError for what is not contiguous bytes
         try:
             PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
             try:
@@ -336,7 +342,7 @@ cdef class SSEDecoder:
 
     cdef list _deliver(self, list events):
         if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
-            self._failed = _fd_py.over_limit(events, self._count, self._limit, True)
+            self._failed = _seam.over_limit(events, self._count, self._limit, True)
             if not events:
                 raise self._failed
         self._count += len(events)
@@ -383,15 +389,15 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
             and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
             and type(max_event_size) is int and max_event_size >= 1
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
-        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+        return _seam.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
                                    invalid_utf8, max_depth, max_frame_size, max_event_size,
                                    invalid_events)
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview or type(data) is _fd_mmap:
-        buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
+        buf = _seam.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
-        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+        return _seam.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
                                    invalid_utf8, max_depth, max_frame_size, max_event_size,
                                    invalid_events)
     return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
@@ -427,7 +433,7 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
         while n - pos >= _FR_HEADER:
             size = _fr_be32(p + pos)
             if size > max_size:
-                error = _fd_framing._too_large(index, pos, size, max_size)
+                error = _seam.frame_too_large(index, pos, size, max_size)
                 break
             if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
                 break  # cut short: close()'s TruncatedStream, below
@@ -442,12 +448,12 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
                     if event is None:  # no fault the C decoder can word: the bound decoder's call
                         payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
                         if decode is None:
-                            decode = _fd_py.bound_decoder(
+                            decode = _seam.bound_decoder(
                                 decode_payload, invalid_utf8, max_depth, invalid_events
                             )
                         event = decode(payload)
                     events.append(event)
-                except _fd_DecodeError as exc:
+                except _seam.DecodeError as exc:
                     if payload is None:
                         payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
                     rest = [payload]
@@ -463,19 +469,19 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
     error = None
     if rest is not None:
         if decode is None:
-            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth, invalid_events)
+            decode = _seam.bound_decoder(decode_payload, invalid_utf8, max_depth, invalid_events)
         # stacklevel 2: a skipped event warns at the caller (C has no frame)
-        error = _fd_py.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
-                                   unknown_events, 2)
+        error = _seam.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
+                                  unknown_events, 2)
     if limit >= 0 and <unsigned long long>len(events) > <unsigned long long>limit:
-        error = _fd_py.over_limit(events, 0, limit, False)
+        error = _seam.over_limit(events, 0, limit, False)
     if error is None:
         error = framing
     if error is None and pos < n:
         if n - pos < _FR_HEADER:
-            error = _fd_framing._truncated(index, pos, n, n - pos, -1)
+            error = _seam.frame_truncated(index, pos, n, n - pos, -1)
         else:
-            error = _fd_framing._truncated(index, pos, n, 0, size)
+            error = _seam.frame_truncated(index, pos, n, 0, size)
     if error is not None:
         error.events = events
         raise error
@@ -506,7 +512,7 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
         out = _fd_plain_sse(data, max_events)
         if out is not None:
             return out
-    return _fd_py.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
+    return _seam.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
                                invalid_utf8, max_depth, max_frame_size, max_event_size,
                                invalid_events)
 
@@ -522,7 +528,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     cdef char* buf = PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
     if _FD_SSE_MAX_SIZE < 0:
-        reader = _fd_sse.SSEEventReader()
+        reader = _seam.SSEEventReader()
         _FD_SSE_MAX_BRACKETS = reader._max_brackets
         _FD_SSE_MAX_SIZE = reader.parser._max
     if memchr(buf, 13, <size_t>n) != NULL:  # a CR: not the fast path's
@@ -551,8 +557,8 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
         if kind is None:
             try:
-                kind = _fd_sources.sniff(source)
-            except _fd_DecodeError:
+                kind = _seam.sniff(source)
+            except _seam.DecodeError:
                 kind = None  # the EventDecoder's to raise, as its feed does
         if type(kind) is str:
             if kind == _FD_PROTO:
@@ -562,10 +568,10 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
                 out = _fd_plain_sse(source, max_events)
                 if out is not None:
                     return out
-    return _fd_py.decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
+    return _seam.decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
 
 
-class EventDecoder(_fd_py.EventDecoder):
+class EventDecoder(_seam.EventDecoder):
     """EventDecoder(content_type=None, *, unknown_events="skip", invalid_utf8="error",
     max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE,
     max_event_size=DEFAULT_MAX_EVENT_SIZE, max_events=None, invalid_events="raise")
@@ -575,4 +581,4 @@ class EventDecoder(_fd_py.EventDecoder):
     """
 
     __slots__ = ()
-    readers = _fd_py.Readers(FrameDecoder, SSEDecoder)
+    readers = _seam.Readers(FrameDecoder, SSEDecoder)

@@ -23,7 +23,8 @@ Values are read by what they hold, never through their methods, as the Cython
 twin and the SSE writer read them: a subclass of str, int or float (an enum such
 as the SDK's ``EventType`` included) is its plain value whatever its ``__eq__``,
 ``__hash__``, ``encode``, ``__float__``, ``__index__`` say; a dict, list or
-tuple subclass is its contents; any other ``Mapping`` is an object (``_plain_*``).
+tuple subclass is its contents; any other ``Mapping`` is an object
+(``encoder_inputs.plain_*``).
 """
 
 from __future__ import annotations
@@ -81,15 +82,30 @@ from ..schema import (
     MessageSpec,
     double_from_integer,
 )
-from .encoder_inputs import as_event_dict, check_encode_options, known_event_type
+from .encoder_inputs import (
+    as_event_dict,
+    check_encode_options,
+    known_event_type,
+    plain_array,
+    plain_number,
+    plain_object,
+    plain_str,
+)
 
 __all__ = [
     "FrameEncoder",
     "check_event",
-    "encode_frame",
     "encode_frames",
+    "encode_handed_over",
     "encode_payload",
+    "encode_proto",
 ]
+
+# Where the Cython twin's walk refused an event: (event type, top-level field, whether
+# of the base event, then where inside its JSON value as NativeJson reports it: at,
+# value, keys; or three Nones)
+Refusal = tuple[str, str, bool, int | None, Any, list[str | int] | None]
+
 
 _MAX_ARRAY_INDEX: Final = 2**32 - 2
 
@@ -150,49 +166,6 @@ _TRUE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x01"
 _FALSE: Final = _tag(VALUE_BOOL, WIRE_VARINT) + b"\x00"
 _NUMBER: Final = _tag(VALUE_NUMBER, WIRE_I64)
 _BASE_TYPE_TAG: Final = _tag(BASE_TYPE_NUMBER, WIRE_VARINT)
-
-
-# -- values read by what they hold (the module doc) ---------------------------------------
-
-
-def _plain_str(value: Any) -> Any:
-    """A str subclass as the str it holds; anything else as it is."""
-    return value if type(value) is str or not isinstance(value, str) else str.__str__(value)
-
-
-def _plain_number(value: int | float) -> int | float:
-    """An int or float (not bool) subclass as the exact int or float it holds."""
-    t = type(value)
-    if t is int or t is float:
-        return value
-    return float.__float__(value) if isinstance(value, float) else int.__int__(value)
-
-
-def _plain_object(obj: Any) -> Any:
-    """A dict subclass or another ``Mapping`` as a dict of its entries, str
-    subclass keys as their str (other keys are left for the caller to refuse);
-    anything else (an exact dict included) as it is."""
-    if type(obj) is dict:
-        return obj
-    if isinstance(obj, dict):
-        items: Any = dict.items(obj)
-    elif isinstance(obj, Mapping):
-        items = obj.items()
-    else:
-        return obj
-    return {_plain_str(k): v for k, v in items}
-
-
-def _plain_array(value: Any) -> Any:
-    """A list or tuple subclass as a list of its items; anything else as it is."""
-    t = type(value)
-    if t is list or t is tuple:
-        return value
-    if isinstance(value, list):
-        return list(list.__iter__(value))
-    if isinstance(value, tuple):
-        return list(tuple.__iter__(value))
-    return value
 
 
 def _is_array_index(key: str) -> bool:
@@ -279,7 +252,7 @@ class _Encoder:
     def int64(self, value: object, key: str, minimum: int = -MAX_SAFE_INTEGER) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"expected an integer, got {json_type(value)}", key)
-        value = _plain_number(value)
+        value = plain_number(value)
         if isinstance(value, float):
             if not value.is_integer():
                 raise self.error(f"expected an integer, got {value!r}", key)
@@ -296,7 +269,7 @@ class _Encoder:
 
     def check_text(self, f: Field, value: str) -> None:
         """A string field's own rules (``schema.CHOICES``, ``schema.POINTERS``)."""
-        text = _plain_str(value)
+        text = plain_str(value)
         if f.choices and text not in f.choices:
             raise self.error(
                 f"{json_repr(text)} is not allowed here (expected {one_of(f.choices)})", f.name
@@ -305,7 +278,7 @@ class _Encoder:
             raise self.error(not_a_pointer(json_repr(text)), f.name)
 
     def double(self, value: int | float, key: str | int) -> bytes:
-        value = _plain_number(value)
+        value = plain_number(value)
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise self.error(f"{value!r} is not a JSON number", key)
@@ -406,16 +379,16 @@ class _Encoder:
     def _frame(self, container: Any, key: str | int) -> _Frame:
         ident = id(container)
         if isinstance(container, (list, tuple)):
-            container = _plain_array(container)
+            container = plain_array(container)
             return _Frame(container, range(len(container)), VALUE_LIST, key, ident)
-        container = _plain_object(container)
+        container = plain_object(container)
         # every key is checked before any value: a key that is no string is the
         # object's fault, met before whatever its values hold
         if any(type(k) is not str for k in container):
             for k in container:
                 if not isinstance(k, str):
                     raise self._bad_key(k)
-            container = {_plain_str(k): v for k, v in container.items()}
+            container = {plain_str(k): v for k, v in container.items()}
         return _Frame(container, js_key_order(container), VALUE_STRUCT, key, ident)
 
     def _too_deep(self, key: str | int) -> EncodeError:
@@ -493,13 +466,13 @@ class _Encoder:
         if f.repeated:
             if not isinstance(value, (list, tuple)):
                 raise self.error(f"expected an array, got {json_type(value)}", f.name)
-            if f.min_items and len(_plain_array(value)) < f.min_items:
+            if f.min_items and len(plain_array(value)) < f.min_items:
                 raise self.error(
-                    f"needs at least {f.min_items} item(s), has {len(_plain_array(value))}", f.name
+                    f"needs at least {f.min_items} item(s), has {len(plain_array(value))}", f.name
                 )
             self.path.append(f.name)
             self.opened(value)
-            value = _plain_array(value)
+            value = plain_array(value)
             try:
                 if kind == Kind.STRING:
                     out = bytearray()
@@ -537,7 +510,7 @@ class _Encoder:
                 raise self.error(f"expected a boolean, got {json_type(value)}", f.name)
             return _tag(f.number, 0) + (b"\x01" if value else b"\x00")
         assert kind == Kind.PATCH_OP
-        op = _PATCH_OP_VALUE.get(_plain_str(value)) if isinstance(value, str) else None
+        op = _PATCH_OP_VALUE.get(plain_str(value)) if isinstance(value, str) else None
         if op is None:
             raise self.error(
                 f"unknown patch op {json_repr(value)} (expected one of {', '.join(PATCH_OPS)})",
@@ -552,7 +525,7 @@ class _Encoder:
             raise self.error(f"expected an object, got {json_type(obj)}", key)
         self.path.append(key)
         self.opened(obj)
-        obj = _plain_object(obj)
+        obj = plain_object(obj)
         try:
             parts: dict[int, bytes] = {}
             if name == "Message":
@@ -560,7 +533,7 @@ class _Encoder:
             elif name == "InputContentSource":
                 known = self.source(obj, parts)
             elif name == "JsonPatchOperation":
-                op = _plain_str(obj.get("op"))
+                op = plain_str(obj.get("op"))
                 spec = MESSAGES[name]
                 self.fields(
                     spec, obj, parts, OP_REQUIRED.get(op, ()) if isinstance(op, str) else ()
@@ -591,7 +564,7 @@ class _Encoder:
         for k in unknown:
             if not isinstance(k, str):
                 raise self._bad_key(k)
-            key = _plain_str(k)  # a str subclass (an enum) is the str it holds
+            key = plain_str(k)  # a str subclass (an enum) is the str it holds
             self.utf8(key, key)
             self.value(obj[k], key)
 
@@ -601,7 +574,7 @@ class _Encoder:
         loose schema of that role has it; ``content`` rides the field
         MESSAGE_CONTENT names for its JSON type, by role."""
         self.fields(_MESSAGE_HEAD, obj, parts)  # id and role: a known role from here on
-        role = str(_plain_str(obj.get("role")))
+        role = str(plain_str(obj.get("role")))
         required = ROLE_REQUIRED[role]
         self.fields(_ROLE_SPECS[role], obj, parts, tuple(r for r in required if r != "content"))
         content = obj.get("content")
@@ -637,13 +610,13 @@ class _Encoder:
         self.opened(parts)
         try:
             out = bytearray()
-            for i, part in enumerate(_plain_array(parts)):
+            for i, part in enumerate(plain_array(parts)):
                 self.check_cycle(part, i)
                 if not isinstance(part, Mapping):
                     raise self.error(f"expected a content part object, got {json_type(part)}", i)
                 given = part
-                part = _plain_object(part)
-                ptype = _plain_str(part.get("type"))
+                part = plain_object(part)
+                ptype = plain_str(part.get("type"))
                 arm = PART_ARMS.get(ptype) if isinstance(ptype, str) else None
                 if arm is None:
                     raise self.error(
@@ -667,7 +640,7 @@ class _Encoder:
 
     def source(self, obj: Mapping[str, Any], parts: dict[int, bytes]) -> Any:
         """A content part's source: JSON union on ``type``, a oneof on the wire."""
-        stype = _plain_str(obj.get("type"))
+        stype = plain_str(obj.get("type"))
         arm = SOURCE_ARMS.get(stype) if isinstance(stype, str) else None
         if arm is None:
             raise self.error(
@@ -688,8 +661,8 @@ class _Encoder:
         if not isinstance(event, Mapping):
             raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
         given = event
-        event = _plain_object(event)
-        self.event_type = known_event_type(event, _plain_str(event.get("type")))
+        event = plain_object(event)
+        self.event_type = known_event_type(event, plain_str(event.get("type")))
         self.opened(given)
         return self.event(event)
 
@@ -735,8 +708,8 @@ class _Encoder:
         if not isinstance(outcome, Mapping):
             raise self.error(f"expected an object, got {json_type(outcome)}", "outcome")
         given = outcome
-        outcome = _plain_object(outcome)
-        otype = _plain_str(outcome.get("type"))
+        outcome = plain_object(outcome)
+        otype = plain_str(outcome.get("type"))
         if not isinstance(otype, str) or not otype:
             raise self.error(
                 f"expected a non-empty string, got {json_type(otype)}", "outcome", "type"
@@ -841,10 +814,18 @@ def _prefix(payload: bytes) -> bytes:
 
 
 def check_event(
-    event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
+    event: Any,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson | None = None,
+    found: Refusal | None = None,
 ) -> str:
     """Raise the ``EncodeError`` every encoder gives ``event`` with these options
-    (the contract), else return its event type. ``native``: as for ``_encode``."""
+    (the contract), else return its event type. ``native``, ``found``: as
+    ``encode_handed_over`` is given them."""
+    if found is not None:
+        _refuse(event, *found, lossy, extra, max_depth, native)
     encoder = _Encoder("", lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.check(event)
     return encoder.event_type
@@ -865,11 +846,26 @@ def encode_payload(
 def _encode(
     event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
 ) -> bytes:
-    """The payload of ``event``. ``native`` is the Cython twin's ``_json_value``
-    when it hands over an event it did not write (invalid, or valid but read only
-    here): each JSON value goes to it first, so a refusal inside a big value is
-    found in C; the walk here finds the same first fault, in the same order."""
+    """The payload of ``event``; ``native`` as ``encode_handed_over`` is given it."""
     return _Encoder("", lossy=lossy, extra=extra, max_depth=max_depth, native=native).check(event)
+
+
+def encode_handed_over(
+    event: Any,
+    found: Refusal | None,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson,
+) -> bytes:
+    """The payload of an event the Cython twin handed over (invalid, or valid but
+    read only here); for it alone (through ``seam``). ``found``: where its walk
+    refused it, or None. ``native`` is its ``_json_value``: each JSON value goes to
+    it first, so a refusal inside a big value is found in C; the walk here finds
+    the same first fault, in the same order."""
+    if found is not None:
+        _refuse(event, *found, lossy, extra, max_depth, native)
+    return _encode(event, lossy, extra, max_depth, native)
 
 
 _ONE_FIELD: dict[tuple[bool, str, str], MessageSpec] = {}
@@ -907,15 +903,14 @@ def _refuse(
     encoder.fields(spec, event, {})
 
 
-def encode_frame(
+def encode_proto(
     event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
     extra_keys: str = "drop",
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
-    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
-    (public as ``agui_wire.encode_proto``).
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
@@ -947,7 +942,7 @@ def encode_frames(
 
 
 class FrameEncoder:
-    """``encode_frame`` with its options bound, for a caller that encodes event after
+    """``encode_proto`` with its options bound, for a caller that encodes event after
     event (``EventEncoder``). An event that is not a ``dict`` goes through
     ``convert`` first (the official SDK's pydantic events). The Cython twin makes
     ``.encode`` a single C call."""

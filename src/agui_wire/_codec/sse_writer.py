@@ -59,9 +59,9 @@ from .._pb import events_pb2
 from ..errors import EncodeError
 from ..schema import DEFAULT_MAX_DEPTH
 from .encoder_inputs import as_event_dict, check_encode_options
-from .proto_writer import NativeJson, check_event
+from .proto_writer import NativeJson, Refusal, check_event
 
-__all__ = ["SSEEncoder", "encode_sse", "encode_sse_many"]
+__all__ = ["SSEEncoder", "encode_handed_over", "encode_sse", "encode_sse_many"]
 
 _Walk = Callable[[Any], Any]  # returns its argument when nothing changes
 
@@ -432,14 +432,34 @@ def _json(event: dict[str, Any], event_type: str) -> bytes:
 
 
 def _encode(
-    event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
+    event: Any,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson | None = None,
+    found: Refusal | None = None,
 ) -> bytes:
-    """The JSON of one event (``native``: the Cython twin's JSON kernel, for the
-    contract's walk; see ``proto_writer._encode``)."""
-    etype = check_event(event, lossy, extra, max_depth, native)
+    """The JSON of one event (``native``, ``found``: what the Cython twin hands
+    over, for the contract's walk; see ``proto_writer.encode_handed_over``)."""
+    etype = check_event(event, lossy, extra, max_depth, native, found)
     if type(event) is dict and _scan(event):
         return _json(event, etype)
     return _json(_normalize(event, etype), etype)
+
+
+def encode_handed_over(
+    event: Any,
+    found: Refusal | None,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson,
+) -> bytes:
+    """The JSON of an event the Cython twin handed over (invalid, or valid but
+    written only here); for it alone (through ``seam``). ``found``: where the
+    protobuf writer's walk refused it, or None; ``native``: its JSON kernel
+    (``proto_writer.encode_handed_over``)."""
+    return _encode(event, lossy, extra, max_depth, native, found)
 
 
 class _Key(NamedTuple):

@@ -12,7 +12,9 @@ run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
 joiner replays it whole), the last event it stands for, and whether the run had
 ended. A run stored with ``maxlen`` has its producer's prefix of its first
 events (``Stored.snapshot``): the fold starts from it, so the trimmed events are
-folded in, not lost. Store errors of the fold reach every joiner awaiting it.
+folded in, not lost. Store errors of the fold reach every joiner awaiting it;
+``cancel`` (the store closes) stops the folds, their joiners get
+``StoreUnavailable`` (not a cancellation of their own tasks).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from collections.abc import AsyncIterator
 from typing import Any, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
+from ..errors import StoreUnavailable
 from .batches import Batch, Prefix, RunRef
+from .ids import CLOSED
 
 R = TypeVar("R", bound=RunRef)
 R_contra = TypeVar("R_contra", bound=RunRef, contravariant=True)
@@ -62,16 +66,26 @@ class Folds(Generic[R]):
         self.stored = stored
         self.running: dict[str, asyncio.Future[Fold]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed = False
 
     async def fold(self, keys: R) -> Fold:
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # folds of another event loop cannot be awaited here
             self.loop, self.running = loop, {}
+        if self.closed:
+            raise StoreUnavailable(keys.run_id, CLOSED)
         future = self.running.get(keys.stream)
-        if future is None or (future.done() and future.exception() is not None):
+        if future is None or (
+            future.done() and (future.cancelled() or future.exception() is not None)
+        ):
             future = self.running[keys.stream] = asyncio.ensure_future(self._fold(keys))
             future.add_done_callback(lambda f: self._finished(keys.stream, f))
-        return await asyncio.shield(future)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if self.closed and future.cancelled():  # by ``cancel`` (joiners are shielded)
+                raise StoreUnavailable(keys.run_id, CLOSED) from None
+            raise
 
     def _finished(self, key: str, future: asyncio.Future[Fold]) -> None:
         if future.cancelled() or future.exception() is not None:
@@ -105,5 +119,6 @@ class Folds(Generic[R]):
         return _NOTHING
 
     def cancel(self) -> None:
+        self.closed = True
         for future in self.running.values():
             future.cancel()

@@ -25,6 +25,9 @@ RUN_REPLACED: Final = "RUN_REPLACED"
 STORE_FULL: Final = "STORE_FULL"
 STORE_CORRUPTED: Final = "STORE_CORRUPTED"
 
+#: ``StoreUnavailable``'s reason once its store is closed (``RunStore.aclose``).
+CLOSED: Final = "the store was closed"
+
 #: The longest run id, in UTF-8 bytes.
 MAX_RUN_ID_BYTES: Final = 256
 MAX_GENERATION: Final = 10**13  # generations are even numbers below it

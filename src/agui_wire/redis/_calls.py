@@ -35,6 +35,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
 from ._pipeline import Pipeliner, within
@@ -80,6 +81,8 @@ class Calls:
             try:
                 return await fn()
             except RETRYABLE as exc:  # first: READONLY, TRYAGAIN, ASK are ResponseErrors too
+                if self.pipeliner.closed is not None:
+                    raise StoreUnavailable(keys.run_id, CLOSED) from None
                 now = loop.time()
                 if deadline is None:
                     deadline = now + self.reconnect

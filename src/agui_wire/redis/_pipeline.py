@@ -19,7 +19,9 @@ redis-py's ``TimeoutError``, so a stalled or black-holed Redis never holds a lan
 for good. ``heard`` is when Redis last answered (the store's watchdog reads
 it). ``EVALSHA`` of a script Redis does not hold (a restart, a failover to a
 replica that never saw ``SCRIPT LOAD``) loads it and sends the command again.
-Commands of a caller cancelled before they were sent are dropped.
+Commands of a caller cancelled before they were sent are dropped. After
+``close`` every command queued, in flight or called later fails at once with
+``CLOSED`` (a connection error: the store's retries stop on it).
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from collections import deque
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .._runstore.ids import CLOSED
 
 try:
     from hiredis import pack_command as _pack
@@ -84,8 +89,11 @@ class Pipeliner:
         self.busy = 0  # lanes sending
         self.tasks: set[asyncio.Task[None]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed: RedisConnectionError | None = None
 
     async def call(self, *args: Any, script: str | None = None) -> Any:
+        if self.closed is not None:
+            raise self.closed
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # first use, or a new event loop (tests)
             self.loop = loop
@@ -94,24 +102,36 @@ class Pipeliner:
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
         self.queue.append(_Call(args, future, script))
+        self._open(loop)
+        return await future
+
+    def _open(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A lane for what is queued, unless one will take it: a lane in ``tasks``
+        and not ``busy`` is about to drain the queue; a busy one drains it after its
+        round trip, but another is opened while fewer than ``lanes`` run."""
         if self.busy == len(self.tasks) and len(self.tasks) < self.lanes:
             task = loop.create_task(self._lane())
             self.tasks.add(task)
-        return await future
+            task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        # A lane cancelled before it ran (a shutdown cancels every task at once)
+        # never ran its ``finally``: it leaves ``tasks`` here, and what was queued
+        # for it (a cancelled producer's RUN_ERROR) gets a lane of its own.
+        self.tasks.discard(task)
+        if self.queue and task.get_loop() is self.loop and not task.get_loop().is_closed():
+            self._open(task.get_loop())
 
     async def _lane(self) -> None:
-        try:
-            await self._take()
-        finally:  # at once, before a caller can look at ``tasks`` again
-            self.tasks.discard(asyncio.current_task())  # type: ignore[arg-type,unused-ignore]
-
-    async def _take(self) -> None:
         held = (
             _Held() if _pack is not None and not hasattr(self.redis, "get_node_from_key") else None
         )
         try:
             await self._drain(held)
         finally:
+            # at once, before a caller can look at ``tasks`` again: a lane past its
+            # last look at the queue no longer counts as one that will take a call
+            self.tasks.discard(asyncio.current_task())  # type: ignore[arg-type,unused-ignore]
             if held is not None and held.connection is not None:
                 await self.redis.connection_pool.release(held.connection)
 
@@ -128,13 +148,14 @@ class Pipeliner:
             self.busy += 1
             try:
                 await self._send(calls, held)
-            except BaseException as exc:  # the connection (or we were cancelled)
+            except BaseException as exc:  # the connection (or we were cancelled: ``close``)
+                error = exc if isinstance(exc, Exception) else self.closed
                 for call in calls:
                     if not call.future.done():
-                        if isinstance(exc, Exception):
-                            call.future.set_exception(exc)
-                        else:
+                        if error is None:
                             call.future.cancel()
+                        else:
+                            call.future.set_exception(error)
                 if not isinstance(exc, Exception):
                     raise
             finally:
@@ -201,6 +222,11 @@ class Pipeliner:
             raise
         return replies
 
-    def cancel(self) -> None:
+    def close(self) -> None:
+        self.closed = RedisConnectionError(CLOSED)
+        while self.queue:
+            call = self.queue.popleft()
+            if not call.future.done():
+                call.future.set_exception(self.closed)
         for task in list(self.tasks):
             task.cancel()

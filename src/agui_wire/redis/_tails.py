@@ -27,6 +27,9 @@ position from Redis) until the run's end, or the error that stopped the run's
 tail; ``detach`` when the reader leaves. An error of one run (its stream
 trimmed, lost or not a stream) fails that run's readers only; Redis unreachable
 for ``reconnect`` seconds fails every run of the lane with ``StoreUnavailable``.
+``cancel`` (the store closes) fails every reader with ``StoreUnavailable`` at
+once, also those attaching later, whatever the lanes' tasks do (even cancelled
+before they ran).
 """
 
 from __future__ import annotations
@@ -47,9 +50,9 @@ try:
 except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
-from .._runstore.ids import new_generation
+from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
 from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
@@ -120,12 +123,16 @@ class Tails:
         self.sweeper: asyncio.Task[None] | None = None
         self.checks: set[asyncio.Task[None]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed = False
 
     def attach(self, keys: RunKeys, position: int, generation: int | None, inbox: Inbox) -> TailRun:
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # a store used from a new event loop: start afresh
             self.loop = loop
             self.runs, self.lanes, self.sweeper, self.checks = {}, {}, None, set()
+        if self.closed:
+            inbox.fail(_closed(keys.run_id))
+            return TailRun(keys, position, generation)  # followed by no lane
         run = self.runs.get(keys.stream)
         if run is None:
             run = self.runs[keys.stream] = TailRun(keys, position, generation)
@@ -164,8 +171,11 @@ class Tails:
         lane.add(run)
 
     def cancel(self) -> None:
-        tasks = [lane.task for lanes in self.lanes.values() for lane in lanes]
-        for task in [self.sweeper, *tasks, *self.checks]:
+        self.closed = True
+        lanes = [lane for lanes in self.lanes.values() for lane in lanes]
+        for lane in lanes:  # told now, not when the lane's read lets go (it may not:
+            lane._close()  # redis-py's read, cancelled, can wait for a stalled Redis)
+        for task in [self.sweeper, *(lane.task for lane in lanes), *self.checks]:
             if task is not None:
                 task.cancel()
 
@@ -266,6 +276,7 @@ class _Lane:
         run.lane = self
         if self.task is None:
             self.task = asyncio.ensure_future(self._loop())
+            self.task.add_done_callback(self._ended)
         elif not self.rung:
             self.rung = True
             ring = asyncio.ensure_future(self._ring())
@@ -339,21 +350,34 @@ class _Lane:
                 if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
                     await asyncio.sleep(len(self.runs) * _COALESCE)  # a few more arrive
         except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
-            for run in list(self.runs.values()):
-                self.tails.fail(run, StoreUnavailable(run.keys.run_id, "the store was closed"))
+            self._close()
             raise
         except BaseException as exc:
             logger.error("a tail of the run store failed", exc_info=exc)
             for run in list(self.runs.values()):
                 self.tails.fail(run, exc)
         finally:  # no runs left (no await since the loop's test): the lane is gone
-            lanes = self.tails.lanes.get(self.group, [])
-            if self in lanes:
-                lanes.remove(self)
-            self.task = None
+            self._leave()
             if self.connection is not None:
                 connection, self.connection = self.connection, None
                 await calls.redis.connection_pool.release(connection)
+
+    def _close(self) -> None:
+        for run in list(self.runs.values()):
+            self.tails.fail(run, _closed(run.keys.run_id))
+
+    def _leave(self) -> None:
+        lanes = self.tails.lanes.get(self.group, [])
+        if self in lanes:
+            lanes.remove(self)
+        self.task = None
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        # A lane cancelled before it ran (the store closed in the step that made it)
+        # never ran ``_loop``: its readers are told here, and it leaves.
+        if self.task is task:
+            self._close()
+            self._leave()
 
     async def _read(self, timeout: float, *args: Any) -> Any:
         """The lane's ``XREAD``, within ``timeout`` s (else redis-py's
@@ -454,6 +478,10 @@ def _pairs(reply: Any) -> list[tuple[bytes, list[Any]]]:
     if not reply:
         return []
     return list(reply.items()) if isinstance(reply, Mapping) else [(k, v) for k, v in reply]
+
+
+def _closed(run_id: str) -> StoreUnavailable:
+    return StoreUnavailable(run_id, CLOSED)
 
 
 def _for_run(error: StoreUnavailable, run: TailRun) -> StoreUnavailable:
