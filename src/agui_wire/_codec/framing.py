@@ -114,8 +114,8 @@ def _truncated(
     else:
         detail = f"frame declares {declared} bytes, {left - FRAME_HEADER_SIZE} received"
     return TruncatedStream(
-        f"stream ended mid-frame: {left} trailing bytes could not be read as a "
-        f"complete frame ({detail})",
+        f"the stream ended inside event {index}, mid-frame: {left} trailing bytes could "
+        f"not be read as a complete frame ({detail})",
         index=index,
         offset=end,
         frame_offset=frame_offset,
