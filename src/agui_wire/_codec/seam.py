@@ -3,9 +3,9 @@
 Strategy: the C twins record a fault and hand every doubt to Python, which words
 it, so each error text exists once, in a pure twin. Those words (error texts and
 the errors they build, refusals, the slow paths an event is handed over to) and
-the facts the C tables are built from (``schema``, the media types, the walk
-shapes of the SSE writer) are named here and nowhere else: a ``.pxi`` imports
-this module (``from agui_wire._codec import seam as _seam``) and reads
+the facts the C tables are built from (``schema``, the media types) are named
+here and nowhere else: a ``.pxi`` imports this module
+(``from agui_wire._codec import seam as _seam``) and reads
 ``_seam.<word>`` for a word of ``__all__``, plus the standard-library modules and
 orjson that pyproject.toml's ``extension-seam`` contract lists. ``make lint``
 checks it (tests/contract/seam_contract.py): a ``.pxi`` that imports another
