@@ -18,11 +18,9 @@ not); ``lease_generation`` what a lease names.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
-from .._runstore.ids import LEASE_EXPIRED
+from .._runstore.ends import expired_payload
 from ._calls import Calls
 from ._keys import RunKeys
 from ._scripts import PRELUDE, Script
@@ -65,18 +63,6 @@ if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
 return {EXPIRED, last}
 """
 )
-
-
-@functools.cache
-def expired_payload(lease: float) -> bytes:
-    """The ``RUN_ERROR`` a run whose lease lapsed ends with (its protobuf payload)."""
-    return encode_payload(
-        {
-            "type": "RUN_ERROR",
-            "message": f"the run's producer stopped: no heartbeat within its lease of {lease:g} s",
-            "code": LEASE_EXPIRED,
-        }
-    )
 
 
 async def expire(

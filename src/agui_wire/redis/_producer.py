@@ -29,8 +29,8 @@ from typing import Any, Final, Literal
 
 from .._codec.backend import encode_payload
 from .._runstore.appends import Appends, admit
-from .._runstore.ids import STORE_FULL
-from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
+from .._runstore.ends import failure_event
+from .._streaming import TERMINAL, Source, close_unstarted, event_type
 from ..errors import (
     LeaseLost,
     RunLost,
@@ -393,20 +393,7 @@ class Producer:
         try:
             with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
                 await appends.drain()
-            if exc is None:
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run was cancelled on the server",
-                    "code": "CANCELLED",
-                }
-            elif isinstance(exc, StoreFull):
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run store is full (Redis maxmemory)",
-                    "code": STORE_FULL,
-                }
-            else:
-                error = default_error_event(exc)
+            error = failure_event(exc)
             reply = await self.calls.script(
                 self.run_keys,
                 FAIL,
