@@ -13,16 +13,23 @@ alone).
 
 Contract: ``expire`` returns the script's reply (``Reply.DONE`` with the
 lease's PTTL while it lives, ``EXPIRED`` once this call ended the run, else why
-not); ``lease_generation`` what a lease names.
+not); ``terminal_at`` whether event ``n`` is the run's last and a terminal one
+(what ``expire`` asks of a caller that did not read that event itself);
+``lease_generation`` what a lease names.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Final
 
+from .._codec.backend import frame
+from .._decoder import decode_proto
 from .._runstore.ends import expired_payload
+from .._streaming import TERMINAL
 from ._calls import Calls
-from ._keys import RunKeys
+from ._keys import PAYLOAD, RunKeys
+from ._pages import top
 from ._scripts import PRELUDE, Script
 from ._settings import Settings
 
@@ -88,6 +95,20 @@ async def expire(
         int(look),
     ]
     return await calls.run_script(keys, EXPIRE, keys.both, args)
+
+
+async def terminal_at(calls: Calls, keys: RunKeys, n: int) -> bool:
+    """Is event ``n`` the run's last stored entry, and a terminal event?"""
+    found = await top(calls, keys)
+    if found is None:
+        return False
+    last, seq, fields = found
+    if last != n or seq % 2 or PAYLOAD not in fields:
+        return False
+    with contextlib.suppress(Exception):  # undecodable: the readers name it
+        event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
+        return event.get("type") in TERMINAL
+    return False
 
 
 async def lease_generation(calls: Calls, keys: RunKeys) -> int | bool | None:
