@@ -31,7 +31,7 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._runstore.batches import Batch
 from .._runstore.ends import FINISHED, LEASE_LAPSED, expired_payload
-from .._runstore.ids import run_digest
+from .._runstore.ids import check_owner, check_run_id, run_digest
 from .._runstore.options import Options
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
@@ -46,13 +46,14 @@ GONE: Final = (
 
 class Key:
     """``owner``'s run ``run_id``, as the store names it (``stream``: the owner's
-    namespace and the id, hashed; a ``RunRef``)."""
+    namespace and the id, hashed; a ``RunRef``); ``ValueError`` for an owner or a
+    run id that is not one."""
 
     __slots__ = ("run_id", "stream")
 
-    def __init__(self, owner: str | None, run_id: str) -> None:
-        self.run_id = run_id
-        self.stream = f"memory:{run_digest(owner, run_id).hex()}"
+    def __init__(self, owner: object, run_id: object) -> None:
+        self.run_id = check_run_id(run_id)
+        self.stream = f"memory:{run_digest(check_owner(owner), self.run_id).hex()}"
 
 
 class Run:

@@ -12,7 +12,6 @@ import logging
 from collections.abc import AsyncIterable, Iterable
 from typing import Any
 
-from .._runstore.ids import check_owner, check_run_id
 from .._runstore.options import Options
 from .._runstore.store import Store
 from ._producer import Producer, claim
@@ -70,7 +69,7 @@ class RunStore(Store[Key]):
         self._logger = logger
 
     def _locate(self, owner: str | None, run_id: str) -> Key:
-        return Key(check_owner(owner), check_run_id(run_id))
+        return Key(owner, run_id)
 
     async def _claim(
         self, run: Key, events: Iterable[Any] | AsyncIterable[Any], replay: bool
