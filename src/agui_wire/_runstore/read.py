@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
 from ..errors import ResumePastEnd, RunLost, RunReplaced
@@ -28,6 +28,12 @@ from .folds import Folds, Stored
 from .ids import EventId
 
 R = TypeVar("R", bound=RunRef)
+
+#: Events in the first page of a replay (the first events go out at once), then
+#: four times more each page, up to ``PAGE_EVENTS`` (``page_bytes`` bounds a page
+#: first): what every backend's ``Source.pages`` reads.
+FIRST_PAGE: Final = 32
+PAGE_EVENTS: Final = 16384
 
 
 class Inbox:

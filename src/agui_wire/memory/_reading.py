@@ -2,9 +2,10 @@
 ``Source`` (``_runstore.read``) over the runs in memory, and the lease checks of
 the runs they follow.
 
-Strategy: a reader replays the run's stored payloads in pages (slices, bounded
-like Redis's by ``page_bytes``; the loop is given back between pages, so a long
-replay or fold never holds it), then attaches its ``Inbox`` to the run, which
+Strategy: a reader replays the run's stored payloads in pages (slices, sized as
+Redis's: ``FIRST_PAGE`` events, four times more each page, at most ``page_bytes``
+of payload; the loop is given back between pages, so a long replay or fold never
+holds it), then attaches its ``Inbox`` to the run, which
 hands it every later append as one shared ``Batch``. While any run is followed,
 one task looks every ``poll`` seconds and ends each followed run whose lease
 lapsed (``Run.expire``: ``RUN_ERROR``, code ``LEASE_EXPIRED``), so its readers
@@ -20,18 +21,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import Any
 
 from .._runstore.batches import Batch
 from .._runstore.folds import Folds
 from .._runstore.ids import EventId
 from .._runstore.options import Options
-from .._runstore.read import Inbox, Subscription
+from .._runstore.read import FIRST_PAGE, PAGE_EVENTS, Inbox, Subscription
 from ..errors import HistoryTrimmed, RunLost, RunNotFound, RunReplaced
 from ._runs import GONE, Key, Run, Runs
-
-#: Events in a page at most (``page_bytes`` bounds it first), as Redis's pages.
-PAGE_EVENTS: Final = 16384
 
 
 class Reading:
@@ -76,7 +74,7 @@ class Reading:
     async def pages(
         self, key: Key, cursor: int, generation: int | None, stop: int | None = None
     ) -> AsyncIterator[Batch]:
-        budget = self.options.page_bytes
+        budget, count = self.options.page_bytes, FIRST_PAGE
         while True:
             run = self.runs.get(key, self._now())
             if run is None:
@@ -99,7 +97,7 @@ class Reading:
             start = cursor + 1 - run.first
             payloads: list[bytes] = []
             size = 0
-            for payload in run.payloads[start : start + min(last - cursor, PAGE_EVENTS)]:
+            for payload in run.payloads[start : start + min(last - cursor, count)]:
                 if payloads and size + len(payload) > budget:
                     break
                 payloads.append(payload)
@@ -110,6 +108,7 @@ class Reading:
             yield Batch(key, generation, cursor - len(payloads) + 1, payloads, end)
             if end is not None:
                 return
+            count = min(count * 4, PAGE_EVENTS)
             await asyncio.sleep(0)  # a long replay or fold gives the loop back
 
     def attach(self, key: Key, cursor: int, generation: int | None, inbox: Inbox) -> Run | None:

@@ -63,6 +63,7 @@ class Run:
         "end",
         "ended_by",
         "expires",
+        "expiries",
         "first",
         "folded",
         "folder",
@@ -74,8 +75,9 @@ class Run:
         "payloads",
     )
 
-    def __init__(self, key: Key, generation: int) -> None:
+    def __init__(self, key: Key, generation: int, expiries: list[tuple[float, str]]) -> None:
         self.key = key
+        self.expiries = expiries  # the store's (``Runs``)
         self.generation = generation
         self.first = 1  # the index of payloads[0]
         self.payloads: list[bytes] = []
@@ -152,6 +154,7 @@ class Run:
         self.end, self.ended_by = reason, by
         self.holder, self.lease_until = None, -math.inf
         self.expires = now + options.ttl
+        heapq.heappush(self.expiries, (self.expires, self.key.stream))
         self._push(Batch(self.key, self.generation, first, payloads, reason))
 
     def terminal(self) -> bool:
@@ -190,12 +193,15 @@ class Runs:
         return self.runs.get(key.stream)
 
     def create(self, key: Key, generation: int, now: float) -> Run:
-        run = self.runs[key.stream] = Run(key, generation)
+        run = self.runs[key.stream] = Run(key, generation, self.expiries)
         run.expires = now + self.options.lease + self.options.ttl
         heapq.heappush(self.expiries, (run.expires, key.stream))
         return run
 
     def purge(self, now: float) -> None:
+        """Forget the runs whose time is up. A run's entries in the heap are pushed
+        when it is created and when it ends (its time shortens to ``ttl``); one
+        popped early is pushed again for its time then (a heartbeat kept it)."""
         expiries = self.expiries
         while expiries and expiries[0][0] <= now:
             _, stream = heapq.heappop(expiries)
@@ -206,5 +212,5 @@ class Runs:
                 del self.runs[stream]
                 for inbox in run.inboxes:
                     inbox.fail(RunLost(run.key.run_id, GONE))
-            else:  # kept meanwhile: look again then
+            elif run.end is None:  # kept meanwhile: look again then
                 heapq.heappush(expiries, (run.expires, stream))
