@@ -169,22 +169,3 @@ async def test_valid_run_ids_at_the_limit(kit: Kit) -> None:
     for run_id in ("x" * 256, "é" * 128, "a{b}c", "1", " "):
         assert await store.publish(run_id, RUN) == len(RUN)
         assert [e for _, e in await collect(store, run_id)] == RUN
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        {"ttl": 0},
-        {"ttl": float("nan")},
-        {"lease": -1},
-        {"lease": True},
-        {"maxlen": 0},
-        {"batch": 0},
-        {"backlog": 1.5},
-        {"page_bytes": "1"},
-    ],
-    ids=repr,
-)
-async def test_options_are_checked_at_once(kit: Kit, options: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match=next(iter(options))):
-        kit.store(**options)
