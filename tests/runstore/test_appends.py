@@ -137,3 +137,106 @@ async def test_a_refused_event_is_not_a_lost_connection(kit: Kit, run_id: str) -
     assert [(i, e["type"]) for i, e in rest] == [(len(HEAD) + 1, "RUN_ERROR")]
     with pytest.raises(EventTooLarge):
         await task
+
+
+# -- the appends themselves (no store) ----------------------------------------------
+
+
+class Sends:
+    """An ``Appends`` send that records each append and waits for ``release``."""
+
+    def __init__(self) -> None:
+        self.appends: list[tuple[int, list[bytes]]] = []
+        self.release = asyncio.Event()
+        self.release.set()
+        self.fail: Exception | None = None
+
+    async def __call__(self, first: int, payloads: list[bytes]) -> None:
+        self.appends.append((first, payloads))
+        await self.release.wait()
+        if self.fail is not None:
+            raise self.fail
+
+
+async def test_one_append_in_flight_and_the_rest_batched() -> None:
+    from agui_wire._runstore.appends import Appends
+
+    sends = Sends()
+    sends.release.clear()
+    appends = Appends(sends, 1, batch=100, page_bytes=1 << 20)
+    for n in range(50):
+        await appends.add(b"p%d" % n)  # the first goes at once; the rest wait their turn
+    await asyncio.sleep(0)
+    assert sends.appends == [(1, [b"p0"])]
+    sends.release.set()
+    await appends.drain()
+    assert sends.appends == [(1, [b"p0"]), (2, [b"p%d" % n for n in range(1, 50)])]
+
+
+async def test_an_append_is_at_most_batch_events_and_page_bytes() -> None:
+    from agui_wire._runstore.appends import Appends
+
+    sends = Sends()
+    sends.release.clear()
+    appends = Appends(sends, 11, batch=3, page_bytes=10)
+    adding = asyncio.ensure_future(_add_all(appends, [b"aaaa"] * 5 + [b"x" * 30, b"b"]))
+    await asyncio.sleep(0)
+    sends.release.set()
+    await adding
+    await appends.drain()
+    firsts = [(first, [len(p) for p in payloads]) for first, payloads in sends.appends]
+    # 10 bytes of payload per append (one event at least: a bigger one alone), 3 events
+    assert firsts == [(11, [4]), (12, [4, 4]), (14, [4, 4]), (16, [30]), (17, [1])]
+
+
+async def _add_all(appends: Any, payloads: list[bytes]) -> None:
+    for payload in payloads:
+        await appends.add(payload)
+
+
+async def test_add_waits_while_a_batch_is_queued() -> None:
+    from agui_wire._runstore.appends import Appends
+
+    sends = Sends()
+    sends.release.clear()
+    appends = Appends(sends, 1, batch=2, page_bytes=1 << 20)
+    await appends.add(b"1")  # in flight
+    await appends.add(b"2")  # queued
+    third = asyncio.ensure_future(appends.add(b"3"))  # a batch queued: it waits
+    await asyncio.sleep(0.01)
+    assert not third.done()
+    sends.release.set()
+    await third
+    await appends.drain()
+    assert [first for first, _ in sends.appends] == [1, 2]
+
+
+async def test_the_first_failure_is_raised_by_every_later_add_and_drain() -> None:
+    from agui_wire._runstore.appends import Appends
+
+    sends = Sends()
+    sends.fail = RuntimeError("the store refused")
+    appends = Appends(sends, 1, batch=2, page_bytes=1 << 20)
+    await appends.add(b"1")
+    with pytest.raises(RuntimeError, match="refused"):
+        await appends.drain()
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="refused"):
+            await appends.add(b"2")
+    assert len(sends.appends) == 1  # nothing sent after the failure
+
+
+def test_admit_encodes_once_and_says_what_is_too_large() -> None:
+    from agui_wire._codec.backend import encode_payload
+    from agui_wire._runstore.appends import admit
+
+    event = HEAD[0]
+    assert admit(event, 1) == encode_payload(event)
+    big, limit = TOO_BIG["sse"]
+    with pytest.raises(EventTooLarge) as info:
+        admit(big, 9)
+    assert (info.value.index, info.value.limit, info.value.event_type) == (
+        9,
+        limit,
+        "TEXT_MESSAGE_CONTENT",
+    )

@@ -85,3 +85,106 @@ async def test_a_run_that_cannot_be_folded_is_replayed_whole(kit: Kit, run_id: s
     events = [RUN[0], *chunks, RUN[-1]]
     await store.publish(run_id, events)
     assert [e for _, e in await collect(store, run_id, compact=True)] == events
+
+
+# -- Folds over a stand-in store ------------------------------------------------------
+
+
+class Stored:
+    """A ``folds.Stored`` over a list of events, counting its reads."""
+
+    def __init__(self, events: list[dict], snapshot: tuple | None = None) -> None:
+        from agui_wire._codec.backend import encode_payload
+
+        self.payloads = [encode_payload(e) for e in events]
+        self.snap = snapshot
+        self.reads = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail: Exception | None = None
+
+    async def snapshot(self, run):
+        return self.snap
+
+    async def pages(self, run, cursor, generation, stop=None):
+        from agui_wire._runstore.batches import Batch
+
+        self.reads += 1
+        await self.gate.wait()
+        if self.fail is not None:
+            raise self.fail
+        for first in range(cursor, len(self.payloads), 10):
+            yield Batch(run, 2, first + 1, self.payloads[first : first + 10], None)
+
+
+class Ref:
+    run_id = "r"
+    stream = "s"
+
+
+async def test_concurrent_joiners_await_one_fold_and_it_is_reused() -> None:
+    from agui_wire._runstore.folds import Folds
+
+    stored = Stored(RUN)
+    stored.gate.clear()
+    folds = Folds(0.05, stored)
+    joiners = [asyncio.ensure_future(folds.fold(Ref())) for _ in range(5)]
+    await asyncio.sleep(0.01)
+    stored.gate.set()
+    results = await asyncio.gather(*joiners)
+    assert stored.reads == 1
+    assert all(r is results[0] for r in results)
+    fold = results[0]
+    assert (fold.last, fold.ended) == (len(RUN), False)
+    assert fold.prefix is not None
+    assert [e["type"] for e in fold.prefix.events][:2] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
+    assert await folds.fold(Ref()) is fold  # reused for ``reuse`` s
+    await asyncio.sleep(0.1)
+    await folds.fold(Ref())
+    assert stored.reads == 2  # then folded again (a joiner reads what followed)
+
+
+async def test_a_fold_that_failed_reaches_its_joiners_and_is_not_kept() -> None:
+    from agui_wire._runstore.folds import Folds
+
+    stored = Stored(RUN)
+    stored.fail = RuntimeError("the store failed")
+    folds = Folds(10, stored)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="failed"):
+            await folds.fold(Ref())
+    assert stored.reads == 2
+    stored.fail = None
+    assert (await folds.fold(Ref())).prefix is not None
+
+
+async def test_a_fold_starts_from_the_snapshot_of_the_trimmed_events() -> None:
+    from agui_wire._apply import Compactor
+    from agui_wire._runstore.folds import Folds
+
+    head = Compactor()
+    for event in RUN[:10]:
+        head.feed(event)
+    stored = Stored(RUN, snapshot=(10, 2, head.prefix()))
+    stored.payloads[:10] = [b"\xff"] * 10  # (never read: the snapshot stands for them)
+    fold = await Folds(1, stored).fold(Ref())
+    whole = await Folds(1, Stored(RUN)).fold(Ref())
+    assert fold.prefix is not None
+    assert whole.prefix is not None
+    assert fold.prefix.events == whole.prefix.events
+    assert fold.last == len(RUN)
+
+
+async def test_a_cancelled_joiner_does_not_cancel_the_fold() -> None:
+    from agui_wire._runstore.folds import Folds
+
+    stored = Stored(RUN)
+    stored.gate.clear()
+    folds = Folds(1, stored)
+    first = asyncio.ensure_future(folds.fold(Ref()))
+    second = asyncio.ensure_future(folds.fold(Ref()))
+    await asyncio.sleep(0.01)
+    first.cancel()
+    stored.gate.set()
+    assert (await second).prefix is not None
+    folds.cancel()

@@ -169,3 +169,127 @@ async def test_valid_run_ids_at_the_limit(kit: Kit) -> None:
     for run_id in ("x" * 256, "é" * 128, "a{b}c", "1", " "):
         assert await store.publish(run_id, RUN) == len(RUN)
         assert [e for _, e in await collect(store, run_id)] == RUN
+
+
+# -- produce() over a stand-in Writer --------------------------------------------------
+
+
+class Writer:
+    """A ``produce.Writer`` that records what the producer does to its store."""
+
+    def __init__(self, stored: int = 0) -> None:
+        import logging
+
+        self.run_id = "r"
+        self.stored = stored
+        self.lost: Any = None
+        self.logger = logging.getLogger("tests.runstore")
+        self.calls: list[Any] = []
+        self.main: Any = None
+
+    def start(self, main: Any) -> None:
+        self.main = main
+        self.calls.append("start")
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+    def produced(self, event: Any) -> None:
+        self.calls.append(("produced", event["type"]))
+
+    async def append(self, first: int, payloads: list[bytes]) -> None:
+        self.calls.append(("append", first, len(payloads)))
+        self.stored = first + len(payloads) - 1
+
+    async def finish(self) -> None:
+        self.calls.append("finish")
+
+    async def fail(self, reason: str, error: bytes, terminal: int) -> None:
+        from agui_wire import PROTO_MEDIA_TYPE, decode
+        from agui_wire._codec.backend import frame
+
+        (event,) = decode(frame(error), PROTO_MEDIA_TYPE)
+        self.calls.append(("fail", reason, event["code"], terminal))
+
+
+async def test_produce_skips_what_is_stored_and_ends_the_run() -> None:
+    from agui_wire._runstore.produce import produce
+
+    writer = Writer(stored=3)  # a run taken over: three events stored already
+    assert await produce(writer, RUN[:5], batch=10, page_bytes=1 << 20) == 5
+    assert writer.calls[0] == "start"
+    assert [c for c in writer.calls if c[0] == "produced"] == [
+        ("produced", e["type"]) for e in RUN[:5]
+    ]
+    appends = [c for c in writer.calls if c[0] == "append"]
+    assert appends == [("append", 4, 1), ("append", 5, 1)]  # one in flight, the rest next
+    assert writer.calls[-2:] == ["finish", "stop"]
+
+
+async def test_a_failure_ends_the_run_after_what_was_stored() -> None:
+    from agui_wire._runstore.produce import produce
+
+    def fails():
+        yield from RUN
+        raise RuntimeError("after the end")
+
+    writer = Writer()
+    with pytest.raises(RuntimeError, match="after the end"):
+        await produce(writer, fails(), batch=10, page_bytes=1 << 20)
+    # the producer's terminal event is named: nothing is added after it
+    assert ("fail", "failed", "INTERNAL_ERROR", len(RUN)) in writer.calls
+    assert writer.calls[-1] == "stop"
+
+
+async def test_a_run_taken_from_its_producer_is_not_ended() -> None:
+    from agui_wire._runstore.produce import produce
+    from agui_wire.errors import LeaseLost
+
+    gate = asyncio.Event()
+
+    async def waits():
+        yield RUN[0]
+        await gate.wait()
+
+    writer = Writer()
+    task = asyncio.ensure_future(produce(writer, waits(), batch=10, page_bytes=1 << 20))
+    await asyncio.sleep(0.01)
+    writer.lost = LeaseLost("r", "the lease is not ours")
+    task.cancel()
+    with pytest.raises(LeaseLost):
+        await task
+    assert not [c for c in writer.calls if c[0] in ("fail", "finish")]
+
+
+async def test_a_failing_end_is_logged_not_raised_over_the_cause(caplog: Any) -> None:
+    from agui_wire._runstore.produce import produce
+
+    class Refuses(Writer):
+        async def fail(self, reason: str, error: bytes, terminal: int) -> None:
+            raise ConnectionError("the store is gone")
+
+    async def fails():
+        yield RUN[0]
+        raise ValueError("the model failed")
+
+    with pytest.raises(ValueError, match="the model failed"):
+        await produce(Refuses(), fails(), batch=10, page_bytes=1 << 20)
+    assert "could not end run 'r' after a failure" in caplog.text
+
+
+def test_close_now_closes_a_sync_generator_only() -> None:
+    from agui_wire._runstore.produce import close_now
+
+    closed = []
+
+    def events():
+        try:
+            yield 1
+        finally:
+            closed.append(1)
+
+    generator = events()
+    next(generator)
+    close_now(generator)
+    assert closed == [1]
+    close_now([1, 2])  # nothing to close

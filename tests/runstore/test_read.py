@@ -8,6 +8,7 @@ too; a subscriber that falls behind catches up from the store; an unknown run is
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -160,3 +161,37 @@ async def test_a_sync_producer_runs_beside_the_loop(kit: Kit, run_id: str) -> No
     assert task is not None
     assert await task == len(RUN)
     assert [e for _, e in got] == RUN
+
+
+# -- the reader's inbox ---------------------------------------------------------------
+
+
+def _batch(n: int, size: int = 1) -> Any:
+    from agui_wire._runstore.batches import Batch
+
+    class Ref:
+        run_id = "r"
+        stream = "s"
+
+    return Batch(Ref(), 2, n, [b"x" * size], None)
+
+
+async def test_an_inbox_holds_a_backlog_then_cuts_the_reader_loose() -> None:
+    from agui_wire._runstore.read import Inbox
+
+    inbox = Inbox(limit=3, byte_limit=100)
+    for n in range(1, 4):
+        inbox.push(_batch(n))
+    assert inbox.wake.is_set()
+    assert [inbox.pop().first for _ in range(2)] == [1, 2]
+    assert inbox.nbytes == 1
+    inbox.push(_batch(4))
+    inbox.push(_batch(5))
+    assert not inbox.lagging
+    inbox.push(_batch(6))  # a fourth: it reads pages instead
+    assert inbox.lagging
+    assert [b.first for b in inbox.batches] == [6]
+    inbox.push(_batch(7, size=150))  # above the bytes too
+    assert [b.first for b in inbox.batches] == [7]
+    inbox.fail(RuntimeError("gone"))
+    assert isinstance(inbox.error, RuntimeError)
