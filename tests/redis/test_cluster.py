@@ -1,10 +1,13 @@
-"""The run store on a real Redis Cluster (issue 22 item 4): 3 masters with a replica
-each, started from Debian's ``redis-server`` on loopback ports and joined by
-``redis-cli --cluster create`` (tests/redis/harness.py), the client
-``redis.asyncio.cluster.RedisCluster``. Resume, fan-out, compaction, lease expiry
-and the idempotent producer hold there; tails read the runs of one shard (one
-hash tag, one slot) per ``XREAD``; a master killed mid-run is replaced by its
-replica, and nothing is lost silently (docs/scaling.md says what each side sees).
+"""The run store on a real Redis Cluster: 3 masters with a replica each, started
+from Debian's ``redis-server`` on loopback ports and joined by ``redis-cli
+--cluster create`` (tests/redis/harness.py), the client
+``redis.asyncio.cluster.RedisCluster``. What only a cluster has: many live runs
+spread over every master (resume, fan-out and compaction across them); tails that
+read the runs of one shard (one hash tag, one slot) per ``XREAD``; a master killed
+mid-run replaced by its replica, nothing lost silently (docs/scaling.md says what
+each side sees). One run's contract on a cluster (ids, resume, fan-out,
+compaction, leases, takeover, the idempotent producer) is tests/runstore's, whose
+tests marked ``cluster`` run there too.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import time
 from collections import Counter
 from typing import Any
 
-import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from agui_wire.errors import LeaseLost, RunLost, StoreError
@@ -113,74 +115,6 @@ def test_tails_read_one_shard_per_xread(redis_cluster, run_id) -> None:
         for got in await readers:
             assert got == list(enumerate(RUN, 1))
         await store.aclose()
-        await rc.aclose()
-
-    run(main())
-
-
-def test_idempotent_publish_and_retry_on_a_cluster(redis_cluster, run_id) -> None:
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc)
-        assert await store.publish(run_id, RUN) == len(RUN)
-        advanced = []
-
-        def again() -> Any:
-            advanced.append(1)
-            yield from RUN
-
-        assert await store.publish(run_id, again()) == len(RUN)
-        assert advanced == []
-        assert len(await rc.xrange(store.stream_key(run_id))) == len(RUN) + 1
-        # a producer that died after 10 events: the retried job (replaying) continues
-        other = f"{run_id}-retry"
-        gate = asyncio.Event()
-
-        async def dies_after_ten() -> Any:
-            for event in RUN[:10]:
-                yield event
-            gate.set()
-            await asyncio.sleep(3600)
-
-        task = await store.start(other, dies_after_ten())
-        assert task is not None
-        task.remove_done_callback(store._task_done)
-        await gate.wait()
-        while await rc.xlen(store.stream_key(other)) < 10:
-            await asyncio.sleep(0.01)
-        await rc.delete(store.stream_key(other) + ":lease")
-        assert await RunStore(rc).publish(other, RUN, replay=True) == len(RUN)
-        assert [e for _, e in await collect(store, other)] == RUN
-        task.cancel()
-        with pytest.raises((LeaseLost, asyncio.CancelledError)):
-            await task
-        await rc.aclose()
-
-    run(main())
-
-
-def test_lease_expiry_on_a_cluster(redis_cluster, run_id) -> None:
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc, lease=0.6)
-        gate = asyncio.Event()
-
-        async def stalls() -> Any:
-            yield RUN[0]
-            gate.set()
-            await asyncio.sleep(3600)
-
-        task = await store.start(run_id, stalls())
-        assert task is not None
-        task.remove_done_callback(store._task_done)
-        await gate.wait()
-        while not await rc.xlen(store.stream_key(run_id)):
-            await asyncio.sleep(0.01)
-        await rc.delete(store.stream_key(run_id) + ":lease")  # as if it had died
-        got = await collect(store, run_id)
-        assert got[-1][1]["code"] == "LEASE_EXPIRED"
-        with pytest.raises(LeaseLost):
-            await task
         await rc.aclose()
 
     run(main())

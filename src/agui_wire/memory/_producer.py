@@ -160,6 +160,6 @@ class Producer:
         run = self._ours()
         if run.end is None:
             now = asyncio.get_running_loop().time()
-            run.close(
-                reason, self.token, now, self.options, None if terminal == run.last else error
-            )
+            # no RUN_ERROR after the producer's terminal event (0: it produced none)
+            after_terminal = terminal != 0 and terminal == run.last
+            run.close(reason, self.token, now, self.options, None if after_terminal else error)
