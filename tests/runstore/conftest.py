@@ -12,6 +12,23 @@
   same scripts a single Redis runs, and each cluster test costs a few seconds
   of CI.
 
+Intended differences, which the tests here do not hold against either store
+(each is tested where it lives):
+
+* a store in memory is one process's: ``Kit.replica`` is the same store, where
+  Redis's is another client and store on the same server (tests/e2e runs real
+  replicas); a restart loses its runs;
+* Redis's faults have no meaning in memory: unreachable or stalled (no
+  ``StoreUnavailable``, no 503: tests/redis/test_faults.py, test_stalls.py), full
+  (``STORE_FULL``), garbage in a key (``STORE_CORRUPTED``: test_store_errors.py),
+  lost replies (test_lost_replies.py), a Redis too old (test_redis_version.py), a
+  cluster's failover (test_cluster.py);
+* ``maxlen`` keeps at least ``maxlen`` events on both, at most a quarter more in
+  memory and up to a stream node more in Redis (``XADD MAXLEN ~``);
+* a lease lapses when its producer's heartbeat stops: in memory only a producer
+  stopped from outside the store does so (``kit.frozen``); in Redis also a replica
+  killed or stalled.
+
 Tests are coroutines run by anyio's pytest plugin (``@pytest.mark.anyio``; the
 asyncio backend), one event loop per test; every store and client a test opens
 is closed by ``kit``'s teardown, also when the test fails.

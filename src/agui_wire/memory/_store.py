@@ -38,6 +38,9 @@ class RunStore(Store[Key]):
     two owners never share a run, and a reader with the wrong owner gets exactly
     what an unknown run gets. A run id is a string of 1 to 256 UTF-8 bytes
     (``ValueError`` otherwise; HTTP 400 from ``response``).
+
+    The store is used from one event loop at a time (one after another is fine:
+    its runs are plain data); it is not thread-safe, as asyncio is not.
     """
 
     _reading: Reading
