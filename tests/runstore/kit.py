@@ -6,7 +6,8 @@ and the helpers its tests share.
 client of its own); ``Kit.replica(store)`` is the store another replica of the
 app would use for the same runs (Redis: another client and store on the same
 server; in memory, where there is one process, the same store); ``Kit.aclose``
-closes every store and client made (the fixture's teardown). ``frozen`` makes a
+closes every store and client made, then ends the tasks the test left, which
+must end when cancelled (the fixture's teardown; tests/support/stores.py). ``frozen`` makes a
 producer that stores some events and then stops without ending its run, as a
 replica frozen or killed mid-run: its heartbeat stops, its lease lapses.
 """
@@ -17,11 +18,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
-
 from agui_wire import memory
 from agui_wire import redis as redis_store
+from tests.support.stores import Opened
 
 RunStore = memory.RunStore | redis_store.RunStore
 
@@ -32,8 +31,7 @@ class Kit:
     def __init__(self, name: str, server: Any) -> None:
         self.name = name
         self.server = server
-        self.stores: list[RunStore] = []
-        self.clients: list[Any] = []
+        self.opened = Opened()
 
     @property
     def redis(self) -> bool:
@@ -41,23 +39,16 @@ class Kit:
 
     def store(self, **options: Any) -> RunStore:
         """A store of this backend with ``options`` (those both backends take)."""
-        store: RunStore
         if self.name == "memory":
-            store = memory.RunStore(**options)
-        else:
-            store = redis_store.RunStore(self.client(), **options)
-        self.stores.append(store)
-        return store
+            return self.opened.store(memory.RunStore(**options))
+        return self.opened.store(redis_store.RunStore(self.client(), **options))
 
     def client(self) -> Any:
         """A Redis client of the kit's server (closed at teardown)."""
         assert self.redis, "the memory store has no client"
         if self.name == "cluster":
-            client: Any = RedisCluster.from_url(self.server.url)
-        else:
-            client = aioredis.from_url(self.server.url)
-        self.clients.append(client)
-        return client
+            return self.opened.cluster(self.server.url)
+        return self.opened.redis(self.server.url)
 
     def replica(self, store: RunStore, **options: Any) -> RunStore:
         """The store another replica of the app has for ``store``'s runs."""
@@ -66,12 +57,8 @@ class Kit:
         return self.store(**options)
 
     async def aclose(self) -> None:
-        try:
-            for store in self.stores:
-                await store.aclose()
-        finally:
-            for client in self.clients:
-                await client.aclose()
+        """Close every store and client, then end the tasks left (tests/support/stores.py)."""
+        await self.opened.aclose()
 
 
 async def paced(events: Iterable[dict[str, Any]], delay: float = 0.0) -> AsyncIterator[Any]:
