@@ -1,6 +1,9 @@
 """Fixtures of the run store's tests: a real ``redis-server`` (tests/redis/harness.py)
 on a free loopback port, one per session for the tests that only need a Redis,
-fresh ones for the tests that kill or restart it; ``run`` runs a coroutine.
+fresh ones for the tests that kill or restart it. Tests are coroutines run by
+anyio's pytest plugin (asyncio); ``opened`` holds the clients and stores a test
+opens and closes them when it ends, passed or failed, then ends the tasks it left,
+which must end within ``SHUTDOWN`` seconds (tests/support/stores.py).
 
 Servers: Debian's redis-server 7.0, and for the tests marked ``valkey`` (whole
 modules: those whose outcome depends on the server's commands, scripts, replies
@@ -9,11 +12,10 @@ and refusals) Valkey 8.1 as well, each test once on each (``[redis-7]``,
 test's parameter. ``fresh_redis(binary=...)`` starts another binary
 (tests/redis/pinned.py).
 
-``run`` is ``asyncio.run`` with a bounded shutdown: the tasks left when the
-coroutine returns are cancelled at once, as ``asyncio.run`` (and a server
-shutting down) does, and must end within ``SHUTDOWN`` seconds; a task that
-survives its cancellation fails the test naming what it awaits, instead of
-hanging the process (a shutdown that never finishes, in production).
+``run`` (for the tests that are not coroutines yet) is ``asyncio.run`` with the
+same bounded shutdown: the tasks left when the coroutine returns are cancelled at
+once and must end within ``SHUTDOWN`` seconds; a survivor fails the test naming
+what it awaits, instead of hanging the process.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,6 +34,7 @@ import pytest
 from tests.interop.conftest import node_harness as node_harness
 from tests.redis import pinned
 from tests.redis.harness import RedisClusterNodes, RedisServer
+from tests.support.stores import SHUTDOWN, Opened, awaiting
 
 #: The servers a test marked ``valkey`` runs on (``None``: Debian's redis-server).
 SERVERS: Final = {"redis-7": None, "valkey-8": pinned.VALKEY_8}
@@ -105,11 +108,6 @@ def run_id() -> str:
     return f"run-{uuid.uuid4()}"
 
 
-#: Seconds the tasks left behind by a test have to end once cancelled: above the
-#: store's own bound for ending a cancelled producer's run (``RunStore.aclose``).
-SHUTDOWN: Final = 30.0
-
-
 def run(coro: Coroutine[Any, Any, Any]) -> Any:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -152,16 +150,17 @@ def shutdown(loop: asyncio.AbstractEventLoop, bound: float) -> list[str]:
     return [awaiting(task) for task in pending]
 
 
-def awaiting(task: asyncio.Task[Any]) -> str:
-    """The task and its chain of awaits, innermost last (``print_stack`` shows the
-    outer coroutine only)."""
-    lines = [repr(task)]
-    step: Any = task.get_coro()
-    while step is not None:
-        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
-        if frame is None:
-            lines.append(f"  awaits {step!r}")
-            break
-        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
-        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
-    return "\n".join(lines)
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def opened(anyio_backend: str) -> AsyncIterator[Opened]:
+    """The test's clients and stores (``opened.redis(url)``, ``opened.store(...)``),
+    closed when it ends; then the tasks it left must end (tests/support/stores.py)."""
+    opened = Opened()
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
