@@ -36,9 +36,7 @@ def test_a_store_used_from_one_event_loop_after_another() -> None:
     async def live() -> list[Any]:
         task = await store.start("r2", ticks(3))
         assert task is not None
-        got = await read("r2")
-        await store.aclose()
-        return got
+        return await read("r2")
 
     assert asyncio.run(live()) == ticks(3)
     assert asyncio.run(read("r2")) == ticks(3)

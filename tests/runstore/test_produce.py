@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire.errors import RunInProgress
+from agui_wire.errors import RunInProgress, StoreUnavailable
 from examples.script import scripted_run
 from tests.runstore.kit import Kit, collect, paced, read
 
@@ -116,7 +116,12 @@ async def test_a_cancelled_producer_ends_the_run_cancelled(kit: Kit, run_id: str
     assert got[-1][1]["code"] == "CANCELLED"
 
 
-async def test_aclose_cancels_the_background_runs(kit: Kit, run_id: str) -> None:
+async def test_aclose_cancels_the_background_runs_and_closes_the_store(
+    kit: Kit, run_id: str
+) -> None:
+    """Its background runs are cancelled (each ends with ``RUN_ERROR``, code
+    ``CANCELLED``), its readers end (``StoreUnavailable``: the store was closed; or
+    the run's end), and every later call is ``StoreUnavailable``."""
     store = kit.store()
     gate = asyncio.Event()
 
@@ -125,15 +130,28 @@ async def test_aclose_cancels_the_background_runs(kit: Kit, run_id: str) -> None
         await gate.wait()
 
     tasks = [await store.start(f"{run_id}-{n}", waits()) for n in range(3)]
+    readers = []
     for n in range(3):
         await read(store, f"{run_id}-{n}", 1)
+        readers.append(asyncio.ensure_future(collect(store, f"{run_id}-{n}")))
+    await asyncio.sleep(0.05)  # the readers follow the runs
     await asyncio.wait_for(store.aclose(), 10)
     assert all(task is not None and task.cancelled() for task in tasks)
-    reader = kit.replica(kit.store()) if kit.redis else store
-    for n in range(3):
-        got = await collect(reader, f"{run_id}-{n}")
-        assert [(i, e["type"]) for i, e in got] == [(1, "RUN_STARTED"), (2, "RUN_ERROR")]
-        assert got[-1][1]["code"] == "CANCELLED"
+    for ended in await asyncio.gather(*readers, return_exceptions=True):
+        if isinstance(ended, BaseException):
+            assert isinstance(ended, StoreUnavailable), ended
+            assert ended.reason == "the store was closed"
+        else:
+            assert ended[-1][1]["code"] == "CANCELLED"
+    for late in (collect(store, f"{run_id}-0"), store.publish(f"{run_id}-9", RUN)):
+        with pytest.raises(StoreUnavailable, match="the store was closed"):
+            await late
+    if kit.redis:  # the runs outlive the store (in memory they go with it)
+        other = kit.store()
+        for n in range(3):
+            got = await collect(other, f"{run_id}-{n}")
+            assert [(i, e["type"]) for i, e in got] == [(1, "RUN_STARTED"), (2, "RUN_ERROR")]
+            assert got[-1][1]["code"] == "CANCELLED"
 
 
 BAD_IDS = [123, None, b"run", "\ud800", "x" * 257, "é" * 129, "", 10**30]
@@ -293,3 +311,51 @@ def test_close_now_closes_a_sync_generator_only() -> None:
     close_now(generator)
     assert closed == [1]
     close_now([1, 2])  # nothing to close
+
+
+@pytest.mark.parametrize("how", ["raises", "cancelled"])
+async def test_a_producer_stopped_before_its_first_event_ends_with_run_error(
+    kit: Kit, run_id: str, how: str
+) -> None:
+    store = kit.store()
+    gate = asyncio.Event()
+
+    async def stops():
+        await gate.wait()
+        raise RuntimeError("no model")
+        yield RUN[0]
+
+    task = await store.start(run_id, stops())
+    assert task is not None
+    task.remove_done_callback(store._task_done)
+    reader = asyncio.ensure_future(collect(store, run_id))
+    await asyncio.sleep(0.05)
+    if how == "raises":
+        gate.set()
+    else:
+        task.cancel()
+    with pytest.raises((RuntimeError, asyncio.CancelledError)):
+        await task
+    got = await reader
+    code = "INTERNAL_ERROR" if how == "raises" else "CANCELLED"
+    assert [(i, e["type"], e["code"]) for i, e in got] == [(1, "RUN_ERROR", code)]
+
+
+async def test_a_background_run_cancelled_before_it_ran_ends_cancelled(
+    kit: Kit, run_id: str
+) -> None:
+    """A shutdown in the very step that started it: the task never ran, the run is
+    still ended (``RUN_ERROR``, code ``CANCELLED``), its events closed unstarted."""
+    store = kit.store()
+    ran: list[int] = []
+
+    async def never():
+        ran.append(1)
+        yield RUN[0]
+
+    task = await store.start(run_id, never())
+    assert task is not None
+    task.cancel()  # before it ran
+    got = await asyncio.wait_for(collect(store, run_id), 10)
+    assert [(i, e["type"], e["code"]) for i, e in got] == [(1, "RUN_ERROR", "CANCELLED")]
+    assert ran == []

@@ -6,13 +6,16 @@ Contract: a backend subclasses ``Store`` and gives it its ``Reading`` (the
 readers' ``Source``, which opens a ``Subscription`` of a run), ``_locate`` (its
 name for ``owner``'s run; ``ValueError`` for an owner or a run id that is not
 one), ``_claim`` (the run's producer, or the number of events of a run that has
-ended) and ``_stop`` (its own tasks, on ``aclose``). Every method documented
-here behaves alike on every backend; the tests in tests/runstore hold it.
+ended), ``_stop`` (closing: its readers end, every later call fails) and maybe
+``_closed`` (what to release once the runs ended) and ``_close_grace``. Every
+method documented here behaves alike on every backend; the tests in tests/runstore
+hold it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any, Generic, Protocol, TypeVar
@@ -40,7 +43,14 @@ class Reading(Source[R], Protocol[R]):
 class Producer(Protocol):
     """A claimed run, ready to be produced."""
 
+    #: The task running ``run``, once it runs (``None``: not yet).
+    main: asyncio.Task[Any] | None
+
     async def run(self) -> int: ...
+
+    async def end_unstarted(self) -> None:
+        """End the run of a task cancelled before it ran: as ``run`` ends a cancelled
+        one (``RUN_ERROR``, code ``CANCELLED``), its events closed unstarted."""
 
 
 class Store(Generic[R]):
@@ -50,7 +60,7 @@ class Store(Generic[R]):
     _logger: logging.Logger
 
     def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[int]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()  # background runs, ends of runs
 
     def _locate(self, owner: str | None, run_id: str) -> R:
         raise NotImplementedError
@@ -60,8 +70,16 @@ class Store(Generic[R]):
     ) -> Producer | int:
         raise NotImplementedError
 
-    async def _stop(self) -> None:
+    def _stop(self) -> None:
+        """Close the store: its readers end, every later call is ``StoreUnavailable``."""
         raise NotImplementedError
+
+    def _closed(self) -> None:
+        """Once the store's background runs ended (or were given up): what is left to
+        release (nothing, by default)."""
+
+    #: Seconds ``aclose`` gives the cancelled runs to end.
+    _close_grace: float = 4.0
 
     # -- producing -------------------------------------------------------------------
 
@@ -110,8 +128,8 @@ class Store(Generic[R]):
         if isinstance(producer, int):
             return None
         task = asyncio.ensure_future(producer.run())
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
+        self._track(task)
+        task.add_done_callback(functools.partial(self._unstarted, producer))
         return task
 
     def _run(self, owner: str | None, run_id: str, events: object) -> R:
@@ -121,20 +139,46 @@ class Store(Generic[R]):
             close_now(events)
             raise
 
-    def _task_done(self, task: asyncio.Task[int]) -> None:
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             self._logger.error("background run failed", exc_info=task.exception())
 
+    def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() and producer.main is None:  # cancelled before it ran
+            self._track(asyncio.ensure_future(producer.end_unstarted()))
+
     async def aclose(self) -> None:
-        """Stop this store's background runs (they end with ``RUN_ERROR``, code
-        ``CANCELLED``) and its readers' tasks. Call it on shutdown."""
-        tasks = list(self._tasks)
-        for task in tasks:
+        """Stop this store. Its background runs are cancelled and end with
+        ``RUN_ERROR`` (code ``CANCELLED``); its readers, and every later call, get
+        ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
+        terminal event). Call it on shutdown."""
+        for task in self._tasks:
             task.cancel()
-        await self._stop()
+        self._stop()
+        loop = asyncio.get_running_loop()
+        grace = self._close_grace
+        deadline = loop.time() + grace
+        while (tasks := self._running()) and loop.time() < deadline:  # (unstarted ends join)
+            await asyncio.wait(tasks, timeout=deadline - loop.time())
         if tasks:
+            self._logger.warning(
+                "%d run(s) not ended within %g s of closing the store: their leases end them",
+                len(tasks),
+                grace,
+            )
+            for task in tasks:
+                task.cancel()
+        self._closed()
+        while tasks := self._running():
             await asyncio.wait(tasks)
+
+    def _running(self) -> set[asyncio.Task[Any]]:
+        return {task for task in self._tasks if not task.done()}
 
     # -- reading ---------------------------------------------------------------------
 

@@ -28,7 +28,8 @@ import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final
 
-from .._runstore.ends import FINISHED, LEASE_LAPSED
+from .._codec.backend import encode_payload
+from .._runstore.ends import CANCELLED, FINISHED, LEASE_LAPSED, failure_event
 from .._runstore.ids import new_generation
 from .._runstore.options import Options
 from .._runstore.produce import produce
@@ -94,11 +95,21 @@ class Producer:
         options = self.options
         return await produce(self, self.events, options.batch, options.page_bytes)
 
+    async def end_unstarted(self) -> None:
+        """The run's task was cancelled before it ran: the run ends as a cancelled
+        one (``RUN_ERROR``, code ``CANCELLED``), its events closed unstarted."""
+        try:
+            await self.fail(CANCELLED, encode_payload(failure_event(None)), 0)
+        except StoreError as exc:
+            logger.error("could not end run %r after a failure", self.run_id, exc_info=exc)
+        finally:
+            await close_unstarted(self.events)
+
     def _ours(self) -> Run:
         """The run, if it is still the one this producer claimed and its lease ours
         (a lapsed lease is taken again); else the error that says why not."""
         run, now = self.record, asyncio.get_running_loop().time()
-        current = self.runs.get(run.key, now)
+        current = self.runs.current(run.key, now)
         if current is None:
             raise RunLost(self.run_id, GONE)
         if current is not run:

@@ -31,11 +31,11 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._runstore.batches import Batch
 from .._runstore.ends import FINISHED, LEASE_LAPSED, expired_payload
-from .._runstore.ids import check_owner, check_run_id, run_digest
+from .._runstore.ids import CLOSED, check_owner, check_run_id, run_digest
 from .._runstore.options import Options
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
-from ..errors import RunLost
+from ..errors import RunLost, StoreUnavailable
 
 #: What a reader is told when a run it reads was forgotten under it.
 GONE: Final = (
@@ -181,16 +181,32 @@ class Run:
 
 
 class Runs:
-    """One store's runs, by key, each forgotten when it expires."""
+    """One store's runs, by key, each forgotten when it expires. Once the store is
+    closed (``close``) every call is ``StoreUnavailable`` and the readers attached
+    to a run are ended so."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
         self.runs: dict[str, Run] = {}
         self.expiries: list[tuple[float, str]] = []  # one entry per run, maybe early
+        self.closed = False
 
     def get(self, key: Key, now: float) -> Run | None:
+        """The run, for a claim or a reader (``StoreUnavailable`` once closed)."""
+        if self.closed:
+            raise StoreUnavailable(key.run_id, CLOSED)
+        return self.current(key, now)
+
+    def current(self, key: Key, now: float) -> Run | None:
+        """The run, for its producer: it ends its run also while the store closes."""
         self.purge(now)
         return self.runs.get(key.stream)
+
+    def close(self) -> None:
+        self.closed = True
+        for run in self.runs.values():
+            for inbox in run.inboxes:
+                inbox.fail(StoreUnavailable(run.key.run_id, CLOSED))
 
     def create(self, key: Key, generation: int, now: float) -> Run:
         run = self.runs[key.stream] = Run(key, generation, self.expiries)

@@ -79,5 +79,6 @@ class RunStore(Store[Key]):
     ) -> Producer | int:
         return await claim(self._runs, run, events, replay)
 
-    async def _stop(self) -> None:
+    def _stop(self) -> None:
+        self._runs.close()
         self._reading.cancel()
