@@ -11,21 +11,15 @@ and refusals) Valkey 8.1 as well, each test once on each (``[redis-7]``,
 ``[valkey-8]``): ``redis_server`` and ``fresh_redis()`` are then the one of the
 test's parameter. ``fresh_redis(binary=...)`` starts another binary
 (tests/redis/pinned.py).
-
-``run`` (for the tests that are not coroutines yet) is ``asyncio.run`` with the
-same bounded shutdown: the tasks left when the coroutine returns are cancelled at
-once and must end within ``SHUTDOWN`` seconds; a survivor fails the test naming
-what it awaits, instead of hanging the process.
 """
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 
@@ -34,7 +28,7 @@ import pytest
 from tests.interop.conftest import node_harness as node_harness
 from tests.redis import pinned
 from tests.redis.harness import RedisClusterNodes, RedisServer
-from tests.support.stores import SHUTDOWN, Opened, awaiting
+from tests.support.stores import Opened
 
 #: The servers a test marked ``valkey`` runs on (``None``: Debian's redis-server).
 SERVERS: Final = {"redis-7": None, "valkey-8": pinned.VALKEY_8}
@@ -106,48 +100,6 @@ def fresh_redis(tmp_path: Path, server_binary: str | None) -> Iterator[Callable[
 @pytest.fixture
 def run_id() -> str:
     return f"run-{uuid.uuid4()}"
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return loop.run_until_complete(coro)
-    finally:
-        try:
-            survivors = shutdown(loop, SHUTDOWN)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-        if survivors:
-            pytest.fail(
-                f"{len(survivors)} task(s) did not end within {SHUTDOWN:g} s of being "
-                "cancelled:\n" + "\n".join(survivors),
-                pytrace=False,
-            )
-
-
-def shutdown(loop: asyncio.AbstractEventLoop, bound: float) -> list[str]:
-    """Cancel every task of ``loop`` at once and run until they end, at most ``bound``
-    seconds (``asyncio.run``'s shutdown, bounded); what each survivor awaits."""
-    tasks = asyncio.all_tasks(loop)
-    for task in tasks:
-        task.cancel()
-    if not tasks:
-        return []
-    _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=bound))
-    for task in tasks - pending:
-        if not task.cancelled() and task.exception() is not None:
-            loop.call_exception_handler(
-                {
-                    "message": "unhandled exception during shutdown",
-                    "exception": task.exception(),
-                    "task": task,
-                }
-            )
-    return [awaiting(task) for task in pending]
 
 
 @pytest.fixture(scope="session")

@@ -122,7 +122,7 @@ async def test_http_view_of_an_unreachable_redis(opened: Opened, fresh_redis, ru
     """Before the headers: 503 with Retry-After. Mid-stream: the body ends without a
     terminal event (an incomplete run the client resumes), not a made-up RUN_ERROR."""
     from agui_wire import SSE_MEDIA_TYPE, decode
-    from tests.redis.test_store import call
+    from tests.runstore.kit import call
 
     server = fresh_redis()
     events = token_events(1000)

@@ -30,7 +30,7 @@ from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.errors import StoreUnavailable
 from agui_wire.redis import RunStore
 from tests.redis.faults import Proxy, stopped
-from tests.redis.test_store import call
+from tests.runstore.kit import call
 from tests.support.stores import Opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]

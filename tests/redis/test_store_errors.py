@@ -19,7 +19,7 @@ import redis.asyncio as aioredis
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.errors import RunLost, StoreCorrupted, StoreError, StoreFull, StoreUnavailable
 from agui_wire.redis import RunStore
-from tests.redis.test_store import call
+from tests.runstore.kit import call
 from tests.support.stores import Opened
 
 # also on Valkey 8: the server's refusals (OOM, WRONGTYPE, READONLY), read by their text

@@ -2,8 +2,11 @@
 ``RunStore`` (tests/runstore/kit.py), and runs once per backend:
 
 * ``memory``: ``agui_wire.memory.RunStore``;
-* ``redis``: ``agui_wire.redis.RunStore`` on a real redis-server (one per session,
+* ``redis``: ``agui_wire.redis.RunStore`` on a real redis-server 7 (one per session,
   tests/redis/harness.py, on a free loopback port);
+* ``valkey``: the same on a real valkey-server 8.1 (tests/redis/pinned.py, ``make
+  valkey``): the store's contract rests on the server's streams, scripts and
+  blocking reads;
 * ``cluster``: ``agui_wire.redis.RunStore`` on a real Redis Cluster (3 masters,
   a replica each), for the tests marked ``cluster`` only: resume, fan-out,
   compaction, ids, lease expiry, takeover and the idempotent producer, the
@@ -36,17 +39,22 @@ is closed by ``kit``'s teardown, also when the test fails.
 
 from __future__ import annotations
 
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.redis import pinned
 from tests.redis.conftest import redis_cluster as redis_cluster
 from tests.redis.conftest import redis_server as redis_server
+from tests.redis.conftest import server_binary as server_binary
+from tests.redis.harness import RedisServer
 from tests.runstore.kit import Kit
 
-BACKENDS = ("memory", "redis")
+BACKENDS = ("memory", "redis", "valkey")
 
 
 def pytest_generate_tests(metafunc: Any) -> None:
@@ -58,6 +66,16 @@ def pytest_generate_tests(metafunc: Any) -> None:
 
 
 @pytest.fixture(scope="session")
+def valkey_server() -> Iterator[RedisServer]:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp), binary=pinned.VALKEY_8.path()).start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
 
@@ -65,11 +83,8 @@ def anyio_backend() -> str:
 @pytest.fixture
 async def kit(request: Any, anyio_backend: str) -> AsyncIterator[Kit]:
     name = request.param
-    server = None
-    if name == "redis":
-        server = request.getfixturevalue("redis_server")
-    elif name == "cluster":
-        server = request.getfixturevalue("redis_cluster")
+    servers = {"redis": "redis_server", "valkey": "valkey_server", "cluster": "redis_cluster"}
+    server = request.getfixturevalue(servers[name]) if name in servers else None
     kit = Kit(name, server)
     try:
         yield kit

@@ -62,8 +62,7 @@ class Opened:
 async def end_tasks(bound: float) -> list[str]:
     """Cancel every task of the loop but the caller's and wait until they end, at most
     ``bound`` seconds; what each survivor awaits (it is taken off the loop)."""
-    current = asyncio.current_task()
-    tasks = {task for task in asyncio.all_tasks() if task is not current and not _runner(task)}
+    tasks = left_tasks()
     for task in tasks:
         task.cancel()
     if not tasks:
@@ -75,8 +74,14 @@ async def end_tasks(bound: float) -> list[str]:
     return survivors
 
 
+def left_tasks() -> set[asyncio.Task[Any]]:
+    """The tasks of the loop but the caller's and the test runner's (anyio's, which
+    awaits the test and its fixtures): those a test made."""
+    current = asyncio.current_task()
+    return {task for task in asyncio.all_tasks() if task is not current and not _runner(task)}
+
+
 def _runner(task: asyncio.Task[Any]) -> bool:
-    """A task of the test runner (anyio's, which awaits the fixture's teardown)."""
     frame = getattr(task.get_coro(), "cr_frame", None)
     return frame is not None and str(frame.f_globals.get("__name__", "")).startswith("anyio.")
 
