@@ -7,7 +7,6 @@ nothing. The behaviours over these are the contract suite's (tests/runstore)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,24 +15,16 @@ import redis.asyncio as aioredis
 from agui_wire.redis import RunStore
 from agui_wire.redis._keys import SLOTS, Layout, RunKeys, key_slot, parse_id
 from examples.script import scripted_run
+from tests.support.stores import Opened
 
 pytestmark = pytest.mark.anyio
 
 RUN = scripted_run("thread-1", "run-1")
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture
-async def r(redis_server: Any) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.from_url(redis_server.url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
+def r(opened: Opened, redis_server: Any) -> aioredis.Redis:
+    return opened.redis(redis_server.url)
 
 
 def test_a_runs_keys_share_one_slot_and_shards_spread_evenly() -> None:
@@ -72,8 +63,10 @@ def test_entry_ids() -> None:
         parse_id(b"x-1")
 
 
-async def test_a_run_is_stored_as_entries_n_g_and_its_end(r: aioredis.Redis, run_id: str) -> None:
-    store = RunStore(r)
+async def test_a_run_is_stored_as_entries_n_g_and_its_end(
+    opened: Opened, r: aioredis.Redis, run_id: str
+) -> None:
+    store = opened.store(RunStore(r))
     assert await store.publish(run_id, RUN) == len(RUN)
     stored = await r.xrange(store.stream_key(run_id))
     assert len(stored) == len(RUN) + 1  # the events and the end marker
@@ -90,26 +83,27 @@ async def test_a_run_is_stored_as_entries_n_g_and_its_end(r: aioredis.Redis, run
     assert await r.exists(store.stream_key(run_id) + ":lease") == 0  # the lease went
     ttl = await r.pttl(store.stream_key(run_id))
     assert 0 < ttl <= 3_600_000  # kept ttl after its end
-    await store.aclose()
 
 
-async def test_owners_have_keys_of_their_own(r: aioredis.Redis, run_id: str) -> None:
-    store = RunStore(r)
+async def test_owners_have_keys_of_their_own(
+    opened: Opened, r: aioredis.Redis, run_id: str
+) -> None:
+    store = opened.store(RunStore(r))
     assert store.stream_key(run_id, owner="alice") != store.stream_key(run_id, owner="bob")
     assert store.stream_key(run_id) != store.stream_key(run_id, owner="")
     await store.publish(run_id, RUN, owner="alice")
     assert await r.exists(store.stream_key(run_id, owner="alice")) == 1
     assert await r.exists(store.stream_key(run_id, owner="bob")) == 0
-    await store.aclose()
 
 
 @pytest.mark.parametrize("bad", [123, None, "", "x" * 257], ids=repr)
-async def test_a_run_id_that_is_not_one_stores_nothing(r: aioredis.Redis, bad: Any) -> None:
-    store = RunStore(r, prefix="ids:")
+async def test_a_run_id_that_is_not_one_stores_nothing(
+    opened: Opened, r: aioredis.Redis, bad: Any
+) -> None:
+    store = opened.store(RunStore(r, prefix="ids:"))
     for call in (lambda: store.publish(bad, RUN), lambda: store.start(bad, RUN)):
         with pytest.raises(ValueError, match="256 UTF-8 bytes"):
             await call()
     with pytest.raises(ValueError, match="256 UTF-8 bytes"):
         store.stream_key(bad)
     assert await r.keys("ids:*") == []
-    await store.aclose()
