@@ -5,8 +5,8 @@ the runs they follow.
 Strategy: a reader replays the run's stored payloads in pages (slices, sized as
 Redis's: ``FIRST_PAGE`` events, four times more each page, at most ``page_bytes``
 of payload; the loop is given back between pages, so a long replay or fold never
-holds it), then attaches its ``Inbox`` to the run, which
-hands it every later append as one shared ``Batch``. While any run is followed,
+holds it), then attaches its ``Inbox`` to the run, which hands it every later
+append as one shared ``Batch``. While any run is followed,
 one task looks every ``poll`` seconds and ends each followed run whose lease
 lapsed (``Run.expire``: ``RUN_ERROR``, code ``LEASE_EXPIRED``), so its readers
 learn of a producer that vanished within ``lease + poll``, as with Redis.
