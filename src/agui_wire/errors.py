@@ -49,6 +49,7 @@ __all__ = [
     "SchemaError",
     "SequenceError",
     "StoreCorrupted",
+    "StoreDraining",
     "StoreError",
     "StoreFull",
     "StoreUnavailable",
@@ -433,6 +434,15 @@ class StoreUnavailable(StoreError):
     """Redis could not be reached (or kept failing) for longer than the store's
     ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
     retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+
+
+class StoreDraining(StoreUnavailable):
+    """This store is draining (``RunStore.drain``: its process is shutting down):
+    ``publish``/``start`` of a new run are refused, a run it was still producing at
+    the end of the drain's grace was handed over (its lease released, the run not
+    ended: a producer elsewhere continues it with ``replay=True``), and its
+    readers were ended so they resume elsewhere. A ``StoreUnavailable``: what
+    retries elsewhere (a job queue, HTTP 503 with ``Retry-After``) handles both."""
 
 
 class StoreUnsupported(StoreError):

@@ -126,6 +126,7 @@ def every_error() -> list[Exception]:
         e.SequenceError("a second RUN_STARTED", index=4, event_type="RUN_STARTED"),
         e.StoreError("r", "Redis refused a command"),
         e.StoreUnavailable("r", "Redis unreachable for 10 s"),
+        e.StoreDraining("r", "the store is draining"),
         e.StoreUnsupported("r", "Redis refused the store's scripts"),
         e.RunNotFound("r", "no such run"),
         e.RunLost("r", "evicted"),

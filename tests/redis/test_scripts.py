@@ -23,8 +23,19 @@ SCRIPTS: dict[str, Script] = {
     "FINISH": _producer.FINISH,
     "FAIL": _producer.FAIL,
     "EXPIRE": _leases.EXPIRE,
+    "RELEASE": _leases.RELEASE,
     "PAGE": _pages.PAGE,
 }
+
+
+def test_every_script_of_the_store_is_here() -> None:
+    found = {
+        name: value
+        for module in (_claim, _leases, _pages, _producer)
+        for name, value in vars(module).items()
+        if isinstance(value, Script)
+    }
+    assert found == SCRIPTS
 
 
 def test_every_code_a_script_replies_is_a_reply() -> None:

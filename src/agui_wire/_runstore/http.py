@@ -2,12 +2,14 @@
 request resumes.
 
 Contract: the subscription is opened before the headers go out, so an unknown
-run is a 404, a bad resume position a 400, the store unreachable a 503 (with
-``Retry-After``), and the headers say where the body starts (``agui-after``,
-``agui-snapshot-events``); other faults, met opening or after the headers,
-become the ``RUN_ERROR`` events docs/scaling.md lists (or a body without a
-terminal event, to resume), through ``EventStreamResponse``'s ``on_error``. A
-backend hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
+run is a 404, a bad resume position a 400, the store unreachable (or draining:
+``StoreDraining`` is a ``StoreUnavailable``) a 503 (with ``Retry-After``), and
+the headers say where the body starts (``agui-after``, ``agui-snapshot-events``);
+other faults, met opening or after the headers, become the ``RUN_ERROR`` events
+docs/scaling.md lists (or a body without a terminal event, to resume), through
+``EventStreamResponse``'s ``on_error``; a drain met after the headers ends the
+body without a terminal event, quietly (the client resumes elsewhere). A backend
+hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ..errors import (
     RunNotFound,
     RunReplaced,
     StoreCorrupted,
+    StoreDraining,
     StoreUnavailable,
 )
 from .ids import (
@@ -119,8 +122,13 @@ class RunResponse(EventStreamResponse):
         if self._failure is not None:
             raise self._failure  # the response's on_error turns it into the RUN_ERROR
         assert self._subscription is not None
-        async for batch in self._subscription.batches():
-            yield batch
+        try:
+            async for batch in self._subscription.batches():
+                yield batch
+        except StoreDraining:
+            # The store hands its readers over: the body ends without a terminal
+            # event, so the client resumes elsewhere (arun_agent, EventSource).
+            return
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.streams(scope):

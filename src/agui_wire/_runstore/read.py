@@ -11,7 +11,10 @@ duplicate until the run's end. Replay and catch-up read pages bounded
 in bytes; a reader more than ``backlog`` batches (or two pages of bytes) behind
 the tail is cut loose and catches up from the store, so it holds no more than
 that. A backend gives its readers a ``Source``: a run's head, its stored pages,
-its live tail (batches pushed to an ``Inbox``), and its folds.
+its live tail (batches pushed to an ``Inbox``), and its folds. Once the backend's
+store drains (``Source.handed_over``) every reader stops with ``StoreDraining``:
+a tailing one when the backend fails its inbox, a replaying one after its page,
+a new one when it opens; its position is where it resumes on another replica.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunLost, RunReplaced
+from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining
 from .batches import Batch, Prefix, RunRef
 from .folds import Folds, Stored
 from .ids import EventId
@@ -34,6 +37,11 @@ R = TypeVar("R", bound=RunRef)
 #: first): what every backend's ``Source.pages`` reads.
 FIRST_PAGE: Final = 32
 PAGE_EVENTS: Final = 16384
+#: Why a reader of a draining store stopped (``StoreDraining``).
+HANDED_OVER: Final = (
+    "the store is draining (its process is shutting down): the reader was ended, to "
+    "resume from its position on another replica"
+)
 
 
 class Inbox:
@@ -77,6 +85,10 @@ class Source(Stored[R], Protocol[R]):
     """What a backend gives the readers of its runs."""
 
     folds: Folds[R]
+
+    @property
+    def handed_over(self) -> bool:
+        """Whether the store ended its readers (it drains): a reader stops then."""
 
     @property
     def backlog(self) -> int:
@@ -124,7 +136,12 @@ class Subscription(Generic[R]):
         """Where the body starts (the ``agui-after`` header): after this event."""
         return EventId(self.cursor, self.generation)
 
+    def _stop_if_handed_over(self) -> None:
+        if self.source.handed_over:
+            raise StoreDraining(self.run_id, HANDED_OVER)
+
     async def open(self) -> None:
+        self._stop_if_handed_over()
         stored, generation, ended = await self.source.head(self.keys)
         if None not in (self.generation, generation) and generation != self.generation:
             raise RunReplaced(
@@ -153,6 +170,7 @@ class Subscription(Generic[R]):
     async def batches(self) -> AsyncIterator[EncodedEvents]:
         if not self.opened:
             await self.open()
+        self._stop_if_handed_over()
         if self.prefix is not None:
             yield self.prefix
         if self.ended:
@@ -161,6 +179,7 @@ class Subscription(Generic[R]):
             yield batch
             if batch.end is not None:
                 return
+        self._stop_if_handed_over()  # (no await until attached: a hand-over fails the inbox)
         source = self.source
         inbox = Inbox(source.backlog, 2 * source.page_bytes)
         tail = source.attach(self.keys, self.cursor, self.generation, inbox)
@@ -202,6 +221,7 @@ class Subscription(Generic[R]):
             self.generation = batch.generation
             self.cursor = batch.last
             yield batch
+            self._stop_if_handed_over()
 
     def _check(self, batch: Batch) -> None:
         if self.generation is not None and batch.generation not in (None, self.generation):

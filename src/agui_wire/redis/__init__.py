@@ -34,6 +34,11 @@ rules:
 * **Takeover**: a run whose producer vanished is continued by another only with
   ``replay=True`` (it replays the run deterministically); otherwise it is ended
   (``LEASE_EXPIRED``) and the call raises ``RunAbandoned``.
+* **Handover** (``RunStore.drain``, a replica shutting down): a producer that
+  does not finish within the drain's grace releases its lease without ending the
+  run (``<generation>:released``, alive for ``lease``): nobody writes, readers'
+  lease checks wait, and a ``replay=True`` claim takes it at once; taken by
+  nobody, it lapses and the run ends ``LEASE_EXPIRED`` as above.
 
 Keys (``_keys``): a run is named by its owner and its id together, hashed into
 its keys, so two owners never share a run and the wrong owner reads "no such
@@ -77,11 +82,13 @@ checked, the timings derived), ``_scripts`` (the scripts' reply codes and Lua
 helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
 refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
 (stored events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a
-trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``),
+trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``; a run
+handed over: ``RELEASE``),
 ``_watchdog`` (producers fail when Redis is silent), ``_producer`` (a claimed run
 stored: ``APPEND``, ``RENEW``, ``FINISH``, ``FAIL``), ``_claim`` (the lease
 taken: ``ACQUIRE``), ``_tails`` (lanes, lease checks), ``_reading`` (what readers
-and folds read), ``_store`` (``RunStore``).
+and folds read), ``_drain`` (a replica's shutdown: runs handed over, readers
+ended; the signal that starts it), ``_store`` (``RunStore``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for

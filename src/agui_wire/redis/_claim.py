@@ -2,18 +2,24 @@
 
 Strategy: ``ACQUIRE`` (one script, atomic) takes the lease of a run that has not
 ended and whose lease nobody holds, drawing the run's generation when it has no
-event yet; a retry after a lost reply finds its own token in the lease. A run
-with events and no lease lost its producer: it is continued only by a caller
-that replays it deterministically (``replay=True``); otherwise the claim ends it
-as a reader's lease check would (``_leases.EXPIRE``: ``RUN_ERROR``,
+event yet; a retry after a lost reply finds its own token in the lease (the
+token is ``<generation>:<nonce>``: the nonce names the caller). A run with events
+and no lease lost its producer: it is continued only by a caller that replays
+it deterministically (``replay=True``); otherwise the claim ends it as a
+reader's lease check would (``_leases.EXPIRE``: ``RUN_ERROR``,
 ``LEASE_EXPIRED``) and says so, now and on every retry, so a reader never gets
-two producers' events as one run. Before a store's first claim, Redis must run
-the script that needs the most of it (``_producer.FAIL``), so a Redis too old is
-found out before anything of the run is stored.
+two producers' events as one run. A run handed over by a draining store (its
+lease released, ``_leases.RELEASE``) is taken at once by a replaying caller,
+in the generation the released lease names (the run may have no event yet);
+any other caller finds it in progress (a taker is on its way). Before a store's
+first claim, Redis must run the script that needs the most of it
+(``_producer.FAIL``), so a Redis too old is found out before anything of the
+run is stored; a draining store claims nothing.
 
 Contract: ``claim`` returns the ``Producer`` holding the run's lease, or the
-number of events of a run that has ended already; it raises ``RunInProgress``
-(a live producer holds the lease), ``RunAbandoned`` (see above),
+number of events of a run that has ended already; it raises ``StoreDraining``
+(the store is draining), ``RunInProgress`` (a live producer holds the lease, or
+the run waits for a replaying taker), ``RunAbandoned`` (see above),
 ``StoreUnsupported`` and the ``StoreError``s of a call. ``events`` is closed
 unstarted whenever no producer will run them.
 """
@@ -29,30 +35,37 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
-from ..errors import RunAbandoned, RunInProgress
+from ..errors import RunAbandoned, RunInProgress, StoreDraining
 from ._keys import PAYLOAD, RunKeys
 from ._leases import expire
 from ._pages import top
 from ._producer import FAIL, Producer, Writing
 from ._scripts import PRELUDE, Reply, Script
 
-# KEYS: stream, lease. ARGV: token, lease_ms, running_ttl_ms, generation (of a
-# new run), replay ('1': continue a run whose producer vanished).
-# {DONE, last, generation} | {ENDED, last, end reason} | {HELD, last} | {ABANDONED, last}
+# KEYS: stream, lease. ARGV: nonce (names the caller), lease_ms, running_ttl_ms,
+# generation (of a new run), replay ('1': continue a run whose producer vanished
+# or handed it over). {DONE, last, generation, token} | {ENDED, last, end
+# reason} | {HELD, last} | {ABANDONED, last} | {RELEASED, last}
 ACQUIRE: Final = Script(
     PRELUDE
     + """
 local last, seq, fields = top(KEYS[1])
 if last and seq % 2 == 1 then return {ENDED, last, fields[2]} end
 local holder = redis.call('GET', KEYS[2])
-if holder == ARGV[1] then  -- ours: a retry after a lost reply
-  return {DONE, last or 0, last and gen_of(seq) or ARGV[4]}
+if holder and string.match(holder, '^%d+:(%x+)$') == ARGV[1] then  -- ours: a retried claim
+  return {DONE, last or 0, string.match(holder, '^(%d+):'), holder}
 end
-if holder then return {HELD, last or 0} end
-if last and ARGV[5] ~= '1' then return {ABANDONED, last} end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local handed = released(holder)
+if holder and not handed then return {HELD, last or 0} end
+if ARGV[5] ~= '1' then
+  if handed then return {RELEASED, last or 0} end
+  if last then return {ABANDONED, last} end
+end
+local gen = last and gen_of(seq) or handed or ARGV[4]
+local token = gen .. ':' .. ARGV[1]
+redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
 if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return {DONE, last or 0, last and gen_of(seq) or ARGV[4]}
+return {DONE, last or 0, gen, token}
 """
 )
 
@@ -61,6 +74,15 @@ ABANDONED: Final = (
     "with RUN_ERROR (LEASE_EXPIRED) and is not produced again; a producer that "
     "replays the run deterministically passes replay=True to continue it"
 )
+TOO_LATE: Final = (
+    "its producer vanished (or handed it over) and nobody took it over within its "
+    "lease: the run was ended with RUN_ERROR (LEASE_EXPIRED) and is not produced again"
+)
+HANDED_OVER: Final = (
+    "the run was handed over by a draining store (its lease released): only a "
+    "producer that replays it (replay=True) takes it over"
+)
+DRAINING: Final = "the store is draining (its process is shutting down): it takes no new run"
 
 
 async def claim(
@@ -72,15 +94,22 @@ async def claim(
     """The run's lease for a new producer of ``events`` (see the module doc), or the
     number of events of a run that has ended already."""
     calls, settings = writing.calls, writing.settings
-    proposed = new_generation()
-    token = f"{proposed}:{secrets.token_hex(12)}"
+    nonce = secrets.token_hex(12)
     try:
+        if writing.draining:
+            raise StoreDraining(keys.run_id, DRAINING)
         await calls.ready(keys, FAIL)
         reply = await calls.script(
             keys,
             ACQUIRE,
             keys.both,
-            [token, settings.lease_ms, settings.running_ttl_ms, proposed, "1" if replay else "0"],
+            [
+                nonce,
+                settings.lease_ms,
+                settings.running_ttl_ms,
+                new_generation(),
+                "1" if replay else "0",
+            ],
         )
         code, last = int(reply[0]), int(reply[1])
         if code == Reply.ABANDONED:  # end the run for its producer, as a reader would
@@ -92,13 +121,15 @@ async def claim(
         await close_unstarted(events)
     if code == Reply.ENDED:
         if bytes(reply[2]) == b"lease-expired":
-            raise RunAbandoned(keys.run_id, ABANDONED)
+            raise RunAbandoned(keys.run_id, TOO_LATE if replay else ABANDONED)
         return last
     if code == Reply.HELD:
         raise RunInProgress(keys.run_id, "another producer holds the run's lease")
+    if code == Reply.RELEASED:
+        raise RunInProgress(keys.run_id, HANDED_OVER)
     if code == Reply.ABANDONED:
         raise RunAbandoned(keys.run_id, ABANDONED)
-    return Producer(writing, keys, token, last, int(reply[2]), events)
+    return Producer(writing, keys, bytes(reply[3]).decode(), last, int(reply[2]), events)
 
 
 async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:

@@ -11,7 +11,9 @@ script touches one slot, and the runs of one shard can be read by one ``XREAD``
 (a cluster refuses keys of different slots in one command):
 
     {prefix}{<shard tag>}<hash>          the run's stream
-    {prefix}{<shard tag>}<hash>:lease    its producer's lease: ``<generation>:<token>``
+    {prefix}{<shard tag>}<hash>:lease    its producer's lease: ``<generation>:<nonce>``
+                                         (the token), or ``<generation>:released``
+                                         (handed over by a draining store)
     {prefix}{<shard tag>}<hash>:snap     with ``maxlen``: the compact prefix of events
                                          1..k, ``k-<generation>\n`` + binary frames
 

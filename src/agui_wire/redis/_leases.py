@@ -1,9 +1,15 @@
-"""A run's lease, as readers and claimers see it: what it names, and the end of a
-run whose producer's lease lapsed.
+"""A run's lease, as readers and claimers see it: what it names, the end of a run
+whose producer's lease lapsed, and a run handed over (its lease released).
 
-Strategy: a producer holds the run's lease key (``<generation>:<token>``, ``PX
-lease``) and renews it (``_producer``). Anyone else only looks: ``EXPIRE`` (one
-script, atomic) ends a run whose lease is gone, after its last stored event,
+Strategy: a producer holds the run's lease key (its token,
+``<generation>:<nonce>``, ``PX lease``) and renews it (``_producer``). A
+draining producer hands its run over with ``RELEASE``: the lease becomes
+``<generation>:released`` for ``lease`` more, so the run is not ended
+(nobody's token: nobody writes; alive: lease checks wait) and a replaying
+producer takes it at once (``_claim.ACQUIRE``); taken by nobody, it lapses and
+the run ends as any other (``LEASE_EXPIRED``, within ``lease + poll`` of the
+release). Anyone else only looks: ``EXPIRE`` (one script, atomic) ends a run
+whose lease is gone, after its last stored event,
 with a ``RUN_ERROR`` (code ``LEASE_EXPIRED``) and the end marker, both stored
 like any event, so every reader everywhere sees the same end. It ends the run
 only for a caller that has read up to the run's last event (else it replies
@@ -15,7 +21,9 @@ Contract: ``expire`` returns the script's reply (``Reply.DONE`` with the
 lease's PTTL while it lives, ``EXPIRED`` once this call ended the run, else why
 not); ``terminal_at`` whether event ``n`` is the run's last and a terminal one
 (what ``expire`` asks of a caller that did not read that event itself);
-``lease_generation`` what a lease names.
+``release`` the reply of ``RELEASE`` (``DONE`` once the lease is released; else,
+as an append's, why the run is not the caller's); ``lease_generation`` what a
+lease names.
 """
 
 from __future__ import annotations
@@ -72,6 +80,28 @@ return {EXPIRED, last}
 )
 
 
+# KEYS: stream, lease (, snapshot). ARGV: token, known (events the producer knows
+# are stored), generation, hold_ms (the released lease's life), running_ttl_ms.
+# {DONE, last} | {LOST, last} | {REPLACED, last, id} | {ENDED, last} | {HELD, last}
+RELEASE: Final = Script(
+    PRELUDE
+    + """
+local last, seq, fields, id = top(KEYS[1])
+last = last or 0
+if last < tonumber(ARGV[2]) then return {LOST, last} end
+if seq then
+  if gen_of(seq) ~= ARGV[3] then return {REPLACED, last, id} end
+  if seq % 2 == 1 then return {ENDED, last} end
+end
+if not ours(KEYS[2], ARGV[1], ARGV[4]) then return {HELD, last} end
+redis.call('SET', KEYS[2], ARGV[3] .. ':released', 'PX', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
+return {DONE, last}
+"""
+)
+
+
 async def expire(
     calls: Calls,
     settings: Settings,
@@ -109,6 +139,22 @@ async def terminal_at(calls: Calls, keys: RunKeys, n: int) -> bool:
         event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
         return event.get("type") in TERMINAL
     return False
+
+
+async def release(
+    calls: Calls,
+    settings: Settings,
+    keys: RunKeys,
+    names: list[str],
+    token: str,
+    known: int,
+    generation: str,
+) -> list[Any]:
+    """Hand the run over (the RELEASE script; see the module doc): ``names`` its
+    keys as the producer writes them, ``token`` the producer's, ``known`` the
+    events it knows are stored."""
+    args = [token, known, generation, settings.lease_ms, settings.running_ttl_ms]
+    return await calls.script(keys, RELEASE, names, args)
 
 
 async def lease_generation(calls: Calls, keys: RunKeys) -> int | bool | None:

@@ -10,12 +10,18 @@ wins), ``RENEW`` the heartbeat, ``FINISH`` the end marker, ``FAIL`` a
 checks the lease token (a producer that lost its lease cannot write) and that
 the events this producer knows are stored are still there.
 
+A draining store hands a run over instead (``release``): the producer stops
+taking events, stores what it took, and releases the lease without ending the
+run (``_leases.RELEASE``), so a replaying producer elsewhere continues it.
+
 Contract: ``Producer.run`` stores each event once (``_runstore.appends``), renews the
 lease ``lease / 3`` after it was last renewed (an append renews it too), ends
 the run, and returns the number of its events. It raises ``LeaseLost``,
 ``RunLost``, ``RunReplaced`` or ``StoreCorrupted`` once the run is no longer its
 own, ``StoreUnavailable`` when Redis is silent too long (the run is then ended
-by its lease), and what the events raised (the run ended with a ``RUN_ERROR``).
+by its lease), ``StoreDraining`` once it handed the run over, and what the
+events raised (the run ended with a ``RUN_ERROR``). ``Writing.live`` holds the
+producers running; each one's ``finished`` is done once its ``run`` is.
 """
 
 from __future__ import annotations
@@ -36,12 +42,14 @@ from ..errors import (
     RunLost,
     RunReplaced,
     StoreCorrupted,
+    StoreDraining,
     StoreError,
     StoreFull,
     StoreUnavailable,
 )
 from ._calls import Calls
 from ._keys import RunKeys
+from ._leases import release
 from ._scripts import PRELUDE, Reply, Script
 from ._settings import Settings
 from ._snapshots import Snapshots
@@ -175,14 +183,19 @@ return {DONE, last}
 
 
 class Writing:
-    """What the producers of one store share: its settings, calls and watchdog."""
+    """What the producers of one store share: its settings, calls and watchdog, the
+    producers running, and the store's drain: ``draining`` (no new claim),
+    ``handed_over`` (a producer that starts now releases its run at once)."""
 
-    __slots__ = ("calls", "settings", "watchdog")
+    __slots__ = ("calls", "draining", "handed_over", "live", "settings", "watchdog")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
         self.calls = calls
         self.watchdog = Watchdog(calls.pipeliner, settings.silence)
+        self.live: set[Producer] = set()
+        self.draining = False
+        self.handed_over = False
 
 
 class Producer:
@@ -219,6 +232,9 @@ class Producer:
         )
         self.keys = keys.all if settings.maxlen else keys.both
         self.renewed = -math.inf  # loop time the lease was last renewed (sent)
+        self.releasing = False  # handing the run over (``release``)
+        self.finishing = False  # every event taken: only the end is left to store
+        self.finished: asyncio.Future[None] | None = None  # done once ``run`` is
 
     def _check(self, reply: list[Any]) -> int:
         code, last = int(reply[0]), int(reply[1])
@@ -314,6 +330,42 @@ class Producer:
                 main.cancel()
                 return
 
+    def release(self) -> None:
+        """Hand the run over (the store drains): ``run`` stops taking events, stores
+        those it took, releases the lease (the run not ended) and raises
+        ``StoreDraining``. A producer that took its last event just ends the run."""
+        if self.releasing or self.finishing:
+            return
+        self.releasing = True
+        if self.main is not None:
+            self.main.cancel()
+
+    async def _release(self, appends: Appends, heartbeat: asyncio.Future[Any]) -> StoreDraining:
+        """What was taken stored, then the lease released (``_leases.RELEASE``);
+        the error ``run`` raises (a run no longer ours: why, from ``_check``)."""
+        heartbeat.cancel()  # no renewal after the release (one in flight finds it HELD)
+        # the release's calls have deadlines of their own: the watchdog's cancellation
+        # would cut it short and hide its outcome
+        self.writing.watchdog.unwatch(self)
+        with contextlib.suppress(Exception):  # what Redis acknowledged is what is stored
+            await appends.drain()
+        reply = await release(
+            self.calls,
+            self.settings,
+            self.run_keys,
+            self.keys,
+            self.token,
+            self.stored,
+            self.generation,
+        )
+        self._check(reply)
+        return StoreDraining(
+            self.run_id,
+            f"the store is draining: the run was handed over after event {self.stored} "
+            "(its lease released, the run not ended) for a producer elsewhere to "
+            "continue with replay=True",
+        )
+
     def unavailable(self, reason: str) -> None:
         """Redis has been silent too long (the store's watchdog): stop, raising
         ``StoreUnavailable`` (the run is not ended: its lease will be)."""
@@ -324,7 +376,11 @@ class Producer:
     async def run(self) -> int:
         main = self.main = asyncio.current_task()
         assert main is not None
-        self.renewed = asyncio.get_running_loop().time()  # by the claim
+        loop = asyncio.get_running_loop()
+        finished = self.finished = loop.create_future()
+        self.writing.live.add(self)
+        self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
+        self.renewed = loop.time()  # by the claim
         watchdog = self.writing.watchdog
         watchdog.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
@@ -335,6 +391,8 @@ class Producer:
         terminal = 0  # the index of the producer's terminal event, once produced
         try:
             try:
+                if self.releasing:
+                    raise await self._release(appends, heartbeat)
                 while True:
                     try:
                         event = await source.next()
@@ -347,12 +405,15 @@ class Producer:
                         await appends.add(admit(event, count))
                     if event_type(event) in TERMINAL:
                         terminal = count
+                self.finishing = True
                 await appends.drain()
                 await self._finish("finished")
                 return count
             except asyncio.CancelledError:
                 if self.lost is not None:
                     raise self.lost from None
+                if self.releasing:
+                    raise await self._release(appends, heartbeat) from None
                 await self._end_with(appends, terminal, "cancelled", None)
                 raise
             except StoreFull as exc:  # the run ends failed, said so, if Redis lets it
@@ -364,10 +425,15 @@ class Producer:
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
         finally:
+            self.finishing = True  # nothing left to hand over
             watchdog.unwatch(self)
             heartbeat.cancel()
             appends.cancel()
-            await source.close()
+            try:
+                await source.close()
+            finally:
+                self.writing.live.discard(self)
+                finished.set_result(None)
 
     async def end_unstarted(self) -> None:
         """The run's task was cancelled before it ran (a shutdown in the step that

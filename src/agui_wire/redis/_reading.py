@@ -5,7 +5,8 @@ snapshot of a trimmed run (``_snapshots``).
 
 Contract: ``head`` raises ``RunNotFound`` for a run with neither an entry nor a
 lease (also a run of another owner: the same error, so existence never leaks);
-``subscription`` is the ``Subscribe`` a response opens a run with.
+``subscription`` is the ``Subscribe`` a response opens a run with; ``hand_over``
+ends every reader (the store drains).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 from .._runstore.batches import Batch
 from .._runstore.folds import Folds
 from .._runstore.ids import EventId, generation_of
-from .._runstore.read import Inbox, Subscription
-from ..errors import RunNotFound
+from .._runstore.read import HANDED_OVER, Inbox, Subscription
+from ..errors import RunNotFound, StoreDraining
 from . import _snapshots
 from ._calls import Calls
 from ._keys import RunKeys
@@ -28,9 +29,10 @@ from ._tails import TailRun, Tails
 
 
 class Reading:
-    """What the readers of one store share: its settings, calls, tails and folds."""
+    """What the readers of one store share: its settings, calls, tails and folds,
+    and whether the store ended them (it drains)."""
 
-    __slots__ = ("calls", "folds", "settings", "tails")
+    __slots__ = ("calls", "folds", "handed_over", "settings", "tails")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
@@ -38,6 +40,15 @@ class Reading:
         self.tails = Tails(settings, calls)
         # a finished fold is reused for ``poll`` s (a joiner reads what followed)
         self.folds: Folds[RunKeys] = Folds(settings.poll, self)
+        self.handed_over = False
+
+    def hand_over(self) -> None:
+        """End every reader of this store (``StoreDraining``), so that each resumes
+        from its position on another replica; readers opened later stop at once."""
+        self.handed_over = True
+        tails = self.tails
+        for run in list(tails.runs.values()):
+            tails.fail(run, StoreDraining(run.keys.run_id, HANDED_OVER))
 
     @property
     def backlog(self) -> int:

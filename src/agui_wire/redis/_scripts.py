@@ -33,6 +33,7 @@ class Reply(IntEnum):
     REPLACED = 6  #: the stream holds another generation of the run (its entry id follows)
     CORRUPTED = 7  #: an entry the store never wrote (its id follows)
     ABANDONED = 8  #: (ACQUIRE) the run has events and nobody holds its lease
+    RELEASED = 9  #: (ACQUIRE) the run was handed over: only a replaying producer takes it
 
 
 class Script:
@@ -51,7 +52,10 @@ class Script:
 #: ``ended_by(fields)``: the token that ended the run; ``ours(lease, token, ms)``:
 #: is the lease the caller's (a lease that lapsed with nobody else holding it is
 #: the caller's again: Redis or the producer stalled; the run has not ended, or the
-#: caller would know by now).
+#: caller would know by now); ``released(holder)``: the generation a released
+#: lease (``<generation>:released``, a run handed over by a draining store) names,
+#: else ``nil``. A released lease is a lease like any other to every script but
+#: ``ACQUIRE``: nobody's token, so nobody writes, and alive, so lease checks wait.
 PRELUDE: Final = (
     f"local {', '.join(code.name for code in Reply)} = {', '.join(str(int(c)) for c in Reply)}"
     + """
@@ -63,6 +67,7 @@ local function top(key)
 end
 local function gen_of(seq) return string.format('%d', seq - seq % 2) end
 local function ended_by(fields) return fields[3] == 'by' and fields[4] end
+local function released(holder) return holder and string.match(holder, '^(%d+):released$') end
 local function ours(lease, token, ms)
   local holder = redis.call('GET', lease)
   if holder == token then return true end

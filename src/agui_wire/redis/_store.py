@@ -2,8 +2,8 @@
 
 Contract: every method checks its arguments at once (``ValueError``); the write
 side is ``_claim``/``_producer``, the read side ``_reading``/``_tails``, HTTP
-``_runstore.http``. The store owns its background runs and tails and stops them in
-``aclose``.
+``_runstore.http``, a replica's shutdown ``_drain``. The store owns its
+background runs and tails and stops them in ``aclose``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+import signal
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -21,8 +22,10 @@ from .._runstore.http import RunResponse
 from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
+from ..errors import StoreDraining
 from ._calls import Calls
 from ._claim import claim
+from ._drain import drain, on_signal
 from ._keys import RunKeys
 from ._producer import Producer, Writing
 from ._reading import Reading
@@ -104,6 +107,8 @@ class RunStore:
         self._writing = Writing(settings, calls)
         self._calls = calls
         self._tasks: set[asyncio.Task[Any]] = set()  # background runs, ends of runs
+        self._drain: asyncio.Task[None] | None = None
+        self._restore_signal: Callable[[], None] | None = None
 
     def stream_key(self, run_id: str, *, owner: str | None = None) -> str:
         """The Redis key of the run's stream (for operators: ``redis-cli XRANGE``)."""
@@ -130,7 +135,10 @@ class RunStore:
         deterministically (a retried job), so the events Redis holds are skipped and
         the rest appended. Otherwise the old run is ended (``RUN_ERROR``,
         ``LEASE_EXPIRED``) and ``RunAbandoned`` raised, now and on every retry: a
-        reader never gets two producers' events as one run."""
+        reader never gets two producers' events as one run. A run handed over by a
+        draining store is taken over at once with ``replay=True`` (without it:
+        ``RunInProgress``, a taker being on its way). A draining store raises
+        ``StoreDraining``, for a new run and for a run it handed over."""
         keys = self._keys(owner, run_id, events)
         producer = await claim(self._writing, keys, events, replay)
         if isinstance(producer, int):
@@ -149,8 +157,9 @@ class RunStore:
         that ends, or a client that leaves, does not stop it). Returns once the run
         is claimed, so a ``subscribe``/``response`` right after finds it; returns
         ``None`` (and closes ``events``) if the run has ended already. Raises
-        ``RunInProgress`` and ``RunAbandoned`` like ``publish`` (``replay`` too). A
-        failure of the task is logged."""
+        ``RunInProgress``, ``RunAbandoned`` and ``StoreDraining`` like ``publish``
+        (``replay`` too). A failure of the task is logged (a run handed over by a
+        drain at INFO)."""
         keys = self._keys(owner, run_id, events)
         producer = await claim(self._writing, keys, events, replay)
         if isinstance(producer, int):
@@ -173,8 +182,64 @@ class RunStore:
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            logger.error("background run failed", exc_info=task.exception())
+        if task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, StoreDraining):  # handed over: not a failure
+            logger.info("background run handed over: %s", error)
+        elif error is not None:
+            logger.error("background run failed", exc_info=error)
+
+    # -- shutting down ---------------------------------------------------------------
+
+    @property
+    def draining(self) -> bool:
+        """Whether the store drains (or drained): it takes no new run. A readiness
+        probe answers 503 then."""
+        return self._writing.draining
+
+    async def drain(self, grace: float) -> None:
+        """Hand this replica's runs over, for a shutdown that does not cut them (a
+        rolling deploy; docs/scaling.md). At once, ``publish``/``start`` of a new
+        run raise ``StoreDraining`` (a ``StoreUnavailable``: HTTP 503 with
+        ``Retry-After``). Runs this store produces that end within ``grace``
+        seconds end as usual; each other one is handed over: its producer stops
+        taking events, stores those it took and releases the run's lease
+        without ending it (``publish`` raises ``StoreDraining``; a ``start``
+        task ends with it, logged at INFO), so a producer elsewhere that replays
+        the run (``replay=True``: the retried job, a client's resumed request)
+        takes it over at once, and readers everywhere see one run: no
+        ``RUN_ERROR``, no gap, no duplicate. A handed-over run nobody takes ends
+        by its lease (``LEASE_EXPIRED``) within ``lease + poll`` of its release.
+        Then this store's readers end (``subscribe``: ``StoreDraining``; a
+        response: its body ends without a terminal event), so resuming clients
+        (``agui_wire.client``, ``EventSource``) continue on another replica;
+        responses opened later are 503s. Returns within ``grace`` plus
+        ``reconnect`` plus a round trip's deadline (Redis unreachable: a run not
+        released ends by its lease); a second call waits for the first drain."""
+        await asyncio.shield(self._draining(_grace(grace)))
+
+    def _draining(self, grace: float) -> asyncio.Task[None]:
+        if self._drain is None:
+            self._drain = asyncio.ensure_future(drain(self._writing, self._reading, grace))
+            self._drain.add_done_callback(_drained)
+        return self._drain
+
+    def drain_on_signal(self, grace: float, sig: int = signal.SIGTERM) -> None:
+        """``drain(grace)`` when the process gets ``sig`` (default ``SIGTERM``, what
+        Kubernetes and ``docker stop`` send). Call it in the startup of your app's
+        lifespan under uvicorn: it runs the handler uvicorn installed right
+        after starting the drain, so uvicorn stops accepting connections and
+        waits for the open responses the drain ends (set uvicorn's
+        ``--timeout-graceful-shutdown`` above what ``drain`` may take); the
+        lifespan's shutdown then calls ``aclose()``, which waits for the drain.
+        Without a handler installed before (no uvicorn), the signal's default
+        action follows the drain. Must be called in the main thread, with the
+        loop running."""
+        seconds = _grace(grace)
+        if self._restore_signal is not None:
+            self._restore_signal()
+        self._restore_signal = on_signal(sig, lambda: self._draining(seconds))
 
     def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
         if task.cancelled() and producer.main is None:  # cancelled before it ran
@@ -189,7 +254,13 @@ class RunStore:
         ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
         terminal event, so the client resumes on another replica). Returns within
         about that time, plus what the runs' event sources take to close. Call it
-        on shutdown."""
+        on shutdown. A drain in progress is waited for first (its runs are handed
+        over, not cancelled)."""
+        if self._restore_signal is not None:
+            self._restore_signal()
+            self._restore_signal = None
+        if self._drain is not None and not self._drain.done():
+            await asyncio.wait({self._drain})
         for task in self._tasks:
             task.cancel()
         self._reading.cancel()
@@ -276,6 +347,18 @@ class RunStore:
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+def _grace(grace: object) -> float:
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
+        raise ValueError(f"grace must be a number of seconds >= 0, not {grace!r}")
+    return float(grace)
+
+
+def _drained(task: asyncio.Task[None]) -> None:
+    """A drain started by a signal has nobody awaiting it: say how it failed."""
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("the run store's drain failed", exc_info=task.exception())
 
 
 def _position(after: int | str | None) -> EventId | None:
