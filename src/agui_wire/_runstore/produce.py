@@ -17,8 +17,12 @@ propagates. When the backend takes the run from its producer (it sets
 ``Writer.lost`` and cancels the task: its lease lost, its store silent too long)
 that error is raised and the run is not ended (its lease will end it). A
 ``StoreError`` of an append is raised alike, but for ``StoreFull``: the run is
-then ended failed, if the store lets it. ``close_now`` closes the events of a
-run that will not be produced (a run id that is not one).
+then ended failed, if the store lets it. A draining store lets the run go
+(``Writer.releasing`` set, the task cancelled; at once for a producer that starts
+then): what was taken is stored and ``Writer.hand_over`` does the backend's part,
+whose error is raised; a producer that took every event (``finishing``) ends its
+run as usual. ``close_now`` closes the events of a run that will not be produced
+(a run id that is not one).
 """
 
 from __future__ import annotations
@@ -44,12 +48,25 @@ class Writer(Protocol):
     stored: int
     #: Set, before the producing task is cancelled, once the run is no longer its own.
     lost: StoreError | None
+    #: Set (the task cancelled) when the store drains: the run is let go.
+    releasing: bool
+    #: Set by ``produce`` once every event was taken: nothing is left to let go.
+    finishing: bool
     logger: logging.Logger
 
     def start(self, main: asyncio.Task[Any]) -> None:
         """The run starts in ``main``: heartbeat and watch it until ``stop``."""
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """No more heartbeat, no more watch (the run ends)."""
+
+    def ended(self) -> None:
+        """The run is over, its events' source closed (the drain waits for this)."""
+
+    async def hand_over(self, appends: Appends, terminal: int) -> StoreError:
+        """Let the run go as the store drains, after what was taken is stored
+        (``appends``; ``terminal``: the producer's terminal event, 0: none): the
+        error ``produce`` raises then."""
 
     def produced(self, event: Any) -> None:
         """Event ``stored + 1`` (or a later one) was produced, maybe not yet stored."""
@@ -84,6 +101,8 @@ async def produce(
     terminal = 0  # the index of the producer's terminal event, once produced
     try:
         try:
+            if writer.releasing:  # claimed as the store drained
+                raise await writer.hand_over(appends, terminal)
             while True:
                 try:
                     event = await source.next()
@@ -95,12 +114,15 @@ async def produce(
                     await appends.add(admit(event, count))
                 if event_type(event) in TERMINAL:
                     terminal = count
+            writer.finishing = True
             await appends.drain()
             await writer.finish()
             return count
         except asyncio.CancelledError:
             if writer.lost is not None:
                 raise writer.lost from None
+            if writer.releasing:
+                raise await writer.hand_over(appends, terminal) from None
             await _end_with(writer, appends, terminal, CANCELLED, None)
             raise
         except StoreFull as exc:  # the run ends failed, said so, if the store lets it
@@ -112,9 +134,13 @@ async def produce(
             await _end_with(writer, appends, terminal, FAILED, exc)
             raise
     finally:
+        writer.finishing = True  # nothing left to let go
         writer.stop()
         appends.cancel()
-        await source.close()
+        try:
+            await source.close()
+        finally:
+            writer.ended()
 
 
 async def _end_with(

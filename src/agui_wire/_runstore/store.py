@@ -6,7 +6,8 @@ Contract: a backend subclasses ``Store`` and gives it its ``Reading`` (the
 readers' ``Source``, which opens a ``Subscription`` of a run), ``_locate`` (its
 name for ``owner``'s run; ``ValueError`` for an owner or a run id that is not
 one), ``_claim`` (the run's producer, or the number of events of a run that has
-ended), ``_stop`` (closing: its readers end, every later call fails) and maybe
+ended; a claim is refused while ``_producers.draining``), ``_drain_runs`` (its
+drain), ``_stop`` (closing: its readers end, every later call fails) and maybe
 ``_closed`` (what to release once the runs ended) and ``_close_grace``. Every
 method documented here behaves alike on every backend; the tests in tests/runstore
 hold it.
@@ -17,12 +18,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+import signal
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
+from ..errors import StoreDraining
 from .batches import Batch, Prefix, RunRef
+from .drain import Producers, check_grace, on_signal
 from .http import RunResponse
 from .ids import EventId, check_owner, parse_position
 from .produce import close_now
@@ -61,6 +65,9 @@ class Store(Generic[R]):
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()  # background runs, ends of runs
+        self._producers = Producers()
+        self._drain: asyncio.Task[None] | None = None
+        self._restore_signal: Callable[[], None] | None = None
 
     def _locate(self, owner: str | None, run_id: str) -> R:
         raise NotImplementedError
@@ -72,6 +79,10 @@ class Store(Generic[R]):
 
     def _stop(self) -> None:
         """Close the store: its readers end, every later call is ``StoreUnavailable``."""
+        raise NotImplementedError
+
+    async def _drain_runs(self, grace: float) -> None:
+        """The backend's drain (``drain.drain`` with what it does with a run left)."""
         raise NotImplementedError
 
     def _closed(self) -> None:
@@ -145,18 +156,69 @@ class Store(Generic[R]):
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self._logger.error("background run failed", exc_info=task.exception())
+        if task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, StoreDraining):  # let go by a drain: not a failure
+            self._logger.info("background run handed over: %s", error)
+        elif error is not None:
+            self._logger.error("background run failed", exc_info=error)
 
     def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
         if task.cancelled() and producer.main is None:  # cancelled before it ran
             self._track(asyncio.ensure_future(producer.end_unstarted()))
 
+    # -- shutting down ---------------------------------------------------------------
+
+    @property
+    def draining(self) -> bool:
+        """Whether the store drains (or drained): it takes no new run. A readiness
+        probe answers 503 then."""
+        return self._producers.draining
+
+    async def drain(self, grace: float) -> None:
+        """For a shutdown that does not cut runs (a rolling deploy; docs/scaling.md).
+        At once, ``publish``/``start`` of a new run raise ``StoreDraining`` (a
+        ``StoreUnavailable``: HTTP 503 with ``Retry-After``). Runs this store
+        produces that end within ``grace`` seconds end as usual; each other one is
+        let go as the store can (see its class), its ``publish`` raising
+        ``StoreDraining`` (a ``start`` task ends with it, logged at INFO). Then the
+        store's readers end (``subscribe``: ``StoreDraining``; a response: its body
+        ends without a terminal event) and responses opened later are 503s. A
+        second call waits for the first drain."""
+        await asyncio.shield(self._draining(check_grace(grace)))
+
+    def _draining(self, grace: float) -> asyncio.Task[None]:
+        if self._drain is None:
+            self._drain = asyncio.ensure_future(self._drain_runs(grace))
+        return self._drain
+
+    def drain_on_signal(self, grace: float, sig: int = signal.SIGTERM) -> None:
+        """``drain(grace)`` when the process gets ``sig`` (default ``SIGTERM``, what
+        Kubernetes and ``docker stop`` send). Call it in the startup of your app's
+        lifespan under uvicorn: it runs the handler uvicorn installed right
+        after starting the drain, so uvicorn stops accepting connections and
+        waits for the open responses the drain ends (set uvicorn's
+        ``--timeout-graceful-shutdown`` above ``grace``); the lifespan's shutdown
+        then calls ``aclose()``, which waits for the drain. Without a handler
+        installed before (no uvicorn), the signal's default action follows the
+        drain. Must be called in the main thread, with the loop running."""
+        grace = check_grace(grace)
+        if self._restore_signal is not None:
+            self._restore_signal()
+        self._restore_signal = on_signal(sig, lambda: self._draining(grace))
+
     async def aclose(self) -> None:
-        """Stop this store. Its background runs are cancelled and end with
+        """Stop this store. A drain in progress is waited for first (so a drained run
+        is let go, not cancelled). Its background runs are cancelled and end with
         ``RUN_ERROR`` (code ``CANCELLED``); its readers, and every later call, get
         ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
         terminal event). Call it on shutdown."""
+        if self._restore_signal is not None:
+            self._restore_signal()
+            self._restore_signal = None
+        if self._drain is not None and not self._drain.done():
+            await asyncio.wait({self._drain})
         for task in self._tasks:
             task.cancel()
         self._stop()

@@ -23,18 +23,29 @@ and produced again) or ``RunLost`` (forgotten).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final
 
 from .._codec.backend import encode_payload
+from .._runstore.appends import Appends
+from .._runstore.drain import DRAINING, Producers
 from .._runstore.ends import CANCELLED, FINISHED, LEASE_LAPSED, failure_event
 from .._runstore.ids import new_generation
 from .._runstore.options import Options
 from .._runstore.produce import produce
 from .._streaming import close_unstarted
-from ..errors import LeaseLost, RunAbandoned, RunInProgress, RunLost, RunReplaced, StoreError
+from ..errors import (
+    LeaseLost,
+    RunAbandoned,
+    RunInProgress,
+    RunLost,
+    RunReplaced,
+    StoreDraining,
+    StoreError,
+)
 from ._runs import GONE, Key, Run, Runs
 
 logger = logging.getLogger("agui_wire.memory")
@@ -47,10 +58,17 @@ ABANDONED: Final = (
 
 
 async def claim(
-    runs: Runs, key: Key, events: Iterable[Any] | AsyncIterable[Any], replay: bool
+    runs: Runs,
+    producers: Producers,
+    key: Key,
+    events: Iterable[Any] | AsyncIterable[Any],
+    replay: bool,
 ) -> Producer | int:
     """The run's lease for a new producer of ``events`` (see the module doc), or the
     number of events of a run that has ended already."""
+    if producers.draining:
+        await close_unstarted(events)
+        raise StoreDraining(key.run_id, DRAINING)
     now = asyncio.get_running_loop().time()
     options = runs.options
     run = runs.get(key, now)
@@ -70,16 +88,22 @@ async def claim(
         run = runs.create(key, new_generation(), now)
     token = f"{run.generation}:{secrets.token_hex(12)}"
     run.takes(token, now, options)
-    return Producer(runs, run, token, events)
+    return Producer(runs, producers, run, token, events)
 
 
 class Producer:
     """One claimed run being produced (the lease is ours): a ``produce.Writer``."""
 
     def __init__(
-        self, runs: Runs, run: Run, token: str, events: Iterable[Any] | AsyncIterable[Any]
+        self,
+        runs: Runs,
+        producers: Producers,
+        run: Run,
+        token: str,
+        events: Iterable[Any] | AsyncIterable[Any],
     ) -> None:
         self.runs = runs
+        self.producers = producers
         self.options: Options = runs.options
         self.record = run
         self.run_id = run.key.run_id
@@ -90,6 +114,9 @@ class Producer:
         self.logger = logger
         self.main: asyncio.Task[Any] | None = None
         self.heartbeat: asyncio.Task[None] | None = None
+        self.releasing = False  # the store drains: the run is let go
+        self.finishing = False  # every event taken: only the end is left
+        self.finished: asyncio.Future[None] | None = None  # done once ``run`` is
 
     async def run(self) -> int:
         options = self.options
@@ -128,11 +155,42 @@ class Producer:
 
     def start(self, main: asyncio.Task[Any]) -> None:
         self.main = main
+        self.finished = asyncio.get_running_loop().create_future()
+        self.producers.live.add(self)
+        self.releasing = self.releasing or self.producers.handed_over  # claimed as it drained
         self.heartbeat = asyncio.ensure_future(self._heartbeat())
 
     def stop(self) -> None:
         if self.heartbeat is not None:
             self.heartbeat.cancel()
+
+    def ended(self) -> None:
+        self.producers.live.discard(self)
+        if self.finished is not None:
+            self.finished.set_result(None)
+
+    def release(self) -> None:
+        """The store drains: ``run`` stops taking events and ends the run (one
+        process has nobody to hand it over to). One that took every event ends it
+        as usual."""
+        if self.releasing or self.finishing:
+            return
+        self.releasing = True
+        if self.main is not None:
+            self.main.cancel()
+
+    async def hand_over(self, appends: Appends, terminal: int) -> StoreError:
+        """What was taken stored, then the run ended with ``RUN_ERROR`` (code
+        ``CANCELLED``), as a cancelled producer ends it: in one process there is no
+        replica to hand it over to. The error ``run`` raises: ``StoreDraining``."""
+        with contextlib.suppress(Exception):  # what the store took is what is stored
+            await appends.drain()
+        await self.fail(CANCELLED, encode_payload(failure_event(None)), terminal)
+        return StoreDraining(
+            self.run_id,
+            f"the store is draining: the run was ended (RUN_ERROR, CANCELLED) after event "
+            f"{self.stored}, a store in memory having no other replica to hand it over to",
+        )
 
     async def _heartbeat(self) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed: an append renews

@@ -12,7 +12,8 @@ lapsed (``Run.expire``: ``RUN_ERROR``, code ``LEASE_EXPIRED``), so its readers
 learn of a producer that vanished within ``lease + poll``, as with Redis.
 
 Contract: ``head`` raises ``RunNotFound`` for a run the store does not hold (also
-a run of another owner); ``pages`` raises ``HistoryTrimmed`` for a position
+a run of another owner); ``hand_over`` ends every reader (the store drains);
+``pages`` raises ``HistoryTrimmed`` for a position
 ``maxlen`` trimmed, ``RunReplaced`` for a position of another generation of the
 run, ``RunLost`` when the run was forgotten after the position.
 """
@@ -27,8 +28,8 @@ from .._runstore.batches import Batch
 from .._runstore.folds import Folds
 from .._runstore.ids import EventId
 from .._runstore.options import Options
-from .._runstore.read import FIRST_PAGE, PAGE_EVENTS, Inbox, Subscription
-from ..errors import HistoryTrimmed, RunLost, RunNotFound, RunReplaced
+from .._runstore.read import FIRST_PAGE, HANDED_OVER, PAGE_EVENTS, Inbox, Subscription
+from ..errors import HistoryTrimmed, RunLost, RunNotFound, RunReplaced, StoreDraining
 from ._runs import GONE, Key, Run, Runs
 
 
@@ -43,6 +44,14 @@ class Reading:
         self.followed: dict[str, Run] = {}  # runs with attached readers, by key
         self.sweeper: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.handed_over = False  # the store drained: readers stop
+
+    def hand_over(self) -> None:
+        """End every reader (``StoreDraining``); readers opened later stop at once."""
+        self.handed_over = True
+        for run in self.runs.runs.values():
+            for inbox in run.inboxes:
+                inbox.fail(StoreDraining(run.key.run_id, HANDED_OVER))
 
     @property
     def backlog(self) -> int:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterable, Iterable
-from typing import Any
+from typing import Any, Final
 
+from .._runstore.drain import drain
 from .._runstore.options import Options
 from .._runstore.store import Store
 from ._producer import Producer, claim
@@ -19,6 +20,11 @@ from ._reading import Reading
 from ._runs import Key, Runs
 
 logger = logging.getLogger("agui_wire.memory")
+
+#: Seconds a drain waits for the runs it ends once the grace is over (each ends as
+#: a cancelled one, at once; what their events' sources take to close).
+HANDOVER: Final = 5.0
+GONE: Final = "ended (RUN_ERROR, CANCELLED: one process has no replica to hand them over to)"
 
 
 class RunStore(Store[Key]):
@@ -77,7 +83,10 @@ class RunStore(Store[Key]):
     async def _claim(
         self, run: Key, events: Iterable[Any] | AsyncIterable[Any], replay: bool
     ) -> Producer | int:
-        return await claim(self._runs, run, events, replay)
+        return await claim(self._runs, self._producers, run, events, replay)
+
+    async def _drain_runs(self, grace: float) -> None:
+        await drain(self._producers, self._reading, grace, HANDOVER, logger, GONE)
 
     def _stop(self) -> None:
         self._runs.close()
