@@ -204,6 +204,8 @@ class Writer:
         self.logger = logging.getLogger("tests.runstore")
         self.calls: list[Any] = []
         self.main: Any = None
+        self.releasing = False
+        self.finishing = False
 
     def start(self, main: Any) -> None:
         self.main = main
@@ -211,6 +213,16 @@ class Writer:
 
     def stop(self) -> None:
         self.calls.append("stop")
+
+    def ended(self) -> None:
+        self.calls.append("ended")
+
+    async def hand_over(self, appends: Any, terminal: int) -> Any:
+        from agui_wire.errors import StoreDraining
+
+        await appends.drain()
+        self.calls.append(("hand_over", terminal))
+        return StoreDraining(self.run_id, "let go")
 
     def produced(self, event: Any) -> None:
         self.calls.append(("produced", event["type"]))
@@ -241,7 +253,7 @@ async def test_produce_skips_what_is_stored_and_ends_the_run() -> None:
     ]
     appends = [c for c in writer.calls if c[0] == "append"]
     assert appends == [("append", 4, 1), ("append", 5, 1)]  # one in flight, the rest next
-    assert writer.calls[-2:] == ["finish", "stop"]
+    assert writer.calls[-3:] == ["finish", "stop", "ended"]
 
 
 async def test_a_failure_ends_the_run_after_what_was_stored() -> None:
@@ -256,7 +268,7 @@ async def test_a_failure_ends_the_run_after_what_was_stored() -> None:
         await produce(writer, fails(), batch=10, page_bytes=1 << 20)
     # the producer's terminal event is named: nothing is added after it
     assert ("fail", "failed", "INTERNAL_ERROR", len(RUN)) in writer.calls
-    assert writer.calls[-1] == "stop"
+    assert writer.calls[-2:] == ["stop", "ended"]
 
 
 async def test_a_run_taken_from_its_producer_is_not_ended() -> None:
@@ -293,6 +305,35 @@ async def test_a_failing_end_is_logged_not_raised_over_the_cause(caplog: Any) ->
     with pytest.raises(ValueError, match="the model failed"):
         await produce(Refuses(), fails(), batch=10, page_bytes=1 << 20)
     assert "could not end run 'r' after a failure" in caplog.text
+
+
+async def test_a_run_let_go_stores_what_it_took_then_hands_over() -> None:
+    from agui_wire._runstore.produce import produce
+    from agui_wire.errors import StoreDraining
+
+    gate = asyncio.Event()
+
+    async def waits():
+        yield RUN[0]
+        yield RUN[1]
+        await gate.wait()
+
+    writer = Writer()
+    task = asyncio.ensure_future(produce(writer, waits(), batch=10, page_bytes=1 << 20))
+    await asyncio.sleep(0.01)
+    writer.releasing = True  # as the store's drain does, then cancels the task
+    task.cancel()
+    with pytest.raises(StoreDraining, match="let go"):
+        await task
+    assert ("hand_over", 0) in writer.calls
+    assert writer.stored == 2  # what it took was stored first
+    assert not [c for c in writer.calls if c[0] in ("fail", "finish")]
+    # a producer that starts as the store drains lets its run go at once
+    late = Writer()
+    late.releasing = True
+    with pytest.raises(StoreDraining):
+        await produce(late, RUN, batch=10, page_bytes=1 << 20)
+    assert late.stored == 0
 
 
 def test_close_now_closes_a_sync_generator_only() -> None:
