@@ -225,17 +225,19 @@ def test_resume_after_reads_query_then_header() -> None:
         resume_after(scope(header="7-3"))
 
 
-def test_both_stores_export_the_same_names() -> None:
+def test_both_stores_are_one_api() -> None:
+    """The same names exported, the same public methods (one implementation)."""
     from agui_wire import memory, redis
 
     assert memory.__all__ == redis.__all__
     for name in memory.__all__:
         if name != "RunStore":
             assert getattr(memory, name) is getattr(redis, name), name
-    for store in (memory.RunStore, redis.RunStore):
-        doc = store.response.__doc__ or ""
-        assert "HISTORY_TRIMMED" in doc
-        assert "410" not in doc
+    for method in ("publish", "start", "subscribe", "response", "drain", "aclose"):
+        assert getattr(memory.RunStore, method) is getattr(redis.RunStore, method), method
+    doc = memory.RunStore.response.__doc__ or ""
+    assert "HISTORY_TRIMMED" in doc
+    assert "410" not in doc
 
 
 def test_import_agui_wire_does_not_import_a_store() -> None:

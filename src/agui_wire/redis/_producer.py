@@ -35,6 +35,7 @@ from typing import Any, Final, Literal
 
 from .._codec.backend import encode_payload
 from .._runstore.appends import Appends, admit
+from .._runstore.drain import Producers
 from .._runstore.ends import failure_event
 from .._streaming import TERMINAL, Source, close_unstarted, event_type
 from ..errors import (
@@ -182,20 +183,19 @@ return {DONE, last}
 )
 
 
-class Writing:
-    """What the producers of one store share: its settings, calls and watchdog, the
-    producers running, and the store's drain: ``draining`` (no new claim),
-    ``handed_over`` (a producer that starts now releases its run at once)."""
+class Writing(Producers):
+    """What the producers of one store share: its settings, calls and watchdog, and
+    (``_runstore.drain.Producers``) the producers running and the store's drain:
+    ``draining`` (no new claim), ``handed_over`` (a producer that starts now
+    releases its run at once)."""
 
-    __slots__ = ("calls", "draining", "handed_over", "live", "settings", "watchdog")
+    __slots__ = ("calls", "settings", "watchdog")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
+        super().__init__()
         self.settings = settings
         self.calls = calls
         self.watchdog = Watchdog(calls.pipeliner, settings.silence)
-        self.live: set[Producer] = set()
-        self.draining = False
-        self.handed_over = False
 
 
 class Producer:
