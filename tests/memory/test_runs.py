@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agui_wire import PROTO_MEDIA_TYPE, decode
-from agui_wire._codec.backend import encode_payload
+from agui_wire._codec.selected import encode_payload
 from agui_wire._runstore.options import Options
 from agui_wire._runstore.read import Inbox
 from agui_wire.errors import RunLost

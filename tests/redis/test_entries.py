@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire._codec.backend import encode_payload
+from agui_wire._codec.selected import encode_payload
 from agui_wire.errors import HistoryTrimmed, RunLost, RunReplaced, StoreCorrupted
 from agui_wire.redis._entries import entries, fields_of
 from agui_wire.redis._keys import Layout

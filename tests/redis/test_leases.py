@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire._codec.backend import encode_payload
+from agui_wire._codec.selected import encode_payload
 from agui_wire._runstore.ids import new_generation
 from agui_wire.redis import RunStore
 from agui_wire.redis._calls import Calls

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agui_wire._codec.backend import encode_payload
+from agui_wire._codec.selected import encode_payload
 from agui_wire.errors import LeaseLost, RunLost, RunReplaced, StoreCorrupted
 from agui_wire.redis import RunStore
 from agui_wire.redis._claim import claim

@@ -209,3 +209,31 @@ async def test_a_redis_turned_replica_is_retried_like_a_lost_connection(
     with pytest.raises(StoreUnavailable, match=r"refused the command for 1 s: .*read only replica"):
         await store.publish(f"{run_id}-2", [STARTED, FINISHED])
     await r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+class _Stubborn:
+    """A producer whose ``aclose`` raises: closing it is logged, never raised."""
+
+    def __aiter__(self) -> _Stubborn:
+        return self
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        raise RuntimeError("will not close")
+
+
+async def test_a_producer_that_fails_to_close_is_logged_as_the_store(
+    opened: Opened, redis_server, run_id, caplog
+) -> None:
+    """The run has ended, so a second producer is closed unstarted; its failure to close
+    is logged on the store's logger (agui_wire.redis), not on asgi's."""
+    store = opened.store(RunStore(opened.redis(redis_server.url)))
+    assert await store.publish(run_id, [STARTED, FINISHED]) == 2
+    with caplog.at_level(logging.ERROR):
+        assert await store.publish(run_id, _Stubborn()) == 2
+    failed = [r for r in caplog.records if "closing the AG-UI event producer" in r.getMessage()]
+    assert [r.name for r in failed] == ["agui_wire.redis"]
+    assert failed[0].exc_info is not None
+    assert str(failed[0].exc_info[1]) == "will not close"

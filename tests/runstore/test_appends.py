@@ -227,7 +227,7 @@ async def test_the_first_failure_is_raised_by_every_later_add_and_drain() -> Non
 
 
 def test_admit_encodes_once_and_says_what_is_too_large() -> None:
-    from agui_wire._codec.backend import encode_payload
+    from agui_wire._codec.selected import encode_payload
     from agui_wire._runstore.appends import admit
 
     event = HEAD[0]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
-from agui_wire._codec.backend import encode_payload, frame
+from agui_wire._codec.selected import encode_payload, frame
 from agui_wire._runstore.batches import Batch, Prefix
 from agui_wire.errors import StoreCorrupted
 from examples.script import scripted_run

@@ -4,7 +4,7 @@ same from every backend, and never the producer's exception text."""
 from __future__ import annotations
 
 from agui_wire import PROTO_MEDIA_TYPE, decode
-from agui_wire._codec.backend import frame
+from agui_wire._codec.selected import frame
 from agui_wire._runstore.ends import (
     CANCELLED,
     FAILED,

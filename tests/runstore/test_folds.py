@@ -94,7 +94,7 @@ class Stored:
     """A ``folds.Stored`` over a list of events, counting its reads."""
 
     def __init__(self, events: list[dict], snapshot: tuple | None = None) -> None:
-        from agui_wire._codec.backend import encode_payload
+        from agui_wire._codec.selected import encode_payload
 
         self.payloads = [encode_payload(e) for e in events]
         self.snap = snapshot

@@ -236,7 +236,7 @@ class Writer:
 
     async def fail(self, reason: str, error: bytes, terminal: int) -> None:
         from agui_wire import PROTO_MEDIA_TYPE, decode
-        from agui_wire._codec.backend import frame
+        from agui_wire._codec.selected import frame
 
         (event,) = decode(frame(error), PROTO_MEDIA_TYPE)
         self.calls.append(("fail", reason, event["code"], terminal))

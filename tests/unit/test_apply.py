@@ -1,15 +1,9 @@
-"""``agui_wire._apply``: compact prefixes (``Compactor``, the run store's
-compaction) held to the reference client.
+"""agui_wire._apply.Compactor: what a joiner's prefix holds, and what it leaves out.
 
-For every cut k of a run touching every kind of entity (input echo, text,
-reasoning, tool calls with and without parent, encrypted values, results,
-activities, state snapshots and deltas, subagents, steps, metadata, a mid-run
-MESSAGES_SNAPSHOT), the stream ``prefix(events[:k]) + events[k:]`` is:
-
-* what ``@ag-ui/client``'s own ``defaultApplyEvents`` turns into the same
-  messages and state as the whole run (node, tests/interop/harness.cjs apply);
-* a well-formed sequence for the client's ``verifyEvents`` rules
-  (``StreamValidator``, their port; the reference itself at a few cuts).
+tests/interop/test_compact.py holds every cut of two rich runs to the reference client
+(node: ``defaultApplyEvents`` and ``verifyEvents``); here: the module doc's contract
+item by item, and the fold (``_runstate.RunState``) giving a joiner who reads the
+prefix and the tail what a reader of every event has, on generated runs.
 """
 
 from __future__ import annotations
@@ -19,173 +13,106 @@ from typing import Any
 import pytest
 
 from agui_wire._apply import Compactor
-from agui_wire.validate import StreamValidator
-from examples.script import scripted_run
+from agui_wire._runstate import UNKNOWN, RunState
+from agui_wire._sample import realistic_run
 
-# The interop suite's node_harness fixture (the pinned npm peers).
-from tests.interop.conftest import node_harness as node_harness
-
-# The fold is Python whatever the codec backend: make test's Cython pass runs it once.
-pytestmark = pytest.mark.once
+pytestmark = pytest.mark.once  # no codec: the same on both backends
 
 Event = dict[str, Any]
+STARTED: Event = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISHED: Event = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
 
 
-def rich_run() -> list[Event]:
-    user = {"id": "user-1", "role": "user", "content": "hi"}
-    return [
-        {
-            "type": "RUN_STARTED",
-            "threadId": "thread-1",
-            "runId": "run-1",
-            "input": {
-                "threadId": "thread-1",
-                "runId": "run-1",
-                "messages": [user],
-                "tools": [],
-                "context": [],
-                "state": {"a": 0},
-                "forwardedProps": {},
-            },
-        },
-        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/a", "value": 1}]},
-        {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1", "name": "researcher"},
-        {"type": "STEP_STARTED", "stepName": "plan"},
-        {
-            "type": "TEXT_MESSAGE_START",
-            "messageId": "m1",
-            "role": "assistant",
-            "metadata": {"x": 1},
-        },
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Hel"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "lo", "metadata": {"y": 2}},
-        {"type": "REASONING_START", "messageId": "r1"},
-        {"type": "REASONING_MESSAGE_START", "messageId": "r1", "role": "reasoning"},
-        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r1", "delta": "think"},
-        {
-            "type": "TOOL_CALL_START",
-            "toolCallId": "c1",
-            "toolCallName": "search",
-            "parentMessageId": "m1",
-        },
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '{"q":'},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": '"x"}'},
-        {
-            "type": "REASONING_ENCRYPTED_VALUE",
-            "subtype": "tool-call",
-            "entityId": "c1",
-            "encryptedValue": "enc",
-        },
-        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
-        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r1", "delta": " more"},
-        {"type": "REASONING_MESSAGE_END", "messageId": "r1"},
-        {"type": "REASONING_END", "messageId": "r1"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "found"},
-        {
-            "type": "ACTIVITY_SNAPSHOT",
-            "messageId": "a1",
-            "activityType": "progress",
-            "content": {"pct": 0},
-        },
-        {
-            "type": "ACTIVITY_DELTA",
-            "messageId": "a1",
-            "activityType": "progress",
-            "patch": [{"op": "replace", "path": "/pct", "value": 50}],
-        },
-        {"type": "STATE_SNAPSHOT", "snapshot": {"status": "working", "list": []}},
-        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/list/-", "value": 1}]},
-        {"type": "CUSTOM", "name": "note", "value": {"k": 1}},
-        {
-            "type": "TEXT_MESSAGE_START",
-            "messageId": "m2",
-            "role": "assistant",
-            "subagentRunId": "sub-1",
-        },
-        {
-            "type": "TEXT_MESSAGE_CONTENT",
-            "messageId": "m2",
-            "delta": "sub says",
-            "subagentRunId": "sub-1",
-        },
-        {"type": "TEXT_MESSAGE_END", "messageId": "m2", "subagentRunId": "sub-1"},
-        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"},
-        {
-            "type": "MESSAGES_SNAPSHOT",
-            "messages": [user, {"id": "m0", "role": "assistant", "content": "earlier"}],
-        },
-        {"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "calc"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "c2", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "c2"},
-        {"type": "STEP_FINISHED", "stepName": "plan"},
-        {"type": "TEXT_MESSAGE_START", "messageId": "m3", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m3", "delta": "done"},
-        {"type": "TEXT_MESSAGE_END", "messageId": "m3"},
-        {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "run-1"},
-    ]
-
-
-RUNS = {"rich": rich_run(), "scripted": scripted_run()}
-
-
-def compacted(events: list[Event], k: int) -> list[Event]:
+def prefix(events: list[Event]) -> list[Event]:
     folder = Compactor()
-    for event in events[:k]:
+    for event in events:
         folder.feed(event)
-    assert folder.foldable
-    return folder.prefix() + events[k:]
+    assert folder.count == len(events)
+    return folder.prefix()
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_every_cut_is_a_valid_sequence(name) -> None:
-    events = RUNS[name]
+def applied(events: list[Event]) -> tuple[list[Any], Any]:
+    run = RunState()
+    for event in events:
+        assert run.apply(event) is None, event
+    return run.messages, run.state
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_joiner_at_any_cut_builds_what_a_reader_of_every_event_does(seed: int) -> None:
+    events = realistic_run(60, seed=seed)
+    whole = applied(events)
     for k in range(1, len(events) + 1):
-        stream = compacted(events, k)
-        validator = StreamValidator(schema=True, sequence=True, state=False)
-        for event in stream:
-            validator.feed(event)
-        validator.close()
-        errors = [str(p) for p in validator.problems if p.severity == "error"]
-        assert errors == [], (k, errors)
-        # One start and at most one joined continuation per open entity.
-        types = [e["type"] for e in stream[: len(stream) - (len(events) - k)]]
-        assert types.count("TEXT_MESSAGE_CONTENT") <= types.count("TEXT_MESSAGE_START")
-        assert types.count("TOOL_CALL_ARGS") <= types.count("TOOL_CALL_START")
+        assert applied(prefix(events[:k]) + events[k:]) == whole, k
 
 
-@pytest.mark.interop
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_the_reference_applies_every_cut_like_the_whole_run(node_harness, name) -> None:
-    events = RUNS[name]
-    streams = [events] + [compacted(events, k) for k in range(1, len(events) + 1)]
-    results = node_harness.apply(streams)
-    whole = results[0]
-    assert whole["warnings"] == []
-    assert whole["messages"]  # the run did build something
-    for k, result in enumerate(results[1:], 1):
-        assert result["warnings"] == [], k
-        assert result["messages"] == whole["messages"], k
-        assert result["state"] == whole["state"], k
+def test_the_prefix_is_the_start_the_snapshots_what_is_open_and_the_end() -> None:
+    events = [
+        {**STARTED, "input": {"threadId": "t", "runId": "r", "messages": [], "state": {"n": 0}}},
+        {"type": "STEP_STARTED", "stepName": "done"},
+        {"type": "STEP_FINISHED", "stepName": "done"},
+        {"type": "STEP_STARTED", "stepName": "open"},
+        {"type": "CUSTOM", "name": "progress", "value": 1},
+        {"type": "RAW", "event": {"x": 1}},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "metadata": {"a": 1}},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hel"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/n", "value": 1}]},
+        FINISHED,
+    ]
+    got = prefix(events)
+    assert [e["type"] for e in got] == [
+        "RUN_STARTED",
+        "MESSAGES_SNAPSHOT",
+        "STATE_SNAPSHOT",
+        "STEP_STARTED",  # the open step; the closed one, CUSTOM and RAW are left out
+        "TEXT_MESSAGE_START",
+        "RUN_FINISHED",
+    ]
+    assert got[0] is events[0]  # the run's start as it was
+    assert got[1]["messages"] == [
+        {"id": "m", "role": "assistant", "content": "hel", "metadata": {"a": 1}}
+    ]
+    assert got[2] == {"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}}
+    assert got[3] == {"type": "STEP_STARTED", "stepName": "open"}
+    assert got[4] == {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+    assert got[5] == FINISHED
 
 
-@pytest.mark.interop
-def test_the_reference_verifier_accepts_cuts(node_harness) -> None:
-    events = RUNS["rich"]
-    for k in (1, 6, 12, 20, len(events)):
-        verdict = node_harness.verify(compacted(events, k))
-        assert verdict.error is None, (k, verdict.error)
-        assert verdict.completed
-
-
-def test_chunks_and_second_runs_are_not_folded() -> None:
+def test_deltas_to_a_state_the_events_never_showed_are_kept_as_deltas() -> None:
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/n", "value": 1}]}
     folder = Compactor()
-    folder.feed(RUNS["scripted"][0])
-    folder.feed({"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "x"})
-    assert not folder.foldable
+    for event in (STARTED, delta, delta):
+        folder.feed(event)
+    assert folder.run.state is UNKNOWN
+    assert folder.prefix() == [STARTED, delta, delta]
+    folder.feed({"type": "STATE_SNAPSHOT", "snapshot": {"n": 5}})
+    folder.feed(delta)
+    assert folder.prefix() == [STARTED, {"type": "STATE_SNAPSHOT", "snapshot": {"n": 1}}]
+
+
+def test_the_snapshots_are_copies_the_tail_does_not_change() -> None:
+    folder = Compactor()
+    for event in (STARTED, {"type": "STATE_SNAPSHOT", "snapshot": {"list": [1]}}):
+        folder.feed(event)
+    first = folder.prefix()
+    first[1]["snapshot"]["list"].append(2)
+    assert folder.prefix()[1]["snapshot"] == {"list": [1]}
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [STARTED, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "x"}],
+        [STARTED, {"type": "TOOL_CALL_CHUNK", "toolCallId": "c", "delta": "{}"}],
+        [STARTED, FINISHED, STARTED],
+        [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}],  # no start
+    ],
+    ids=["text chunk", "tool call chunk", "a second run", "no RUN_STARTED"],
+)
+def test_what_cannot_be_folded_is_refused(events: list[Event]) -> None:
+    folder = Compactor()
+    for event in events:
+        folder.feed(event)
+    assert folder.count == len(events)
     with pytest.raises(ValueError, match="cannot be folded"):
         folder.prefix()
-    folder = Compactor()
-    folder.feed(RUNS["scripted"][0])
-    folder.feed(RUNS["scripted"][0])
-    assert not folder.foldable

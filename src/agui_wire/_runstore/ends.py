@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._streaming import default_error_event
 from ..errors import StoreFull
 from .ids import LEASE_EXPIRED, STORE_FULL

@@ -33,7 +33,7 @@ import logging
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Protocol
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._streaming import TERMINAL, Source, event_type
 from ..errors import StoreError, StoreFull
 from .appends import Appends, admit
@@ -94,7 +94,7 @@ async def produce(
     assert main is not None
     loop = asyncio.get_running_loop()
     writer.start(main)
-    source = Source(events, None, loop)
+    source = Source(events, None, loop, writer.logger)
     skip = writer.stored  # a run taken over: these are stored already
     appends = Appends(writer.append, skip + 1, batch, page_bytes)
     count = 0

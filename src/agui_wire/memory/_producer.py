@@ -29,7 +29,7 @@ import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore.appends import Appends
 from .._runstore.drain import DRAINING, Producers
 from .._runstore.ends import CANCELLED, FINISHED, LEASE_LAPSED, failure_event
@@ -67,21 +67,21 @@ async def claim(
     """The run's lease for a new producer of ``events`` (see the module doc), or the
     number of events of a run that has ended already."""
     if producers.draining:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
         raise StoreDraining(key.run_id, DRAINING)
     now = asyncio.get_running_loop().time()
     options = runs.options
     run = runs.get(key, now)
     if run is not None and run.end is not None:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
         if run.end == LEASE_LAPSED:
             raise RunAbandoned(key.run_id, ABANDONED)
         return run.last
     if run is not None and run.held_by(now) is not None:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
         raise RunInProgress(key.run_id, "another producer holds the run's lease")
     if run is not None and run.last and not replay:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
         run.expire(now, options)  # ended for its producer, as a reader would
         raise RunAbandoned(key.run_id, ABANDONED)
     if run is None:
@@ -130,7 +130,7 @@ class Producer:
         except StoreError as exc:
             logger.error("could not end run %r after a failure", self.run_id, exc_info=exc)
         finally:
-            await close_unstarted(self.events)
+            await close_unstarted(self.events, logger)
 
     def _ours(self) -> Run:
         """The run, if it is still the one this producer claimed and its lease ours

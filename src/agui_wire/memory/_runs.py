@@ -27,7 +27,7 @@ import math
 from typing import Any, Final
 
 from .._apply import Compactor
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.batches import Batch
 from .._runstore.ends import FINISHED, LEASE_LAPSED, expired_payload

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Final
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.ends import expired_payload
 from .._streaming import TERMINAL

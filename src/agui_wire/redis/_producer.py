@@ -33,7 +33,7 @@ import math
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore.appends import Appends, admit
 from .._runstore.drain import Producers
 from .._runstore.ends import failure_event
@@ -384,7 +384,7 @@ class Producer:
         watchdog = self.writing.watchdog
         watchdog.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
-        source = Source(self.events, None, asyncio.get_running_loop())
+        source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
         count = 0
@@ -444,7 +444,7 @@ class Producer:
         try:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
-            await close_unstarted(self.events)
+            await close_unstarted(self.events, logger)
 
     async def _end_with(
         self,

@@ -50,7 +50,7 @@ try:
 except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
