@@ -145,6 +145,7 @@ bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/redis_scale.py
 	$(BIN)/python benchmarks/redis_memory.py
+	$(BIN)/python benchmarks/runstore_cost.py
 	$(MAKE) bench-redis-throughput
 
 # RunStore beside the same producers and readers through asyncio.Queues, per delivered

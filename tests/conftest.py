@@ -36,6 +36,7 @@ ONCE = (
     "tests/cli/",  # the command line; its timeline page in a real chromium
     "tests/e2e/",  # real uvicorn, node and redis-server peers (asgi: unit/test_asgi*.py)
     "tests/redis/",  # the run store's logic against a real redis-server
+    "tests/runstore/",  # the run store's contract, on memory, redis-server and a cluster
     "tests/contract/test_docs.py",  # the documents' code blocks, run as a user would
     "tests/contract/test_layers.py",  # static: import layers, file sizes, C twins,
     "tests/contract/test_file_sizes.py",  # packaging metadata, the C/Python seam,

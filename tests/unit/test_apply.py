@@ -1,6 +1,6 @@
 """agui_wire._apply.Compactor: what a joiner's prefix holds, and what it leaves out.
 
-tests/redis/test_compact.py holds every cut of two rich runs to the reference client
+tests/interop/test_compact.py holds every cut of two rich runs to the reference client
 (node: ``defaultApplyEvents`` and ``verifyEvents``); here: the module doc's contract
 item by item, and the fold (``_runstate.RunState``) giving a joiner who reads the
 prefix and the tail what a reader of every event has, on generated runs.

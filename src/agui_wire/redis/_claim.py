@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from .._codec.selected import frame
 from .._decoder import decode_proto
+from .._runstore.drain import DRAINING
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
 from ..errors import RunAbandoned, RunInProgress, StoreDraining
@@ -82,7 +83,6 @@ HANDED_OVER: Final = (
     "the run was handed over by a draining store (its lease released): only a "
     "producer that replays it (replay=True) takes it over"
 )
-DRAINING: Final = "the store is draining (its process is shutting down): it takes no new run"
 
 
 async def claim(
