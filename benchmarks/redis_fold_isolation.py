@@ -1,0 +1,213 @@
+"""A compact joiner of a long run beside a replica's other live runs.
+
+    .venv/bin/python benchmarks/redis_fold_isolation.py [--events 200000] [--runs 200]
+        [--interval 0.2] [--rounds 3] [--window 3] [--quick]
+
+Starts a redis-server (tests/redis/harness.py, loopback) and stores one run of
+``--events`` text deltas. Then one replica (this process, one event loop, a
+``RunStore`` built as docs/scaling.md builds it) runs ``--runs`` live runs, each
+a delta every ``--interval`` seconds carrying its publish time, each read by one
+local subscriber; ``--rounds`` times, after a quiet window of ``--window``
+seconds, a compact joiner (``subscribe(compact=True)``) of the long run folds it
+and takes its snapshot. Reported side by side, from the same runs in the same
+process:
+
+* publish -> deliver latency of the other runs' deltas (p50 / p99 / max), for
+  deltas published in the quiet windows and for those published while a fold ran;
+* the event loop's lag (a 10 ms ticker's oversleep, p99 / max) in both;
+* how long each fold took, and Redis's slowest command (``SLOWLOG``).
+
+``--quick`` (CI) is small and asserts only what is not time: every delta
+delivered in order, every fold's snapshot holding the whole message. The machine
+is shared (2 cores): compare the two columns of one run, not runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+Event = dict[str, Any]
+LONG_RUN = "fold-isolation-long"
+DELTA = "0123456."  # 8 bytes per delta of the long run
+
+
+def long_run(n: int) -> list[Event]:
+    events: list[Event] = [{"type": "RUN_STARTED", "threadId": "t", "runId": LONG_RUN}]
+    events.append({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+    events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": DELTA}] * n
+    events.append({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    events.append({"type": "RUN_FINISHED", "threadId": "t", "runId": LONG_RUN})
+    return events
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+async def bench(
+    url: str, events: int, runs: int, interval: float, rounds: int, window: float
+) -> dict[str, Any]:
+    import redis.asyncio as redis
+
+    from agui_wire.redis import RunStore
+
+    loader = RunStore(redis.from_url(url), ttl=600, lease=30)
+    await loader.publish(LONG_RUN, long_run(events))
+    await loader.aclose()
+    await loader.redis.aclose()
+
+    client = redis.from_url(url)
+    store = RunStore(client, ttl=600, lease=30)  # as docs/scaling.md
+    await client.config_set("slowlog-log-slower-than", 5000)
+    await client.slowlog_reset()
+    stop = asyncio.Event()
+    samples: list[tuple[float, float]] = []  # (published, latency)
+    lags: list[tuple[float, float]] = []  # (when, oversleep)
+    problems: list[str] = []
+
+    async def produce(run_id: str, offset: float) -> AsyncIterator[Event]:
+        await asyncio.sleep(offset)
+        yield {"type": "RUN_STARTED", "threadId": "bench", "runId": run_id}
+        yield {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+        while not stop.is_set():
+            await asyncio.sleep(interval)
+            yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": repr(time.time())}
+        yield {"type": "TEXT_MESSAGE_END", "messageId": "m"}
+        yield {"type": "RUN_FINISHED", "threadId": "bench", "runId": run_id}
+
+    async def live(n: int) -> None:
+        run_id = f"fold-isolation-{n}"
+        task = await store.start(run_id, produce(run_id, interval * n / runs))
+        expected = 1
+        async for event_id, event in store.subscribe(run_id):
+            now = time.time()
+            if event_id != expected:
+                problems.append(f"{run_id}: id {event_id} after {expected - 1}")
+            expected = event_id + 1
+            if event["type"] == "TEXT_MESSAGE_CONTENT":
+                published = float(event["delta"])
+                samples.append((published, now - published))
+        assert task is not None
+        if await task != expected - 1:
+            problems.append(f"{run_id}: produced {task.result()}, read {expected - 1}")
+
+    async def ticker() -> None:
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            before = loop.time()
+            await asyncio.sleep(0.01)
+            lags.append((time.time(), loop.time() - before - 0.01))
+
+    async def join() -> float:
+        started = time.perf_counter()
+        whole = ""
+        async with contextlib.aclosing(store.subscribe(LONG_RUN, compact=True)) as joined:
+            async for _, event in joined:  # the snapshot, then the end (the run ended)
+                if event["type"] == "MESSAGES_SNAPSHOT":
+                    whole = "".join(str(m.get("content", "")) for m in event["messages"])
+        if whole != DELTA * events:
+            problems.append(f"the snapshot holds {len(whole)} characters, not {events * 8}")
+        return time.perf_counter() - started
+
+    tasks = [asyncio.ensure_future(live(n)) for n in range(runs)]
+    tick = asyncio.ensure_future(ticker())
+    await asyncio.sleep(max(1.0, 3 * interval))  # every run started and read
+    quiet: list[tuple[float, float]] = []
+    folding: list[tuple[float, float]] = []
+    durations: list[float] = []
+    for _ in range(rounds):
+        begin = time.time()
+        await asyncio.sleep(window)
+        quiet.append((begin, time.time()))
+        begin = time.time()
+        durations.append(await join())
+        folding.append((begin, time.time()))
+    stop.set()
+    await asyncio.gather(*tasks)
+    await tick
+    slowest = max((entry["duration"] for entry in await client.slowlog_get(128)), default=0)
+    await store.aclose()
+    await client.aclose()
+
+    def within(spans: list[tuple[float, float]], items: list[tuple[float, float]]) -> list[float]:
+        return [value for at, value in items if any(a <= at < b for a, b in spans)]
+
+    return {
+        "quiet": within(quiet, samples),
+        "folding": within(folding, samples),
+        "lag_quiet": within(quiet, lags),
+        "lag_folding": within(folding, lags),
+        "durations": durations,
+        "slowest_ms": slowest / 1000,
+        "problems": problems,
+        "delivered": len(samples),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=200_000, help="deltas of the long run")
+    parser.add_argument("--runs", type=int, default=200, help="other live runs")
+    parser.add_argument("--interval", type=float, default=0.2, help="seconds between deltas")
+    parser.add_argument("--rounds", type=int, default=3, help="folds")
+    parser.add_argument("--window", type=float, default=3.0, help="quiet seconds before a fold")
+    parser.add_argument("--quick", action="store_true", help="CI: small, checks no time")
+    args = parser.parse_args()
+    if args.quick:
+        args.events, args.runs, args.rounds, args.window = 20_000, 20, 1, 1.0
+
+    from tests.redis.harness import RedisServer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp)).start()
+        try:
+            r = asyncio.run(
+                bench(server.url, args.events, args.runs, args.interval, args.rounds, args.window)
+            )
+        finally:
+            server.stop()
+    print(
+        f"{args.runs} live runs, a delta every {args.interval:g} s each "
+        f"({args.runs / args.interval:,.0f} events/s); a compact joiner of a "
+        f"{args.events:,}-event run {args.rounds}x; {os.cpu_count()} CPUs (shared)\n"
+    )
+    print(f"{'other runs':<26} {'quiet':>10} {'folding':>10} {'ratio':>7}")
+    for name, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
+        a = percentile(r["quiet"], q) * 1e3
+        b = percentile(r["folding"], q) * 1e3
+        print(f"{'latency ' + name:<26} {a:>8.1f}ms {b:>8.1f}ms {b / a:>6.2f}x")
+    for name, q in (("p99", 0.99), ("max", 1.0)):
+        a = percentile(r["lag_quiet"], q) * 1e3
+        b = percentile(r["lag_folding"], q) * 1e3
+        print(f"{'event-loop lag ' + name:<26} {a:>8.1f}ms {b:>8.1f}ms")
+    print(f"{'deltas measured':<26} {len(r['quiet']):>10,} {len(r['folding']):>10,}")
+    folds = ", ".join(f"{d:.2f}" for d in r["durations"])
+    print(
+        f"\nfold of {args.events:,} events: {folds} s; Redis's slowest command "
+        f"{r['slowest_ms']:.1f} ms"
+    )
+    if r["problems"]:
+        print("FAILED:", r["problems"][:5])
+        sys.exit(1)
+    if args.quick and not (r["quiet"] and r["folding"]):
+        print("FAILED: no delta measured in a window")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
