@@ -1,7 +1,7 @@
 """A compact joiner of a long run beside a replica's other live runs.
 
     .venv/bin/python benchmarks/redis_fold_isolation.py [--events 200000] [--runs 200]
-        [--interval 0.2] [--rounds 3] [--window 3] [--quick]
+        [--interval 0.2] [--rounds 3] [--window 3] [--repeat 1] [--baseline DIR] [--quick]
 
 Starts a redis-server (tests/redis/harness.py, loopback) and stores one run of
 ``--events`` text deltas. Then one replica (this process, one event loop, a
@@ -15,11 +15,14 @@ process:
 * publish -> deliver latency of the other runs' deltas (p50 / p99 / max), for
   deltas published in the quiet windows and for those published while a fold ran;
 * the event loop's lag (a 10 ms ticker's oversleep, p99 / max) in both;
+* the replica's and Redis's CPU (% of a core) in both;
 * how long each fold took, and Redis's slowest command (``SLOWLOG``).
 
-``--quick`` (CI) is small and asserts only what is not time: every delta
-delivered in order, every fold's snapshot holding the whole message. The machine
-is shared (2 cores): compare the two columns of one run, not runs.
+``--baseline DIR`` measures another checkout (its ``src``) in turn with this one,
+``--repeat`` times each, so both see the same machine: each measurement is a
+process of its own. ``--quick`` (CI) is small and asserts only what is not time:
+every delta delivered in order, every fold's snapshot holding the whole message.
+The machine is shared (2 cores): compare the columns of one run, not runs.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,7 +96,7 @@ async def bench(
         yield {"type": "RUN_FINISHED", "threadId": "bench", "runId": run_id}
 
     async def live(n: int) -> None:
-        run_id = f"fold-isolation-{n}"
+        run_id = f"fold-isolation-{os.getpid()}-{n}"  # (one Redis for every measurement)
         task = await store.start(run_id, produce(run_id, interval * n / runs))
         expected = 1
         async for event_id, event in store.subscribe(run_id):
@@ -130,13 +135,23 @@ async def bench(
     quiet: list[tuple[float, float]] = []
     folding: list[tuple[float, float]] = []
     durations: list[float] = []
+    cpu = {"quiet": [0.0, 0.0, 0.0], "folding": [0.0, 0.0, 0.0]}  # seconds: wall, replica, Redis
+
+    async def used() -> tuple[float, float, float]:
+        info = await client.info("cpu")
+        redis_cpu = float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        return time.time(), time.process_time(), redis_cpu
+
     for _ in range(rounds):
-        begin = time.time()
+        before = await used()
         await asyncio.sleep(window)
-        quiet.append((begin, time.time()))
-        begin = time.time()
+        after = await used()
+        quiet.append((before[0], after[0]))
         durations.append(await join())
-        folding.append((begin, time.time()))
+        done = await used()
+        folding.append((after[0], done[0]))
+        for name, a, b in (("quiet", before, after), ("folding", after, done)):
+            cpu[name] = [total + y - x for total, x, y in zip(cpu[name], a, b, strict=True)]
     stop.set()
     await asyncio.gather(*tasks)
     await tick
@@ -153,10 +168,29 @@ async def bench(
         "lag_quiet": within(quiet, lags),
         "lag_folding": within(folding, lags),
         "durations": durations,
+        "cpu": cpu,
         "slowest_ms": slowest / 1000,
         "problems": problems,
         "delivered": len(samples),
     }
+
+
+def _add(a: dict[str, list[float]], b: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {k: [x + y for x, y in zip(a[k], b[k], strict=True)] for k in a}
+
+
+def child(url: str, args: argparse.Namespace, src: Path) -> dict[str, Any]:
+    """One measurement in a process of its own, importing agui_wire from ``src``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT)])}
+    sizes = [args.events, args.runs, args.interval, args.rounds, args.window]
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", url, *map(str, sizes)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def main() -> None:
@@ -164,48 +198,94 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=200_000, help="deltas of the long run")
     parser.add_argument("--runs", type=int, default=200, help="other live runs")
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between deltas")
-    parser.add_argument("--rounds", type=int, default=3, help="folds")
+    parser.add_argument("--rounds", type=int, default=3, help="folds per measurement")
     parser.add_argument("--window", type=float, default=3.0, help="quiet seconds before a fold")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements per tree")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout, measured in turn with this one"
+    )
     parser.add_argument("--quick", action="store_true", help="CI: small, checks no time")
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        url, events, runs, interval, rounds, window = args.child
+        result = asyncio.run(
+            bench(url, int(events), int(runs), float(interval), int(rounds), float(window))
+        )
+        print(json.dumps(result), flush=True)
+        return
     if args.quick:
         args.events, args.runs, args.rounds, args.window = 20_000, 20, 1, 1.0
 
     from tests.redis.harness import RedisServer
 
+    trees = {"this tree": ROOT / "src"}
+    if args.baseline is not None:
+        trees = {"baseline": args.baseline.resolve() / "src", **trees}
+    results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp)).start()
         try:
-            r = asyncio.run(
-                bench(server.url, args.events, args.runs, args.interval, args.rounds, args.window)
-            )
+            for _ in range(args.repeat):  # in turn, so both see the same machine
+                for name, src in trees.items():
+                    r = child(server.url, args, src)
+                    total = results.setdefault(name, {k: [] for k in r if k != "slowest_ms"})
+                    for key, value in r.items():
+                        if key == "slowest_ms":
+                            total["slowest"] = max(total.get("slowest", 0.0), value)
+                        elif key == "cpu":
+                            total[key] = value if not total[key] else _add(total[key], value)
+                        elif key != "delivered":
+                            total[key] += value
         finally:
             server.stop()
     print(
         f"{args.runs} live runs, a delta every {args.interval:g} s each "
         f"({args.runs / args.interval:,.0f} events/s); a compact joiner of a "
-        f"{args.events:,}-event run {args.rounds}x; {os.cpu_count()} CPUs (shared)\n"
+        f"{args.events:,}-event run, {args.rounds * args.repeat} folds per tree; "
+        f"{os.cpu_count()} CPUs (shared)\n"
     )
-    print(f"{'other runs':<26} {'quiet':>10} {'folding':>10} {'ratio':>7}")
-    for name, q in (("p50", 0.5), ("p99", 0.99), ("max", 1.0)):
-        a = percentile(r["quiet"], q) * 1e3
-        b = percentile(r["folding"], q) * 1e3
-        print(f"{'latency ' + name:<26} {a:>8.1f}ms {b:>8.1f}ms {b / a:>6.2f}x")
-    for name, q in (("p99", 0.99), ("max", 1.0)):
-        a = percentile(r["lag_quiet"], q) * 1e3
-        b = percentile(r["lag_folding"], q) * 1e3
-        print(f"{'event-loop lag ' + name:<26} {a:>8.1f}ms {b:>8.1f}ms")
-    print(f"{'deltas measured':<26} {len(r['quiet']):>10,} {len(r['folding']):>10,}")
-    folds = ", ".join(f"{d:.2f}" for d in r["durations"])
-    print(
-        f"\nfold of {args.events:,} events: {folds} s; Redis's slowest command "
-        f"{r['slowest_ms']:.1f} ms"
-    )
-    if r["problems"]:
-        print("FAILED:", r["problems"][:5])
-        sys.exit(1)
-    if args.quick and not (r["quiet"] and r["folding"]):
-        print("FAILED: no delta measured in a window")
+    print(f"{'':<22}" + "".join(f"{name:>32}" for name in results))
+    print(f"{'other runs':<22}" + f"{'quiet':>10} {'folding':>10} {'ratio':>10}" * len(results))
+    rows: list[tuple[str, str, float]] = [
+        ("latency p50", "", 0.5),
+        ("latency p99", "", 0.99),
+        ("latency max", "", 1.0),
+        ("event-loop lag p99", "lag_", 0.99),
+        ("event-loop lag max", "lag_", 1.0),
+    ]
+    for label, prefix, q in rows:
+        line = f"{label:<22}"
+        for r in results.values():
+            a = percentile(r[prefix + "quiet"], q) * 1e3
+            b = percentile(r[prefix + "folding"], q) * 1e3
+            line += f"{a:>8.1f}ms {b:>8.1f}ms {b / a:>9.2f}x"
+        print(line)
+    for label, column in (("replica CPU, % of core", 1), ("Redis CPU, % of core", 2)):
+        line = f"{label:<22}"
+        for r in results.values():
+            a, b = (100 * r["cpu"][w][column] / r["cpu"][w][0] for w in ("quiet", "folding"))
+            line += f"{a:>9.0f}% {b:>9.0f}% {b / a:>9.2f}x"
+        print(line)
+    line = f"{'deltas measured':<22}"
+    for r in results.values():
+        line += f"{len(r['quiet']):>10,} {len(r['folding']):>10,} {'':>10}"
+    print(line)
+    print()
+    problems = False
+    for name, r in results.items():
+        folds = ", ".join(f"{d:.2f}" for d in r["durations"])
+        print(
+            f"{name}: fold of {args.events:,} events {folds} s; Redis's slowest command "
+            + (f"{r['slowest']:.1f} ms" if r["slowest"] else "under 5 ms")
+        )
+        if r["problems"]:
+            print(f"{name} FAILED:", r["problems"][:5])
+            problems = True
+        if not (r["quiet"] and r["folding"]):
+            print(f"{name} FAILED: no delta measured in a window")
+            problems = True
+    if problems:
         sys.exit(1)
 
 
