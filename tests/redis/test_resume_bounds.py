@@ -1,13 +1,17 @@
-"""Resume positions past the end are the client's error (issue 23 item 7), against
-the real redis-server, on both transports: ``Last-Event-ID: 8`` on a run of 7
-events that has ended is a 400 (Python: ``ResumePastEnd``, a ``ValueError``), a
-number too big to be an index (``?after=99999999999999999999``) a 400; ``maxlen``
+"""Resume positions a run never gave are the client's error, against the real
+redis-server, on both transports: ``Last-Event-ID: 8`` on a run of 7 events that
+has ended is a 400 (Python: ``ResumePastEnd``, a ``ValueError``), and so is a
+position past what a live run stored; a generation the run never had
+(``2-42``) is a 400 (``UnknownGeneration``), never "replaced"; a number too big
+to be an index (``?after=99999999999999999999``, 10,000 digits) a 400 naming our
+limit, measured by its length before its value; ``maxlen``
 and ``compact=True`` work together: a compact joiner of a trimmed run gets a
 snapshot standing for the events it cannot replay, then the rest.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -15,7 +19,7 @@ import redis.asyncio as aioredis
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire._apply import Compactor
-from agui_wire.errors import ResumePastEnd
+from agui_wire.errors import ResumePastEnd, RunReplaced, UnknownGeneration
 from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 from tests.redis.test_store import call
@@ -71,6 +75,61 @@ def test_a_resume_past_the_end_is_a_client_error(redis_server, run_id, accept) -
         with pytest.raises(ValueError, match="ended after event 7"):
             await collect(store, run_id, after=8)
         assert await collect(store, run_id, after=7) == []
+        await r.aclose()
+
+    run(main())
+
+
+def test_positions_a_live_run_never_gave(redis_server, run_id) -> None:
+    """Past what the live run stored: what was asked and where the run is. A made-up
+    generation: what is known (not one of this run's), not "replaced". Too long: our
+    limit, not Python's int conversion's."""
+
+    async def main() -> None:
+        r = aioredis.from_url(redis_server.url)
+        store = RunStore(r, lease=5)
+        go = asyncio.Event()
+
+        async def held() -> Any:
+            for event in RUN[:3]:
+                yield event
+            await go.wait()
+            for event in RUN[3:]:
+                yield event
+
+        task = await store.start(run_id, held())
+        assert task is not None
+        got = []
+        async for event_id, _ in store.subscribe(run_id):
+            got.append(event_id)
+            if len(got) == 3:
+                break
+        generation = got[-1].generation
+        assert generation is not None
+        with pytest.raises(ResumePastEnd) as caught:
+            await collect(store, run_id, after=f"50-{generation}")
+        assert caught.value.live
+        assert str(caught.value).endswith(
+            "resuming after event 50, but the run is live with 3 events stored so far: "
+            "event 50 is not one it gave (or the store lost events it had acknowledged)"
+        )
+        with pytest.raises(UnknownGeneration) as unknown:
+            await collect(store, run_id, after="2-42")
+        assert not isinstance(unknown.value, RunReplaced)
+        assert isinstance(unknown.value, ValueError)
+        assert (unknown.value.generation, unknown.value.stored) == (42, generation)
+        assert "names generation 42, which is not a generation of this run" in str(unknown.value)
+        for position in ("9" * 10_000, f"1-{'2' * 10_000}", 10**10_000):
+            with pytest.raises(ValueError, match=r"at most|0 to 9,007") as long:
+                await collect(store, run_id, after=position)
+            assert "set_int_max_str_digits" not in str(long.value)
+            assert len(str(long.value)) < 300
+        for headers in ([("last-event-id", "2-42")], [("last-event-id", "9" * 10_000)]):
+            start, bodies = await call(store.response(run_id), headers=headers)
+            assert start["status"] == 400
+            assert b"set_int_max_str_digits" not in b"".join(bodies)
+        go.set()
+        assert await task == 7
         await r.aclose()
 
     run(main())

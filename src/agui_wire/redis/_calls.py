@@ -41,6 +41,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
+from ._outage import Outage
 from ._pipeline import Pipeliner, within
 from ._scripts import Script
 from ._settings import COMMAND_LANES, PAGE_LANES, Settings
@@ -71,6 +72,7 @@ class Calls:
         self.timeout = settings.command_timeout
         self.pipeliner = Pipeliner(redis, COMMAND_LANES, settings.command_timeout)
         self.page_lanes = Pipeliner(redis, PAGE_LANES, settings.command_timeout)
+        self.outage = Outage()
         self._healed = -1.0
         self.supported = False  # Redis took the script ``ready`` probes
         self._probing = asyncio.Lock()
@@ -97,6 +99,7 @@ class Calls:
                     error = StoreUnavailable(
                         keys.run_id, f"Redis {what} for {self.reconnect:g} s: {exc}"
                     )
+                    self.outage.unavailable(error)
                     raise error from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
@@ -104,6 +107,8 @@ class Calls:
             except ResponseError as exc:
                 raise await self.refused(keys, exc) from exc
             else:
+                if self.outage.since is not None:
+                    self.outage.answered()
                 return reply
 
     def node_of(self, key: bytes) -> dict[str, Any]:
@@ -158,7 +163,10 @@ class Calls:
             return lanes.call("EVALSHA", script.sha, len(names), *names, *args, script=script.body)
 
         try:  # the usual case without the retry loop's frames (a call per event)
-            return list(await send())
+            reply = list(await send())
+            if self.outage.since is not None:
+                self.outage.answered()
+            return reply
         except RETRYABLE:
             return list(await self.retry(keys, send))
         except ResponseError as exc:

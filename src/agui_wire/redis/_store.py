@@ -18,11 +18,11 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from .._runstore.batches import Batch, Prefix
-from .._runstore.http import RunResponse
+from .._runstore.http import RunResponse, log_fault
 from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
-from ..errors import StoreDraining
+from ..errors import StoreDraining, StoreError
 from ._calls import Calls
 from ._claim import claim
 from ._drain import drain, on_signal
@@ -46,7 +46,7 @@ class RunStore:
     tolerated per call before ``StoreUnavailable``; live producers and readers
     give up sooner, once Redis has not answered for ``min(reconnect, lease + 1)``
     s (a stalled or black-holed Redis: the store's calls have deadlines of their
-    own). The client must allow 21 connections; a Redis Cluster client's
+    own). The client must allow 23 connections; a Redis Cluster client's
     ``socket_timeout``, if set, must be at least the blocking read
     (``poll + max(1, poll)``): ``ValueError`` otherwise. ``batch``: events per run
     in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
@@ -182,12 +182,12 @@ class RunStore:
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
+        error = None if task.cancelled() else task.exception()
         if isinstance(error, StoreDraining):  # handed over: not a failure
             logger.info("background run handed over: %s", error)
-        elif error is not None:
+        elif isinstance(error, StoreError):  # typed, expected: one line (an outage once)
+            log_fault(error, "background run", logger)
+        elif error is not None:  # the agent's own failure, or a bug
             logger.error("background run failed", exc_info=error)
 
     # -- shutting down ---------------------------------------------------------------
@@ -303,10 +303,11 @@ class RunStore:
         generation is not checked). With ``compact`` (and no ``after``) a snapshot
         stands for the events so far (``agui_wire._apply``); its events carry the id
         of the last event they stand for. Raises ``RunNotFound``,
-        ``ResumePastEnd`` (``after`` past the end of a run that has ended; a
-        ``ValueError``), ``RunReplaced`` (``after`` is of a run that was lost and
-        produced again), ``HistoryTrimmed``, ``RunLost``, ``StoreCorrupted``,
-        ``StoreUnavailable``."""
+        ``ResumePastEnd`` (``after`` past the run's last stored event, ended or
+        live), ``UnknownGeneration`` (``after`` names a generation the run never
+        had; both ``ValueError``s), ``RunReplaced`` (``after`` is of a run that was
+        lost and produced again), ``HistoryTrimmed``, ``RunLost``,
+        ``StoreCorrupted``, ``StoreUnavailable``."""
         position = _position(after)
         subscription = self._reading.subscription(owner, run_id, position, compact)
         async for batch in subscription.batches():
@@ -334,14 +335,15 @@ class RunStore:
         id as the store gives them (``n-<generation>``) or a plain index ``n``.
         ``options`` go to ``EventStreamResponse`` (``keepalive``, ``strict``,
         ``headers``...). Statuses (docs/scaling.md has the whole table): an unknown
-        run 404; a run id that is not one, a position that is not one, or a
-        position past the end of a run that has ended 400 (nothing of the run is
-        sent); Redis unreachable 503 (with ``Retry-After``). A position the store
-        cannot continue from is a 200 whose body is one ``RUN_ERROR``: trimmed
-        (``HISTORY_TRIMMED``), of a run that was lost and produced again
+        run 404; a run id that is not one, a position that is not one, past the
+        run's last stored event (ended or live) or of a generation the run never
+        had 400 (nothing of the run is sent); Redis unreachable 503 (with
+        ``Retry-After``; the body names no host, port or error). A position the
+        store cannot continue from is a 200 whose body is one ``RUN_ERROR``:
+        trimmed (``HISTORY_TRIMMED``), of a run that was lost and produced again
         (``RUN_REPLACED``), lost (``RUN_LOST``); a key holding what the store never
-        wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not a
-        string: ``ValueError``."""
+        wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not
+        a string: ``ValueError``."""
         position = _position(after)
         check_owner(owner)  # a caller's mistake now; a run id that is not one is a 400
         return RunResponse(
