@@ -111,6 +111,12 @@ class Calls:
                     self.outage.answered()
                 return reply
 
+    def close(self) -> None:
+        """Every call queued, in flight or made later fails at once (``aclose``):
+        both kinds of lanes."""
+        self.pipeliner.close()
+        self.page_lanes.close()
+
     def node_of(self, key: bytes) -> dict[str, Any]:
         """``execute_command`` options sending a command straight to the master of
         ``key``'s slot (nothing on one Redis)."""

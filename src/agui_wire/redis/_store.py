@@ -278,7 +278,7 @@ class RunStore:
             )
             for task in tasks:
                 task.cancel()
-        self._calls.pipeliner.close()
+        self._calls.close()
         while tasks := self._running():
             await asyncio.wait(tasks)
 
