@@ -147,6 +147,7 @@ bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_scale.py
 	$(BIN)/python benchmarks/redis_fold_isolation.py --repeat 2
 	$(BIN)/python benchmarks/redis_memory.py
+	$(BIN)/python benchmarks/runstore_cost.py
 	$(MAKE) bench-redis-throughput
 
 # RunStore beside the same producers and readers through asyncio.Queues, per delivered

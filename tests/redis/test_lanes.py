@@ -14,14 +14,16 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from agui_wire._runstore import folds
+from agui_wire._runstore.read import PAGE_EVENTS
 from agui_wire.redis import RunStore
-from agui_wire.redis._pages import PAGE, PAGE_EVENTS
+from agui_wire.redis._pages import PAGE
 from agui_wire.redis._pipeline import Pipeliner
 from agui_wire.redis._producer import APPEND, RENEW
-from tests.redis.conftest import run
+from tests.support.stores import Opened
+
+pytestmark = pytest.mark.anyio
 
 LONG = 20_000
 
@@ -50,7 +52,9 @@ def name(args: tuple[Any, ...]) -> str:
     return NAMES.get(str(args[1]), "EVALSHA") if command == "EVALSHA" else command
 
 
-def test_an_append_never_waits_behind_a_page_read(redis_server, run_id, monkeypatch) -> None:
+async def test_an_append_never_waits_behind_a_page_read(
+    opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
+) -> None:
     """Compact joiners fold a long run (pages back to back) while producers append:
     every pipeline the store sends is recorded with the lanes that sent it."""
     sent: list[tuple[int, list[str]]] = []  # (the lanes, what one pipeline carried)
@@ -61,31 +65,24 @@ def test_an_append_never_waits_behind_a_page_read(redis_server, run_id, monkeypa
         await real(self, calls, held)
 
     monkeypatch.setattr(Pipeliner, "_send", spy)
+    store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    long_id = f"{run_id}-long"
+    await store.publish(long_id, token_run(long_id, LONG))
+    sent.clear()
 
-    async def main() -> None:
-        client = aioredis.from_url(redis_server.url)
-        store = RunStore(client, lease=5)
-        long_id = f"{run_id}-long"
-        await store.publish(long_id, token_run(long_id, LONG))
-        sent.clear()
+    async def join() -> None:
+        async with contextlib.aclosing(store.subscribe(long_id, compact=True)) as joined:
+            async for _ in joined:
+                pass
 
-        async def join() -> None:
-            async with contextlib.aclosing(store.subscribe(long_id, compact=True)) as joined:
-                async for _ in joined:
-                    pass
+    async def produce(n: int) -> int:
+        return await store.publish(f"{run_id}-{n}", paced(token_run(f"{run_id}-{n}", 150)))
 
-        async def produce(n: int) -> int:
-            return await store.publish(f"{run_id}-{n}", paced(token_run(f"{run_id}-{n}", 150)))
-
-        # each joiner folds on its own: a finished fold is reused for ``poll`` s only
-        joiners = [asyncio.ensure_future(join())]
-        produced = await asyncio.gather(*(produce(n) for n in range(8)))
-        await asyncio.gather(*joiners)
-        assert produced == [154] * 8
-        await store.aclose()
-        await client.aclose()
-
-    run(main())
+    # each joiner folds on its own: a finished fold is reused for ``poll`` s only
+    joiners = [asyncio.ensure_future(join())]
+    produced = await asyncio.gather(*(produce(n) for n in range(8)))
+    await asyncio.gather(*joiners)
+    assert produced == [154] * 8
     with_pages = [(lanes, names) for lanes, names in sent if "PAGE" in names]
     with_appends = [(lanes, names) for lanes, names in sent if "APPEND" in names]
     assert with_pages
@@ -102,7 +99,9 @@ def test_an_append_never_waits_behind_a_page_read(redis_server, run_id, monkeypa
     assert sum(names.count("PAGE") for _, names in with_pages) >= LONG // PAGE_EVENTS
 
 
-def test_a_fold_gives_the_event_loop_back(redis_server, run_id, monkeypatch) -> None:
+async def test_a_fold_gives_the_event_loop_back(
+    opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
+) -> None:
     """Events fed to the fold between two turns of the event loop: at most FEED_STEP."""
     fed = [0]
     most = [0]
@@ -123,46 +122,35 @@ def test_a_fold_gives_the_event_loop_back(redis_server, run_id, monkeypatch) -> 
             await asyncio.sleep(0)
         return count
 
-    async def main() -> None:
-        client = aioredis.from_url(redis_server.url)
-        store = RunStore(client, lease=5)
-        await store.publish(run_id, token_run(run_id, LONG))
-        stop = asyncio.Event()
-        counting = asyncio.ensure_future(turns(stop))
-        got = [event async for _, event in store.subscribe(run_id, compact=True)]
-        stop.set()
-        await counting
-        assert [e["type"] for e in got] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
-        assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
-        await store.aclose()
-        await client.aclose()
-
-    run(main())
+    store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    await store.publish(run_id, token_run(run_id, LONG))
+    stop = asyncio.Event()
+    counting = asyncio.ensure_future(turns(stop))
+    got = [event async for _, event in store.subscribe(run_id, compact=True)]
+    stop.set()
+    await counting
+    assert [e["type"] for e in got] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
     assert 0 < most[0] <= folds.FEED_STEP
 
 
 @pytest.mark.parametrize("events", [1, PAGE_EVENTS + 5])
-def test_a_page_holds_at_most_page_events(redis_server, run_id, events) -> None:
+async def test_a_page_holds_at_most_page_events(
+    opened: Opened, redis_server: Any, run_id: str, events: int
+) -> None:
     """Whatever the byte budget allows, a page is PAGE_EVENTS events at most, and
     the pages follow on. Redis runs nothing else while it builds a page, ~1 us
     per event (more as a page grows: Lua's tables): 1,024 events keep it near a
     millisecond."""
     assert PAGE_EVENTS <= 1024
-
-    async def main() -> None:
-        client = aioredis.from_url(redis_server.url)
-        store = RunStore(client, lease=5)
-        await store.publish(run_id, token_run(run_id, 4 * PAGE_EVENTS + events))
-        reading = store._reading
-        keys = store._settings.layout.keys(None, run_id)
-        sizes, cursor = [], 0
-        async for batch in reading.pages(keys, 0, None):
-            assert batch.first == cursor + 1
-            cursor = batch.last
-            sizes.append(len(batch.payloads))
-        assert cursor == 4 * PAGE_EVENTS + events + 4
-        assert max(sizes) == PAGE_EVENTS
-        await store.aclose()
-        await client.aclose()
-
-    run(main())
+    store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    await store.publish(run_id, token_run(run_id, 4 * PAGE_EVENTS + events))
+    reading = store._reading
+    keys = store._settings.layout.keys(None, run_id)
+    sizes, cursor = [], 0
+    async for batch in reading.pages(keys, 0, None):
+        assert batch.first == cursor + 1
+        cursor = batch.last
+        sizes.append(len(batch.payloads))
+    assert cursor == 4 * PAGE_EVENTS + events + 4
+    assert max(sizes) == PAGE_EVENTS
