@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
+import inspect
 import logging
 import signal
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
@@ -213,7 +215,9 @@ class Store(Generic[R]):
         is let go, not cancelled). Its background runs are cancelled and end with
         ``RUN_ERROR`` (code ``CANCELLED``); its readers, and every later call, get
         ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
-        terminal event). Call it on shutdown."""
+        terminal event). Returns within twice the store's close grace after the
+        drain, whatever the runs' sources do: a run's task that outlives its
+        cancellation is logged, with what it awaits, and left. Call it on shutdown."""
         if self._restore_signal is not None:
             self._restore_signal()
             self._restore_signal = None
@@ -236,8 +240,18 @@ class Store(Generic[R]):
             for task in tasks:
                 task.cancel()
         self._closed()
-        while tasks := self._running():
-            await asyncio.wait(tasks)
+        # Cancelled twice, the store's calls closed: a run that still runs awaits
+        # something of its own (its events' source), not the store. Named in the
+        # log and left, so that a shutdown always finishes.
+        deadline = loop.time() + grace
+        while (tasks := self._running()) and loop.time() < deadline:
+            await asyncio.wait(tasks, timeout=deadline - loop.time())
+        for task in tasks:
+            self._logger.error(
+                "a run's task did not end within %g s of its cancellation, left running:\n%s",
+                2 * grace,
+                _stack(task),
+            )
 
     def _running(self) -> set[asyncio.Task[Any]]:
         return {task for task in self._tasks if not task.done()}
@@ -307,6 +321,23 @@ class Store(Generic[R]):
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+def _stack(task: asyncio.Task[Any]) -> str:
+    """What ``task`` awaits, outermost first (``Task.print_stack`` shows one frame)."""
+    lines = [repr(task)]
+    step: Any = task.get_coro()
+    while step is not None:
+        if type(step).__name__ in ("async_generator_asend", "async_generator_athrow"):
+            # an async generator's step: the generator itself says where it is
+            step = next((r for r in gc.get_referents(step) if inspect.isasyncgen(r)), step)
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        if frame is None:
+            lines.append(f"  awaits {step!r}")
+            break
+        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    return "\n".join(lines)
 
 
 def check_after(after: int | str | None) -> EventId | None:
