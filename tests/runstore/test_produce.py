@@ -162,10 +162,11 @@ async def test_aclose_returns_when_a_run_outlives_its_cancellation(
     the store's close grace, the task logged at ERROR with what it awaits."""
     store = kit.store()
     store._close_grace = grace = 0.5  # (the backend's: 4 s by default)
-    stop = asyncio.Event()
+    stop, running = asyncio.Event(), asyncio.Event()
 
     async def stubborn():
         yield RUN[0]
+        running.set()  # (no reader: a tail's lane is another test's)
         while not stop.is_set():
             try:
                 await stop.wait()
@@ -174,7 +175,7 @@ async def test_aclose_returns_when_a_run_outlives_its_cancellation(
 
     task = await store.start(run_id, stubborn())
     assert task is not None
-    await read(store, run_id, 1)
+    await asyncio.wait_for(running.wait(), 10)
     closing = asyncio.ensure_future(store.aclose())
     try:
         done, _ = await asyncio.wait({closing}, timeout=2 * grace + 5)
