@@ -11,6 +11,7 @@ responses of one run share each batch's bytes.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
@@ -135,10 +136,11 @@ async def test_a_resume_past_the_end_is_a_client_error(kit: Kit, run_id: str, ac
     assert await collect(store, run_id, after=7) == []
 
 
-async def test_positions_a_live_run_never_gave(kit: Kit, run_id: str) -> None:
+async def test_positions_a_live_run_never_gave(kit: Kit, run_id: str, caplog: Any) -> None:
     """Past what the live run stored: what was asked and where the run is. A made-up
     generation: what is known (not one of this run's), not "replaced". Too long: our
-    limit, not Python's int conversion's. Each a 400 over HTTP."""
+    limit, not Python's int conversion's. Each a 400 over HTTP, the client's mistake:
+    logged at DEBUG, never with a traceback."""
     store = kit.store(lease=5)
     go = asyncio.Event()
 
@@ -172,6 +174,7 @@ async def test_positions_a_live_run_never_gave(kit: Kit, run_id: str) -> None:
             await collect(store, run_id, after=position)
         assert "set_int_max_str_digits" not in str(long.value)
         assert len(str(long.value)) < 300
+    caplog.set_level(logging.DEBUG)
     for value, said in (
         (f"50-{generation}", b"the run is live with 3 events stored so far"),
         ("2-42", b"which is not a generation of this run"),
@@ -184,6 +187,7 @@ async def test_positions_a_live_run_never_gave(kit: Kit, run_id: str) -> None:
             assert said in body, body[:300]
             assert b"set_int_max_str_digits" not in body
             assert len(body) < 300
+    assert not [r for r in caplog.records if r.levelno > logging.DEBUG or r.exc_info]
     go.set()
     assert await task == 7
 
