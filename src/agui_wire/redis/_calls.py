@@ -1,7 +1,10 @@
 """A store's short calls to Redis: pipelined, retried, their refusals typed.
 
-Strategy: every short command and script call goes through the store's
-``Pipeliner`` (a few connections, batched, each round trip with a deadline).
+Strategy: every short command and script call goes through the store's command
+lanes (a ``Pipeliner``: a few connections, batched, each round trip with a
+deadline); the scripts that read a page of a run (``Script.pages``) go through
+page lanes of their own, so a short command (an append, a lease renewal) never
+waits behind a page: not in one pipeline, not for a lane.
 What passes (``RETRYABLE``: a connection error, a timeout, a master demoted to a
 replica, a cluster slot moving) is retried with backoff for ``reconnect``
 seconds, then is ``StoreUnavailable``; the scripts are idempotent, so a retry
@@ -38,9 +41,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
+from ._outage import Outage
 from ._pipeline import Pipeliner, within
 from ._scripts import Script
-from ._settings import COMMAND_LANES, Settings
+from ._settings import COMMAND_LANES, PAGE_LANES, Settings
 
 # What passes: a connection, a cluster without a master for a slot yet (failover),
 # a write to a node that just became a replica.
@@ -59,7 +63,7 @@ T = TypeVar("T")
 
 
 class Calls:
-    """One store's client, its command lanes and its retry policy."""
+    """One store's client, its command and page lanes and its retry policy."""
 
     def __init__(self, redis: Any, settings: Settings) -> None:
         self.redis = redis
@@ -67,6 +71,8 @@ class Calls:
         self.reconnect = settings.reconnect
         self.timeout = settings.command_timeout
         self.pipeliner = Pipeliner(redis, COMMAND_LANES, settings.command_timeout)
+        self.page_lanes = Pipeliner(redis, PAGE_LANES, settings.command_timeout)
+        self.outage = Outage()
         self._healed = -1.0
         self.supported = False  # Redis took the script ``ready`` probes
         self._probing = asyncio.Lock()
@@ -79,7 +85,7 @@ class Calls:
         delay = 0.05
         while True:
             try:
-                return await fn()
+                reply = await fn()
             except RETRYABLE as exc:  # first: READONLY, TRYAGAIN, ASK are ResponseErrors too
                 if self.pipeliner.closed is not None:
                     raise StoreUnavailable(keys.run_id, CLOSED) from None
@@ -90,14 +96,26 @@ class Calls:
                     what = (
                         "refused the command" if isinstance(exc, ResponseError) else "unreachable"
                     )
-                    raise StoreUnavailable(
+                    error = StoreUnavailable(
                         keys.run_id, f"Redis {what} for {self.reconnect:g} s: {exc}"
-                    ) from exc
+                    )
+                    self.outage.unavailable(error)
+                    raise error from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
                 await self.heal()
             except ResponseError as exc:
                 raise await self.refused(keys, exc) from exc
+            else:
+                if self.outage.since is not None:
+                    self.outage.answered()
+                return reply
+
+    def close(self) -> None:
+        """Every call queued, in flight or made later fails at once (``aclose``):
+        both kinds of lanes."""
+        self.pipeliner.close()
+        self.page_lanes.close()
 
     def node_of(self, key: bytes) -> dict[str, Any]:
         """``execute_command`` options sending a command straight to the master of
@@ -143,15 +161,18 @@ class Calls:
     async def run_script(
         self, keys: RunKeys, script: Script, names: list[str], args: list[Any]
     ) -> list[Any]:
-        """A script's reply as Redis sent it, pipelined and retried."""
+        """A script's reply as Redis sent it, pipelined (on the page lanes for a
+        ``Script.pages``) and retried."""
+        lanes = self.page_lanes if script.pages else self.pipeliner
 
         def send() -> Awaitable[Any]:
-            return self.pipeliner.call(
-                "EVALSHA", script.sha, len(names), *names, *args, script=script.body
-            )
+            return lanes.call("EVALSHA", script.sha, len(names), *names, *args, script=script.body)
 
         try:  # the usual case without the retry loop's frames (a call per event)
-            return list(await send())
+            reply = list(await send())
+            if self.outage.since is not None:
+                self.outage.answered()
+            return reply
         except RETRYABLE:
             return list(await self.retry(keys, send))
         except ResponseError as exc:

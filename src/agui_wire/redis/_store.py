@@ -41,7 +41,7 @@ class RunStore(Store[RunKeys]):
     tolerated per call before ``StoreUnavailable``; live producers and readers
     give up sooner, once Redis has not answered for ``min(reconnect, lease + 1)``
     s (a stalled or black-holed Redis: the store's calls have deadlines of their
-    own). The client must allow 21 connections; a Redis Cluster client's
+    own). The client must allow 23 connections; a Redis Cluster client's
     ``socket_timeout``, if set, must be at least the blocking read
     (``poll + max(1, poll)``): ``ValueError`` otherwise. ``batch``: events per run
     in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
@@ -143,4 +143,4 @@ class RunStore(Store[RunKeys]):
         self._reading.cancel()
 
     def _closed(self) -> None:
-        self._calls.pipeliner.close()
+        self._calls.close()
