@@ -9,10 +9,13 @@ the last, up to ``PAGE_EVENTS``; the next page is read while the caller uses
 this one.
 
 Contract: ``pages`` yields ``Batch``es that follow on from the cursor (checked by
-``_entries.entries``: ``HistoryTrimmed``, ``RunLost``, ``RunReplaced``,
-``StoreCorrupted``), up to ``stop`` or the run's end; ``RunLost`` when the
-stream vanished after the cursor. ``top`` checks an end marker against the
-event before it.
+``_entries.entries``: ``RunLost``, ``RunReplaced``, ``StoreCorrupted``), up to
+``stop`` or the run's end, and never leaves a gap: events missing after the
+cursor (a page that starts past it, or ends before ``stop``) raise
+``HistoryTrimmed`` when the stream now starts past them (``maxlen`` trimmed
+them), else ``RunLost`` (it holds events before and after them: a failover lost
+them); ``RunLost`` too when the stream vanished after the cursor. ``top``
+checks an end marker against the event before it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from .._runstore.batches import Batch
-from ..errors import RunLost, StoreCorrupted
+from ..errors import HistoryTrimmed, RunLost, StoreCorrupted, StoreError
 from ._calls import Calls
 from ._entries import entries, fields_of
 from ._keys import LOST, RunKeys, parse_id
@@ -106,14 +109,21 @@ async def pages(
         while True:
             found, cut = await ahead
             if not found:
+                if stop is not None and cursor < stop:  # events up to ``stop`` exist, or did
+                    raise await _missing(calls, keys, cursor)
                 if cursor and stop is None and not await calls.call(keys, "EXISTS", keys.stream):
                     raise RunLost(keys.run_id, LOST)
                 return
-            batch, ended = entries(keys, cursor, generation, found)
+            try:
+                batch, ended = entries(keys, cursor, generation, found)
+            except HistoryTrimmed:  # the page starts past the cursor: trimmed, or lost?
+                raise await _missing(calls, keys, cursor) from None
             del found
             generation = batch.generation
             if ended or (batch.last - cursor < count and not cut):
                 yield batch
+                if not ended and stop is not None and batch.last < stop:
+                    raise await _missing(calls, keys, batch.last)
                 return
             cursor = batch.last
             count = min(count * 4, PAGE_EVENTS)
@@ -124,6 +134,23 @@ async def pages(
             yield batch
     finally:
         ahead.cancel()
+
+
+async def _missing(calls: Calls, keys: RunKeys, cursor: int) -> StoreError:
+    """Why the events after ``cursor`` are not in the stream: ``HistoryTrimmed`` when
+    it starts past them (``XADD MAXLEN ~`` trims the oldest), ``RunLost`` when it
+    holds events up to the cursor (a failover lost the ones after) or nothing."""
+    first = await calls.call(keys, "XRANGE", keys.stream, "-", "+", "COUNT", 1)
+    if not first:
+        return RunLost(keys.run_id, LOST)
+    n, _ = parse_id(first[0][0])
+    if n > cursor + 1:
+        return HistoryTrimmed(keys.run_id, cursor, n)
+    return RunLost(
+        keys.run_id,
+        f"events after {cursor} are missing from the stream, which holds earlier and "
+        "later ones (a failover lost acknowledged events)",
+    )
 
 
 async def _page(

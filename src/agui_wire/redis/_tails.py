@@ -24,12 +24,14 @@ costs no check at all.
 Contract: ``Tails.attach(keys, position, inbox)`` makes the inbox receive every
 batch after the run's tail position (the reader fills any gap from its own
 position from Redis) until the run's end, or the error that stopped the run's
-tail; ``detach`` when the reader leaves. An error of one run (its stream
-trimmed, lost or not a stream) fails that run's readers only; Redis unreachable
-for ``reconnect`` seconds fails every run of the lane with ``StoreUnavailable``.
-``cancel`` (the store closes) fails every reader with ``StoreUnavailable`` at
-once, also those attaching later, whatever the lanes' tasks do (even cancelled
-before they ran).
+tail; ``detach`` when the reader leaves. A tail that finds its next events
+trimmed jumps to the oldest stored one (each reader fills the gap from its own
+position: ``HistoryTrimmed`` for a reader that needed them). An error of one run
+(its stream lost or not a stream) fails that run's readers only; Redis
+unreachable for ``reconnect`` seconds fails every run of the lane with
+``StoreUnavailable``. ``cancel`` (the store closes) fails every reader with
+``StoreUnavailable`` at once, also those attaching later, whatever the lanes'
+tasks do (even cancelled before they ran).
 """
 
 from __future__ import annotations
@@ -55,7 +57,14 @@ from .._decoder import decode_proto
 from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
-from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
+from ..errors import (
+    HistoryTrimmed,
+    RunLost,
+    RunReplaced,
+    StoreCorrupted,
+    StoreError,
+    StoreUnavailable,
+)
 from ._calls import RETRYABLE, Calls
 from ._entries import entries
 from ._keys import LOST, RunKeys
@@ -428,7 +437,12 @@ class _Lane:
             if run is None or not found:
                 continue  # left meanwhile
             try:
-                batch, ended = entries(run.keys, run.position, run.generation, found)
+                try:
+                    batch, ended = entries(run.keys, run.position, run.generation, found)
+                except HistoryTrimmed as exc:  # the tail jumps; each reader fills the gap
+                    # from its own position from Redis (a reader ahead skips it; one
+                    # behind gets HistoryTrimmed or RunLost from the pages: which)
+                    batch, ended = entries(run.keys, exc.first - 1, run.generation, found)
             except StoreError as exc:
                 tails.fail(run, exc)
                 continue
