@@ -110,6 +110,7 @@ async def claim(
                 new_generation(),
                 "1" if replay else "0",
             ],
+            settings.reconnect,
         )
         code, last = int(reply[0]), int(reply[1])
         if code == Reply.ABANDONED:  # end the run for its producer, as a reader would
@@ -135,7 +136,8 @@ async def claim(
 async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:
     """End a run whose producer vanished (no lease) with RUN_ERROR, as a reader's
     lease check does (the EXPIRE script: a live lease meanwhile leaves it)."""
-    found = await top(writing.calls, keys)
+    patience = writing.settings.reconnect  # (a claim's call)
+    found = await top(writing.calls, keys, patience)
     if found is None:
         return
     n, seq, fields = found
@@ -145,5 +147,12 @@ async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:
             event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
             terminal = event.get("type") in TERMINAL
     await expire(
-        writing.calls, writing.settings, keys, n, terminal=terminal, generation="", look=False
+        writing.calls,
+        writing.settings,
+        keys,
+        n,
+        terminal=terminal,
+        generation="",
+        look=False,
+        patience=patience,
     )

@@ -118,6 +118,7 @@ async def expire(
     terminal: bool,
     generation: int | str,
     look: bool,
+    patience: float | None = None,
 ) -> list[Any]:
     """End the run if its lease is gone (the EXPIRE script; see the module doc):
     ``known`` is the last event the caller has read, ``terminal`` whether that
@@ -131,7 +132,7 @@ async def expire(
         generation,
         int(look),
     ]
-    return await calls.run_script(keys, EXPIRE, keys.both, args)
+    return await calls.run_script(keys, EXPIRE, keys.both, args, patience)
 
 
 async def release(
@@ -150,10 +151,12 @@ async def release(
     return await calls.script(keys, RELEASE, names, args)
 
 
-async def lease_generation(calls: Calls, keys: RunKeys) -> int | bool | None:
+async def lease_generation(
+    calls: Calls, keys: RunKeys, patience: float | None = None
+) -> int | bool | None:
     """The generation its lease names (a run with no event yet; ``None``: a
     lease without one), or ``False``: no lease."""
-    holder = await calls.call(keys, "GET", keys.lease)
+    holder = await calls.call(keys, "GET", keys.lease, patience=patience)
     if holder is None:
         return False
     head, colon, _ = bytes(holder).partition(b":")

@@ -67,12 +67,16 @@ return {out, 0}
 )
 
 
-async def top(calls: Calls, keys: RunKeys) -> tuple[int, int, dict[bytes, Any]] | None:
+async def top(
+    calls: Calls, keys: RunKeys, patience: float | None = None
+) -> tuple[int, int, dict[bytes, Any]] | None:
     """The run's last entry: its index, its sequence (the generation, or the
     generation + 1 for the end) and fields; ``None`` when the stream has none.
     An end marker is checked against the event before it (``StoreCorrupted``
     for an end of no generation of the run)."""
-    found = await calls.call(keys, "XREVRANGE", keys.stream, "+", "-", "COUNT", 2)
+    found = await calls.call(
+        keys, "XREVRANGE", keys.stream, "+", "-", "COUNT", 2, patience=patience
+    )
     if not found:
         return None
     (n, seq), *before = [parse_id(raw_id) for raw_id, _ in found]

@@ -1,5 +1,5 @@
 """Auto-pipelining: every short Redis command of one store goes through a fixed,
-small number of connections, however many runs are live.
+small number of connections per Redis node, however many runs are live.
 
 Strategy: callers queue a command and await its reply; ``lanes`` worker tasks
 each take what is queued (up to ``MAX_BATCH`` commands) and send it as one
@@ -8,7 +8,10 @@ producers appending at once cost a few pipelines, not a thousand connections
 (redis-py's pool refuses the 101st), and nobody waits for a connection that a
 reader holds: blocking reads (``_tails``) never come through here. A quiet store
 sends each command at once (an idle lane takes it); a busy one batches by
-itself, with no timer.
+itself, with no timer. A ``Pipeliner`` serves one node (``_calls`` keeps one
+per node of a cluster, so a stalled master holds up only its own commands):
+everything it sends goes to that node alone, never redirected (a slot that
+moved is an error its caller retries on the slot's new node).
 
 Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
@@ -16,7 +19,7 @@ every command in it, and the caller retries (the store's scripts are
 idempotent). A round trip has ``timeout`` seconds (whatever the client's
 ``socket_timeout``): past it the connection is dropped and every command gets
 redis-py's ``TimeoutError``, so a stalled or black-holed Redis never holds a lane
-for good. ``heard`` is when Redis last answered (the store's watchdog reads
+for good. ``heard`` is when its node last answered (the store's watchdog reads
 it). ``EVALSHA`` of a script Redis does not hold (a restart, a failover to a
 replica that never saw ``SCRIPT LOAD``) loads it and sends the command again.
 Commands of a caller cancelled before they were sent are dropped. After
@@ -78,12 +81,14 @@ class _Held:
 
 
 class Pipeliner:
-    """A store's command lanes (see the module doc)."""
+    """A store's command lanes to one Redis, or one node of a cluster (``node``: its
+    name; every command is sent to it, none redirected) (see the module doc)."""
 
-    def __init__(self, redis: Any, lanes: int, timeout: float) -> None:
+    def __init__(self, redis: Any, lanes: int, timeout: float, node: str | None = None) -> None:
         self.redis = redis
         self.lanes = lanes
         self.timeout = timeout
+        self.node = node
         self.heard = -math.inf  # loop time Redis last answered a round trip
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
@@ -182,19 +187,36 @@ class Pipeliner:
         missing = [c for c, r in zip(calls, replies, strict=True) if isinstance(r, NoScriptError)]
         if missing:
             for body in {c.script for c in missing if c.script is not None}:
-                await self.redis.script_load(body)
+                await self._load(body)
             again = dict(
                 zip(map(id, missing), await execute([c.args for c in missing]), strict=True)
             )
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
         return replies
 
+    async def _load(self, body: str) -> None:
+        """``SCRIPT LOAD`` on the lanes' node (a cluster client would ask every
+        master, and wait for a stalled one)."""
+        if self.node is None:
+            await self.redis.script_load(body)
+        else:
+            node = self.redis.get_node(node_name=self.node)
+            await self.redis.execute_command("SCRIPT LOAD", body, target_nodes=node)
+
     async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Through redis-py's pipeline (a cluster: it routes each command by slot)."""
         pipe = self.redis.pipeline(transaction=False)
+        if self.node is None:  # (a cluster client of one node)
+            for args in commands:
+                pipe.execute_command(*args)
+            return list(await pipe.execute(raise_on_error=False))
+        # Every command to this node, not redirected: a script loaded here concerns
+        # the commands sent here; a slot that moved is an error the caller retries
+        # on its new node.
+        node = self.redis.get_node(node_name=self.node)
         for args in commands:
-            pipe.execute_command(*args)
-        return list(await pipe.execute(raise_on_error=False))
+            pipe.execute_command(*args, target_nodes=node)
+        return list(await pipe.execute(raise_on_error=False, allow_redirections=False))
 
     async def _raw(self, commands: list[tuple[Any, ...]], held: _Held) -> list[Any]:
         """On one Redis: packed by hiredis (C) on the lane's own connection, replies as

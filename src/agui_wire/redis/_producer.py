@@ -192,7 +192,7 @@ class Writing:
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
         self.calls = calls
-        self.watchdog = Watchdog(calls.pipeliner, settings.silence)
+        self.watchdog = Watchdog(calls, settings.silence)
         self.live: set[Producer] = set()
         self.draining = False
         self.handed_over = False
@@ -346,7 +346,7 @@ class Producer:
         heartbeat.cancel()  # no renewal after the release (one in flight finds it HELD)
         # the release's calls have deadlines of their own: the watchdog's cancellation
         # would cut it short and hide its outcome
-        self.writing.watchdog.unwatch(self)
+        self.writing.watchdog.unwatch(self, self.run_keys)
         with contextlib.suppress(Exception):  # what Redis acknowledged is what is stored
             await appends.drain()
         reply = await release(
@@ -382,7 +382,7 @@ class Producer:
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
         self.renewed = loop.time()  # by the claim
         watchdog = self.writing.watchdog
-        watchdog.watch(self)
+        watchdog.watch(self, self.run_keys)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
         source = Source(self.events, None, asyncio.get_running_loop())
         skip = self.stored  # a retried run: these are stored already
@@ -426,7 +426,7 @@ class Producer:
                 raise
         finally:
             self.finishing = True  # nothing left to hand over
-            watchdog.unwatch(self)
+            watchdog.unwatch(self, self.run_keys)
             heartbeat.cancel()
             appends.cancel()
             try:

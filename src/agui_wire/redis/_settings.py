@@ -7,8 +7,10 @@ plain values, read by every other module and changed by none. The timings are
 derived here alone: ``poll`` (the ``XREAD BLOCK`` time and the interval of lease
 checks, ``min(1 s, lease / 4)``), the store's own deadlines (a blocking read, a
 command round trip) whatever the client's ``socket_timeout``, and ``silence``
-(Redis silent that long fails live producers and readers:
-``min(reconnect, lease + 1 s)``).
+(``lease + 1 s``: a live run's producer and readers carry on while its lease may
+still be valid in Redis, so a Redis node silent that long, or a call of theirs
+refused that long, fails them; ``reconnect`` bounds only the calls that find or
+claim a run).
 """
 
 from __future__ import annotations
@@ -85,10 +87,10 @@ class Settings:
         self.poll_ms = max(1, int(self.poll * 1000))
         # Deadlines of the store's own: a blocking read ``poll`` plus a margin, a
         # command round trip; Redis silent for ``silence`` s fails live producers
-        # and readers (StoreUnavailable).
+        # and readers (StoreUnavailable): a lease outlives a shorter stall.
         self.read_timeout = self.poll + max(1.0, self.poll)
         self.command_timeout = max(2.0, 2 * self.poll)
-        self.silence = min(self.reconnect, self.lease + 1.0)
+        self.silence = self.lease + 1.0
         self.lease_ms = max(1, int(self.lease * 1000))
         self.ttl_ms = max(1, int(self.ttl * 1000))
         self.running_ttl_ms = self.lease_ms + self.ttl_ms  # a live run's keys

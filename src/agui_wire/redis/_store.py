@@ -42,11 +42,16 @@ class RunStore:
     ``ttl``: seconds a run is kept after its end (and after the last heartbeat of
     a producer that vanished). ``lease``: seconds without a heartbeat after which
     a run's producer counts as dead. ``maxlen``: keep about this many events per
-    run (``None``: all). ``reconnect``: seconds of Redis connection errors
-    tolerated per call before ``StoreUnavailable``; live producers and readers
-    give up sooner, once Redis has not answered for ``min(reconnect, lease + 1)``
-    s (a stalled or black-holed Redis: the store's calls have deadlines of their
-    own). The client must allow 21 connections; a Redis Cluster client's
+    run (``None``: all). ``reconnect``: seconds a call that claims or finds a run
+    (``publish``/``start``; ``subscribe``/``response`` opening it: HTTP 503 after
+    it) retries Redis before ``StoreUnavailable``. A live run's producer and
+    readers keep retrying as long as its lease may still be valid in Redis,
+    whatever ``reconnect`` says: they give up once the Redis node of the run has
+    not answered for ``lease + 1`` s (a stall, a partition, Redis down: the store's
+    calls have deadlines of their own), or has refused their call that long (a
+    failover in progress), so a stall shorter than the lease loses nothing and a
+    stalled master of a cluster fails its own runs only. The client must allow 21
+    connections; a Redis Cluster client's
     ``socket_timeout``, if set, must be at least the blocking read
     (``poll + max(1, poll)``): ``ValueError`` otherwise. ``batch``: events per run
     in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
@@ -278,7 +283,7 @@ class RunStore:
             )
             for task in tasks:
                 task.cancel()
-        self._calls.pipeliner.close()
+        self._calls.close()
         while tasks := self._running():
             await asyncio.wait(tasks)
 

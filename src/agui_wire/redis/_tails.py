@@ -65,7 +65,7 @@ from ..errors import (
     StoreError,
     StoreUnavailable,
 )
-from ._calls import RETRYABLE, Calls
+from ._calls import Calls, passes
 from ._entries import entries
 from ._keys import LOST, RunKeys
 from ._leases import expire
@@ -126,7 +126,8 @@ class Tails:
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
         self.calls = calls
-        self.checks_held = -math.inf  # lease checks only look until then (a stall just ended)
+        # by node: lease checks of its runs only look until then (a stall just ended)
+        self.held: dict[str, float] = {}
         self.runs: dict[str, TailRun] = {}  # by stream key
         self.lanes: dict[int | None, list[_Lane]] = {}  # by shard (cluster) / None
         self.sweeper: asyncio.Task[None] | None = None
@@ -205,15 +206,20 @@ class Tails:
         finally:
             self.sweeper = None
 
-    def _stalled(self, now: float) -> bool:
-        """Is a lane's read overdue (Redis not answering)? A run's lease may lapse
-        in Redis meanwhile while its producer's renewal waits in a socket."""
+    def _stalled(self, node: str, now: float) -> bool:
+        """Is a read of a lane on ``node`` overdue (the node not answering)? A run's
+        lease may lapse in Redis meanwhile while its producer's renewal waits in a
+        socket."""
         limit = self.settings.poll + STALL_SLACK
         return any(
-            lane.reading is not None and now - lane.reading > limit
+            lane.node == node and lane.reading is not None and now - lane.reading > limit
             for lanes in self.lanes.values()
             for lane in lanes
         )
+
+    def hold(self, node: str, until: float) -> None:
+        """Lease checks of the runs on ``node`` only look until ``until``: it stalled."""
+        self.held[node] = max(self.held.get(node, -math.inf), until)
 
     async def _check(self, run: TailRun) -> None:
         settings = self.settings
@@ -222,7 +228,8 @@ class Tails:
         now = asyncio.get_running_loop().time()
         # Redis stalled just now: look only, ending the run would race the
         # producer's renewal (it may be waiting in a socket)
-        look = now < self.checks_held or self._stalled(now)
+        node = run.lane.node if run.lane is not None else ""
+        look = now < self.held.get(node, -math.inf) or self._stalled(node, now)
         try:
             terminal = run.terminal()
             reply = await expire(
@@ -278,6 +285,7 @@ class _Lane:
         self.ringing: set[asyncio.Task[None]] = set()
         self.connection: Any = None  # held while the lane lives (one Redis)
         self.heard = 0.0  # loop time Redis last answered the lane
+        self.node = ""  # the node its last read went to
         self.reading: float | None = None  # loop time the pending read was sent
 
     def add(self, run: TailRun) -> None:
@@ -293,9 +301,10 @@ class _Lane:
             ring.add_done_callback(self.ringing.discard)
 
     async def _ring(self) -> None:
-        call = self.tails.calls.pipeliner.call
+        calls = self.tails.calls
         bell = self.bell
         with contextlib.suppress(Exception):  # the lane re-arms after ``poll`` anyway
+            call = calls.lanes(calls.node(bell)).call
             await asyncio.gather(
                 call("XADD", bell, "MAXLEN", "1", "*", "r", "1"),
                 call("PEXPIRE", bell, 60_000),
@@ -316,6 +325,7 @@ class _Lane:
                 deadline = min(settings.read_timeout, self.heard + settings.silence - loop.time())
                 self.reading = start = loop.time()
                 try:
+                    self.node = calls.node(self.bell)
                     reply = await self._read(
                         max(0.05, deadline),
                         b"XREAD",
@@ -329,31 +339,35 @@ class _Lane:
                         *[run.since for run in runs],
                         self.bell_id,
                     )
-                except RETRYABLE as exc:
+                except Exception as exc:
+                    if not passes(exc):
+                        if not isinstance(exc, ResponseError):
+                            raise
+                        self.reading = None
+                        await self._blame(exc)
+                        continue
                     now = loop.time()
                     self.reading = None
-                    tails.checks_held = now + settings.lease  # the producer renews first
+                    tails.hold(self.node, now + settings.lease)  # the producer renews first
                     if now - self.heard >= settings.silence:
+                        where = f"Redis ({self.node})" if self.node else "Redis"
                         error = StoreUnavailable(
-                            "*", f"Redis did not answer for {now - self.heard:.1f} s: {exc}"
+                            "*", f"{where} did not answer for {now - self.heard:.1f} s: {exc}"
                         )
                         for run in list(self.runs.values()):
                             self.tails.fail(run, _for_run(error, run))
                         break
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
-                    await calls.heal()
+                    await calls.heal(self.node)
                     for run in self.runs.values():  # back: did Redis keep the runs?
                         run.due = min(run.due, now)
                     continue
-                except ResponseError as exc:
-                    self.reading = None
-                    await self._blame(exc)
-                    continue
-                now = self.heard = calls.pipeliner.heard = loop.time()
+                now = self.heard = loop.time()
+                calls.hear(self.node, now)
                 self.reading = None
                 if now - start > settings.poll + STALL_SLACK:  # Redis stalled, now back:
-                    tails.checks_held = now + settings.lease  # the producer renews first
+                    tails.hold(self.node, now + settings.lease)  # the producer renews first
                 delay = 0.05
                 self._dispatch(reply, now)
                 if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
