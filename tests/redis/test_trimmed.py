@@ -22,7 +22,7 @@ from agui_wire.errors import HistoryTrimmed, RunLost
 from agui_wire.redis import RunStore
 from tests.redis.conftest import run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.valkey]
 
 N = 20_000  # deltas of the run: the slow reader falls ~10 maxlens behind
 MAXLEN = 1000

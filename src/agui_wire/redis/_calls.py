@@ -89,6 +89,7 @@ class Calls:
         self.layout = settings.layout
         self.reconnect = settings.reconnect
         self.patience = settings.silence  # a live run's calls
+        self.acks = settings.replica_acks
         self.timeout = settings.command_timeout
         self._lanes: dict[str, Pipeliner] = {}  # by node name ("" on one Redis)
         self.closed = False
@@ -115,7 +116,7 @@ class Calls:
         lanes = self._lanes.get(node)
         if lanes is None:
             lanes = self._lanes[node] = Pipeliner(
-                self.redis, COMMAND_LANES, self.timeout, node=node or None
+                self.redis, COMMAND_LANES, self.timeout, node=node or None, acks=self.acks
             )
             if self.closed:
                 lanes.close()
@@ -136,9 +137,12 @@ class Calls:
         lanes = self.lanes(node)
         lanes.heard = max(lanes.heard, when)
 
-    def send(self, keys: RunKeys, *args: Any, script: str | None = None) -> Awaitable[Any]:
-        """One command of the run through its node's lanes, once (not retried)."""
-        return self.lanes(self.node(keys.stream)).call(*args, script=script)
+    def send(
+        self, keys: RunKeys, *args: Any, script: str | None = None, durable: bool = False
+    ) -> Awaitable[Any]:
+        """One command of the run through its node's lanes, once (not retried);
+        ``durable``: a write acknowledged once ``replica_acks`` replicas have it."""
+        return self.lanes(self.node(keys.stream)).call(*args, script=script, durable=durable)
 
     async def retry(
         self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
@@ -231,12 +235,21 @@ class Calls:
         names: list[str],
         args: list[Any],
         patience: float | None = None,
+        durable: bool = False,
     ) -> list[Any]:
-        """A script's reply as Redis sent it, pipelined and retried."""
+        """A script's reply as Redis sent it, pipelined and retried (``durable``: see
+        ``send``)."""
 
         def send() -> Awaitable[Any]:
             return self.send(
-                keys, "EVALSHA", script.sha, len(names), *names, *args, script=script.body
+                keys,
+                "EVALSHA",
+                script.sha,
+                len(names),
+                *names,
+                *args,
+                script=script.body,
+                durable=durable,
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
@@ -255,9 +268,10 @@ class Calls:
         names: list[str],
         args: list[Any],
         patience: float | None = None,
+        durable: bool = False,
     ) -> list[Any]:
         """A rule script's reply: ``[code, last, ...]`` with the two first as ints."""
-        reply = await self.run_script(keys, script, names, args, patience)
+        reply = await self.run_script(keys, script, names, args, patience, durable)
         reply[0], reply[1] = int(reply[0]), int(reply[1])
         return reply
 

@@ -20,7 +20,8 @@ Contract: ``claim`` returns the ``Producer`` holding the run's lease, or the
 number of events of a run that has ended already; it raises ``StoreDraining``
 (the store is draining), ``RunInProgress`` (a live producer holds the lease, or
 the run waits for a replaying taker), ``RunAbandoned`` (see above),
-``StoreUnsupported`` and the ``StoreError``s of a call. ``events`` is closed
+``StoreUnsupported``, ``RunLost`` (a run that ended so: a failover lost its
+events) and the ``StoreError``s of a call. ``events`` is closed
 unstarted whenever no producer will run them.
 """
 
@@ -35,7 +36,7 @@ from .._codec.backend import frame
 from .._decoder import decode_proto
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
-from ..errors import RunAbandoned, RunInProgress, StoreDraining
+from ..errors import RunAbandoned, RunInProgress, RunLost, StoreDraining
 from ._keys import PAYLOAD, RunKeys
 from ._leases import expire
 from ._pages import top
@@ -67,6 +68,11 @@ redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
 if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {DONE, last or 0, gen, token}
 """
+)
+
+LOST_END: Final = (
+    "Redis lost events of the run it had acknowledged (a failover): the run was ended "
+    "with RUN_ERROR (RUN_LOST) and is not produced again"
 )
 
 ABANDONED: Final = (
@@ -123,6 +129,8 @@ async def claim(
     if code == Reply.ENDED:
         if bytes(reply[2]) == b"lease-expired":
             raise RunAbandoned(keys.run_id, TOO_LATE if replay else ABANDONED)
+        if bytes(reply[2]) == b"lost":
+            raise RunLost(keys.run_id, LOST_END)
         return last
     if code == Reply.HELD:
         raise RunInProgress(keys.run_id, "another producer holds the run's lease")

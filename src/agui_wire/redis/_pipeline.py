@@ -61,14 +61,19 @@ async def within(aw: Awaitable[T], seconds: float) -> T:
 
 
 class _Call:
-    __slots__ = ("args", "future", "script")
+    __slots__ = ("args", "durable", "future", "script")
 
     def __init__(
-        self, args: tuple[Any, ...], future: asyncio.Future[Any], script: str | None
+        self,
+        args: tuple[Any, ...],
+        future: asyncio.Future[Any],
+        script: str | None,
+        durable: bool,
     ) -> None:
         self.args = args
         self.future = future
         self.script = script  # the body, for an EVALSHA whose script may need loading
+        self.durable = durable  # a write answered once ``acks`` replicas have it
 
 
 class _Held:
@@ -82,13 +87,20 @@ class _Held:
 
 class Pipeliner:
     """A store's command lanes to one Redis, or one node of a cluster (``node``: its
-    name; every command is sent to it, none redirected) (see the module doc)."""
+    name; every command is sent to it, none redirected) (see the module doc).
+    ``acks``: replicas that must hold a durable write before it is answered."""
 
-    def __init__(self, redis: Any, lanes: int, timeout: float, node: str | None = None) -> None:
+    def __init__(
+        self, redis: Any, lanes: int, timeout: float, node: str | None = None, acks: int = 0
+    ) -> None:
         self.redis = redis
         self.lanes = lanes
         self.timeout = timeout
         self.node = node
+        self.acks = acks
+        # WAIT's own deadline: within the round trip's, so a missing replica is a
+        # refusal (retried), not a lost connection
+        self.wait_ms = max(1, int(timeout * 500))
         self.heard = -math.inf  # loop time Redis last answered a round trip
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
@@ -96,7 +108,7 @@ class Pipeliner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
-    async def call(self, *args: Any, script: str | None = None) -> Any:
+    async def call(self, *args: Any, script: str | None = None, durable: bool = False) -> Any:
         if self.closed is not None:
             raise self.closed
         loop = asyncio.get_running_loop()
@@ -106,7 +118,7 @@ class Pipeliner:
             self.busy = 0
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
-        self.queue.append(_Call(args, future, script))
+        self.queue.append(_Call(args, future, script, durable and self.acks > 0))
         self._open(loop)
         return await future
 
@@ -178,21 +190,44 @@ class Pipeliner:
                 call.future.set_result(reply)
 
     async def _replies(self, calls: list[_Call], held: _Held | None) -> list[Any]:
-        async def execute(commands: list[tuple[Any, ...]]) -> list[Any]:
+        async def execute(batch: list[_Call]) -> list[Any]:
+            commands = [call.args for call in batch]
+            durable = any(call.durable for call in batch)
+            if durable:  # (WAIT counts this connection's writes before it)
+                commands.append(("WAIT", self.acks, self.wait_ms))
             if held is None:
-                return await self._pipeline(commands)
-            return await self._raw(commands, held)
+                replies = await self._pipeline(commands)
+            else:
+                replies = await self._raw(commands, held)
+            if durable:
+                replies = self._waited(batch, replies)
+            return replies
 
-        replies = await execute([call.args for call in calls])
+        replies = await execute(calls)
         missing = [c for c, r in zip(calls, replies, strict=True) if isinstance(r, NoScriptError)]
         if missing:
             for body in {c.script for c in missing if c.script is not None}:
                 await self._load(body)
-            again = dict(
-                zip(map(id, missing), await execute([c.args for c in missing]), strict=True)
-            )
+            again = dict(zip(map(id, missing), await execute(missing), strict=True))
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
         return replies
+
+    def _waited(self, batch: list[_Call], replies: list[Any]) -> list[Any]:
+        """The replies to ``batch``, its ``WAIT`` last: when fewer than ``acks``
+        replicas acknowledged its writes in time, a durable write's reply is a
+        ``NOREPLICAS`` refusal instead (the write stands on the master; the
+        caller retries, and the store's scripts are idempotent)."""
+        waited = replies.pop()
+        if not isinstance(waited, Exception) and int(waited) >= self.acks:
+            return replies
+        short = ResponseError(
+            f"NOREPLICAS {waited} of {self.acks} replicas acknowledged the write within "
+            f"{self.wait_ms} ms"
+        )
+        return [
+            short if call.durable and not isinstance(reply, Exception) else reply
+            for call, reply in zip(batch, replies, strict=True)
+        ]
 
     async def _load(self, body: str) -> None:
         """``SCRIPT LOAD`` on the lanes' node (a cluster client would ask every
@@ -210,9 +245,9 @@ class Pipeliner:
             for args in commands:
                 pipe.execute_command(*args)
             return list(await pipe.execute(raise_on_error=False))
-        # Every command to this node, not redirected: a script loaded here concerns
-        # the commands sent here; a slot that moved is an error the caller retries
-        # on its new node.
+        # Every command to this node, not redirected: a script loaded here, and a
+        # WAIT here, concern the commands sent here; a slot that moved is an error
+        # the caller retries on its new node.
         node = self.redis.get_node(node_name=self.node)
         for args in commands:
             pipe.execute_command(*args, target_nodes=node)

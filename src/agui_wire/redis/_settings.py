@@ -46,6 +46,7 @@ class Settings:
         "poll_ms",
         "read_timeout",
         "reconnect",
+        "replica_acks",
         "running_ttl_ms",
         "silence",
         "ttl",
@@ -65,6 +66,7 @@ class Settings:
         backlog: int,
         page_bytes: int,
         shards: int,
+        replica_acks: int = 0,
     ) -> None:
         self.cluster = isinstance(redis, RedisCluster)
         kwargs = _client_kwargs(redis, self.cluster)
@@ -74,6 +76,9 @@ class Settings:
             _check_count("maxlen", maxlen, "a positive int or None")
         for name, count in (("batch", batch), ("backlog", backlog), ("page_bytes", page_bytes)):
             _check_count(name, count, "a positive int")
+        if isinstance(replica_acks, bool) or not isinstance(replica_acks, int) or replica_acks < 0:
+            raise ValueError(f"replica_acks must be an int >= 0, not {replica_acks!r}")
+        self.replica_acks = replica_acks
         self.layout = Layout(prefix, shards)
         self.ttl = float(ttl)
         self.lease = float(lease)

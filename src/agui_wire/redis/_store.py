@@ -59,7 +59,13 @@ class RunStore:
     replay page, per append and per reader's backlog (twice that); an event
     bigger is a page of its own. ``shards``: the Redis Cluster hash tags runs are
     spread over (at least the number of masters; part of every key, so every
-    replica must use the same, as with ``prefix``).
+    replica must use the same, as with ``prefix``). ``replica_acks``: Redis
+    replicas that must hold each append (and the run's end) before the producer
+    counts it stored (``WAIT`` after each round trip of writes; 0: the master's
+    reply, replication asynchronous): with 1, an event a producer stored survives
+    a failover to that replica; without a replica, appends wait (retried for
+    ``lease + 1`` s). A master failover that lost stored events ends the run with
+    ``RUN_ERROR`` (code ``RUN_LOST``) for its readers.
 
     Every call names a run by ``run_id`` and ``owner`` together: a string your
     app derives from its authentication (user, tenant, session), hashed into the
@@ -82,6 +88,7 @@ class RunStore:
         backlog: int = 64,
         page_bytes: int = 1024 * 1024,
         shards: int = 16,
+        replica_acks: int = 0,
     ) -> None:
         self._settings = settings = Settings(
             redis,
@@ -94,6 +101,7 @@ class RunStore:
             backlog=backlog,
             page_bytes=page_bytes,
             shards=shards,
+            replica_acks=replica_acks,
         )
         self.redis = redis
         self.prefix = prefix
@@ -105,6 +113,7 @@ class RunStore:
         self.backlog = backlog
         self.page_bytes = page_bytes
         self.shards = shards
+        self.replica_acks = replica_acks
         #: Seconds between lease checks of quiet runs (and the ``XREAD BLOCK`` time).
         self.poll = settings.poll
         calls = Calls(redis, settings)

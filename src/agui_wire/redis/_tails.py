@@ -98,6 +98,7 @@ class TailRun:
         "lane",
         "last_payload",
         "position",
+        "short",
         "since",
     )
 
@@ -111,6 +112,8 @@ class TailRun:
         self.inboxes: set[Inbox] = set()
         self.lane: _Lane | None = None
         self.due = 0.0  # when the lease is next checked (loop time)
+        # since when Redis holds fewer events than read here (a failover), its lease live
+        self.short: float | None = None
 
     def terminal(self) -> bool:
         """Is event ``position`` a terminal one (decoded only when asked)?"""
@@ -250,8 +253,26 @@ class Tails:
             return
         now = asyncio.get_running_loop().time()
         code = int(reply[0])
+        short, run.short = run.short, None
         if code == Reply.LOST:
-            self.fail(run, RunLost(keys.run_id, LOST))
+            held = int(reply[1])
+            if int(reply[2]) != -2:  # its producer lives: it stores again what Redis
+                # did not acknowledge (the same events), or ends the run RUN_LOST, by
+                # its next append or renewal; else the run is lost for good
+                run.short = now if short is None else short
+                if now - run.short < settings.lease / 3 + 2 * settings.poll:
+                    run.due = now + settings.poll
+                    return
+            self.fail(
+                run,
+                RunLost(
+                    keys.run_id,
+                    LOST
+                    if not held
+                    else f"Redis holds {held} events of the run, {run.position} were read: "
+                    "a failover lost events it had acknowledged",
+                ),
+            )
         elif code == Reply.REPLACED:
             self.fail(
                 run,
@@ -416,11 +437,14 @@ class _Lane:
 
     async def _xread(self, *args: Any) -> Any:
         calls = self.tails.calls
-        if calls.cluster or _pack is None:
-            # bytes command name: redis-py applies no reply callback (the same raw
-            # shape as below)
-            reply = await calls.redis.execute_command(*args, **calls.node_of(self.bell))
-            return _pairs(reply)
+        if calls.cluster:
+            # to the node itself: a slot that moved is an error the lane retries
+            # (redis-py would follow it, but cannot route a bytes command name);
+            # bytes command name: no reply callback (the same raw shape as below)
+            node = calls.redis.get_node_from_key(self.bell.decode())
+            return _pairs(await node.execute_command(*args))
+        if _pack is None:
+            return _pairs(await calls.redis.execute_command(*args))
         pool = calls.redis.connection_pool
         if self.connection is None:
             self.connection = await pool.get_connection()
