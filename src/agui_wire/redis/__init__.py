@@ -65,9 +65,12 @@ error are retried with backoff, then raise ``StoreUnavailable``: for
 lease may still be valid in Redis (``lease + 1 s``) once it is live, for its
 producer and its readers alike; the scripts are idempotent, so a retry never
 stores twice.
-Events the store acknowledged that are gone (evicted, or Redis restarted without
-persistence) raise ``RunLost`` to the producer and to subscribers, who get a
-``RUN_ERROR`` (code ``RUN_LOST``) in a response. A refusal is typed
+Events the store acknowledged that are gone (evicted, Redis restarted without
+persistence, a failover to a replica that lacked them) raise ``RunLost`` to the
+producer, which ends the run ``RUN_ERROR`` (code ``RUN_LOST``) after every event it
+sent, and to subscribers, who get that ``RUN_ERROR`` in a response, within
+seconds; ``replica_acks`` counts an append stored only once that many replicas hold
+it (``WAIT``), so a failover loses none. A refusal is typed
 (``_calls``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
 a key or entry the store never wrote ``StoreCorrupted`` naming them, a Redis older
 than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class is in
