@@ -98,7 +98,7 @@ def test_unreachable_redis_raises_store_unavailable(fresh_redis, run_id) -> None
 
     async def main() -> None:
         r = aioredis.from_url(server.url)
-        store = RunStore(r, lease=5, reconnect=1.0)
+        store = RunStore(r, lease=2, reconnect=1.0)
         task = await store.start(run_id, paced(events, 0.01))
         task.remove_done_callback(store._task_done)
         reader = asyncio.ensure_future(collect(store, run_id))
@@ -113,7 +113,7 @@ def test_unreachable_redis_raises_store_unavailable(fresh_redis, run_id) -> None
         producer_after = time.monotonic() - stopped
         print(
             f"\nRedis gone: subscriber raised StoreUnavailable after {reader_after:.2f} s, "
-            f"producer after {producer_after:.2f} s (lease 5 s, reconnect 1 s)"
+            f"producer after {producer_after:.2f} s (lease 2 s, reconnect 1 s)"
         )
         # Bounded: lease + 1 s plus redis-py's own connect timeouts, never a hang.
         assert reader_after < 10
@@ -140,7 +140,7 @@ def test_http_view_of_an_unreachable_redis(fresh_redis, run_id) -> None:
 
     async def main() -> None:
         r = aioredis.from_url(server.url)
-        store = RunStore(r, lease=5, reconnect=0.5)
+        store = RunStore(r, lease=2, reconnect=0.5)
         task = await store.start(run_id, paced(events, 0.01))
         task.remove_done_callback(store._task_done)
         reading = asyncio.ensure_future(call(store.response(run_id)))
