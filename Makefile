@@ -148,6 +148,7 @@ bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_scale.py
 	$(BIN)/python benchmarks/redis_memory.py
 	nice -n 10 $(BIN)/python benchmarks/redis_durability.py --repeat 5
+	$(BIN)/python benchmarks/runstore_cost.py
 	$(MAKE) bench-redis-throughput
 
 # RunStore beside the same producers and readers through asyncio.Queues, per delivered

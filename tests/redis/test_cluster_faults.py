@@ -30,16 +30,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from redis.asyncio.cluster import RedisCluster
 
 from agui_wire.errors import RunLost, StoreUnavailable
 from agui_wire.redis import RunStore
 from agui_wire.redis._keys import key_slot
-from tests.redis.conftest import run
 from tests.redis.faults import stopped
 from tests.redis.harness import RedisClusterNodes
+from tests.support.stores import Opened
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -70,71 +69,67 @@ def slow_failover_cluster(tmp_path: Path) -> Iterator[RedisClusterNodes]:
         cluster.stop()
 
 
-def test_a_stalled_master_fails_only_its_own_runs(slow_failover_cluster, run_id) -> None:
+async def test_a_stalled_master_fails_only_its_own_runs(
+    opened: Opened, slow_failover_cluster, run_id
+) -> None:
     cluster = slow_failover_cluster
     lease, stall = 1.5, 8.0  # a stall longer than the lease (its runs fail) and reconnect
     events = ticks(200)  # 20 ms apart: about 4 s, within the stall
 
-    async def main() -> None:
-        rc = RedisCluster.from_url(cluster.url)
-        store = RunStore(rc, lease=lease, reconnect=3)
-        ids = [f"{run_id}-{n}" for n in range(30)]
-        master = {i: cluster.master_of(key_slot(store.stream_key(i))) for i in ids}
-        assert len(set(master.values())) == 3, master
-        victim = master[ids[0]]
-        tasks = {}
-        for i in ids:
-            task = await store.start(i, paced(events, 0.02))
-            assert task is not None
-            task.remove_done_callback(store._task_done)
-            tasks[i] = task
-        readers = {i: asyncio.ensure_future(collect(store, i)) for i in ids}
-        await asyncio.sleep(0.5)
-        stalled = time.monotonic()
-        took: dict[str, float] = {}
+    store = opened.store(RunStore(opened.cluster(cluster.url), lease=lease, reconnect=3))
+    ids = [f"{run_id}-{n}" for n in range(30)]
+    master = {i: cluster.master_of(key_slot(store.stream_key(i))) for i in ids}
+    assert len(set(master.values())) == 3, master
+    victim = master[ids[0]]
+    tasks = {}
+    for i in ids:
+        task = await store.start(i, paced(events, 0.02))
+        assert task is not None
+        task.remove_done_callback(store._task_done)
+        tasks[i] = task
+    readers = {i: asyncio.ensure_future(collect(store, i)) for i in ids}
+    await asyncio.sleep(0.5)
+    stalled = time.monotonic()
+    took: dict[str, float] = {}
 
-        async def timed(name: str, aw: Any) -> Any:
-            try:
-                return await aw
-            finally:
-                took[name] = time.monotonic() - stalled
+    async def timed(name: str, aw: Any) -> Any:
+        try:
+            return await aw
+        finally:
+            took[name] = time.monotonic() - stalled
 
-        with stopped(SimpleNamespace(process=cluster.processes[victim]), stall):
-            outcomes = await asyncio.gather(
-                *(timed(f"producer {i}", tasks[i]) for i in ids),
-                *(timed(f"reader {i}", readers[i]) for i in ids),
-                return_exceptions=True,
-            )
-        produced, read = outcomes[: len(ids)], outcomes[len(ids) :]
-        healthy = [i for i in ids if master[i] != victim]
-        for label, runs in (("stalled", set(ids) - set(healthy)), ("healthy", healthy)):
-            print(f"\n{label} master's runs:")
-            for i, result, got in zip(ids, produced, read, strict=True):
-                if i in runs:
-                    print(
-                        f"  producer {result!r:.60} after {took[f'producer {i}']:.2f} s, "
-                        f"reader {type(got).__name__} after {took[f'reader {i}']:.2f} s"
-                    )
-        for i, result, got in zip(ids, produced, read, strict=True):
-            if master[i] == victim:
-                assert isinstance(result, StoreUnavailable), (i, result)
-                assert isinstance(got, StoreUnavailable), (i, got)
-                assert took[f"producer {i}"] <= lease + 2
-                assert took[f"reader {i}"] <= lease + 2
-            else:  # unaffected: done long before the stall ends, not held up by it
-                assert result == len(events), (i, result)
-                assert got == list(enumerate(events, 1)), (i, got)
-                assert took[f"producer {i}"] < stall - 2
-        failed = [v for k, v in took.items() if master[k.split()[1]] == victim]
-        print(
-            f"\nmaster stalled {stall:g} s (lease {lease:g} s): {len(ids) - len(healthy)} runs on "
-            f"it failed after {min(failed):.2f}-{max(failed):.2f} s; {len(healthy)} runs on the "
-            "other masters complete"
+    with stopped(SimpleNamespace(process=cluster.processes[victim]), stall):
+        outcomes = await asyncio.gather(
+            *(timed(f"producer {i}", tasks[i]) for i in ids),
+            *(timed(f"reader {i}", readers[i]) for i in ids),
+            return_exceptions=True,
         )
-        await store.aclose()
-        await rc.aclose()
-
-    run(main())
+    produced, read = outcomes[: len(ids)], outcomes[len(ids) :]
+    healthy = [i for i in ids if master[i] != victim]
+    for label, runs in (("stalled", set(ids) - set(healthy)), ("healthy", healthy)):
+        print(f"\n{label} master's runs:")
+        for i, result, got in zip(ids, produced, read, strict=True):
+            if i in runs:
+                print(
+                    f"  producer {result!r:.60} after {took[f'producer {i}']:.2f} s, "
+                    f"reader {type(got).__name__} after {took[f'reader {i}']:.2f} s"
+                )
+    for i, result, got in zip(ids, produced, read, strict=True):
+        if master[i] == victim:
+            assert isinstance(result, StoreUnavailable), (i, result)
+            assert isinstance(got, StoreUnavailable), (i, got)
+            assert took[f"producer {i}"] <= lease + 2
+            assert took[f"reader {i}"] <= lease + 2
+        else:  # unaffected: done long before the stall ends, not held up by it
+            assert result == len(events), (i, result)
+            assert got == list(enumerate(events, 1)), (i, got)
+            assert took[f"producer {i}"] < stall - 2
+    failed = [v for k, v in took.items() if master[k.split()[1]] == victim]
+    print(
+        f"\nmaster stalled {stall:g} s (lease {lease:g} s): {len(ids) - len(healthy)} runs on "
+        f"it failed after {min(failed):.2f}-{max(failed):.2f} s; {len(healthy)} runs on the "
+        "other masters complete"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +170,7 @@ def revive(cluster: RedisClusterNodes, port: int) -> None:
 
 
 async def failover_trial(
-    cluster: RedisClusterNodes, acks: int, trial: int
+    opened: Opened, cluster: RedisClusterNodes, acks: int, trial: int
 ) -> tuple[list[Any], list[Any], dict[str, float]]:
     """Runs on one master, a reader of each on another replica; the master's
     replica frozen and cut off for 0.5 s, the master SIGKILLed, the replica thawed and elected,
@@ -183,11 +178,11 @@ async def failover_trial(
     what each reader read (its events, then the exception that ended it), and
     when (seconds after the kill)."""
     events = ticks(400)  # 5 ms apart: about 2 s
-    rc = RedisCluster.from_url(cluster.url)
-    other = RedisCluster.from_url(cluster.url)
     # the defaults (lease 30 s), and replica_acks when asked for
-    store = RunStore(rc, **({"replica_acks": acks} if acks else {}))
-    readers_store = RunStore(other)
+    store = opened.store(
+        RunStore(opened.cluster(cluster.url), **({"replica_acks": acks} if acks else {}))
+    )
+    readers_store = opened.store(RunStore(opened.cluster(cluster.url)))
     layout = store._settings.layout
     victim = cluster.master_of(key_slot("{" + layout.tags[0] + "}"))
     replica = replica_of(cluster, victim)
@@ -238,18 +233,18 @@ async def failover_trial(
     read_ = await asyncio.wait_for(asyncio.gather(*readers), 40)
     await asyncio.to_thread(cluster.wait_ok)
     took["elected"] = elected
-    await store.aclose()
+    await store.aclose()  # (before the next trial; ``opened`` closes the clients)
     await readers_store.aclose()
-    await rc.aclose()
-    await other.aclose()
     return produced, read_, took
 
 
-def test_with_replica_acks_a_killed_master_loses_no_acknowledged_event(failover_cluster) -> None:
+async def test_with_replica_acks_a_killed_master_loses_no_acknowledged_event(
+    opened: Opened, failover_cluster
+) -> None:
     events = ticks(400)
     outcomes = []
     for trial in range(3):
-        produced, read, took = run(failover_trial(failover_cluster, 1, trial))
+        produced, read, took = await failover_trial(opened, failover_cluster, 1, trial)
         for result in produced:
             assert result == len(events), result  # every event stored, none lost
         for got in read:
@@ -258,12 +253,14 @@ def test_with_replica_acks_a_killed_master_loses_no_acknowledged_event(failover_
     print("\nreplica_acks=1, master SIGKILLed behind a frozen replica: " + "; ".join(outcomes))
 
 
-def test_without_replica_acks_lost_runs_are_run_lost_within_seconds(failover_cluster) -> None:
+async def test_without_replica_acks_lost_runs_are_run_lost_within_seconds(
+    opened: Opened, failover_cluster
+) -> None:
     events = ticks(400)
     lost_runs = 0
     learnt: list[float] = []
     for trial in range(2):
-        produced, read, took = run(failover_trial(failover_cluster, 0, trial))
+        produced, read, took = await failover_trial(opened, failover_cluster, 0, trial)
         for i, (result, got) in enumerate(zip(produced, read, strict=True)):
             items = [item for item in got if not isinstance(item, BaseException)]
             assert items == list(enumerate(events, 1))[: len(items)]  # a prefix: no gap

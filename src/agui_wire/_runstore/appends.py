@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._encoder import as_event_dict, encode_sse
 from .._streaming import event_type
 from ..errors import EventTooLarge

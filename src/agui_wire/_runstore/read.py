@@ -35,6 +35,11 @@ from .ids import EventId
 
 R = TypeVar("R", bound=RunRef)
 
+#: Events in the first page of a replay (the first events go out at once), then
+#: four times more each page, up to ``PAGE_EVENTS`` (``page_bytes`` bounds a page
+#: first): what every backend's ``Source.pages`` reads.
+FIRST_PAGE: Final = 32
+PAGE_EVENTS: Final = 16384
 #: Why a reader of a draining store stopped (``StoreDraining``).
 HANDED_OVER: Final = (
     "the store is draining (its process is shutting down): the reader was ended, to "

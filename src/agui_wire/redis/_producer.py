@@ -33,10 +33,12 @@ import math
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore.appends import Appends, admit
-from .._runstore.ids import RUN_LOST, STORE_FULL
-from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
+from .._runstore.drain import Producers
+from .._runstore.ends import failure_event
+from .._runstore.ids import RUN_LOST
+from .._streaming import TERMINAL, Source, close_unstarted, event_type
 from ..errors import (
     LeaseLost,
     RunLost,
@@ -219,20 +221,19 @@ LOST_EVENT: Final = {
 }
 
 
-class Writing:
-    """What the producers of one store share: its settings, calls and watchdog, the
-    producers running, and the store's drain: ``draining`` (no new claim),
-    ``handed_over`` (a producer that starts now releases its run at once)."""
+class Writing(Producers):
+    """What the producers of one store share: its settings, calls and watchdog, and
+    (``_runstore.drain.Producers``) the producers running and the store's drain:
+    ``draining`` (no new claim), ``handed_over`` (a producer that starts now
+    releases its run at once)."""
 
-    __slots__ = ("calls", "draining", "handed_over", "live", "settings", "watchdog")
+    __slots__ = ("calls", "settings", "watchdog")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
+        super().__init__()
         self.settings = settings
         self.calls = calls
         self.watchdog = Watchdog(calls, settings.silence)
-        self.live: set[Producer] = set()
-        self.draining = False
-        self.handed_over = False
 
 
 class Producer:
@@ -425,7 +426,7 @@ class Producer:
         watchdog = self.writing.watchdog
         watchdog.watch(self, self.run_keys)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
-        source = Source(self.events, None, asyncio.get_running_loop())
+        source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
         count = 0
@@ -487,7 +488,7 @@ class Producer:
         try:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
-            await close_unstarted(self.events)
+            await close_unstarted(self.events, logger)
 
     async def _lose(self, exc: BaseException) -> None:
         """Redis lost events it had acknowledged (``RunLost``, not a run produced
@@ -526,20 +527,7 @@ class Producer:
         try:
             with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
                 await appends.drain()
-            if exc is None:
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run was cancelled on the server",
-                    "code": "CANCELLED",
-                }
-            elif isinstance(exc, StoreFull):
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run store is full (Redis maxmemory)",
-                    "code": STORE_FULL,
-                }
-            else:
-                error = default_error_event(exc)
+            error = failure_event(exc)
             reply = await self.calls.script(
                 self.run_keys,
                 FAIL,

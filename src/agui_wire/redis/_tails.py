@@ -52,7 +52,7 @@ try:
 except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
@@ -68,7 +68,7 @@ from ..errors import (
 from ._calls import Calls, passes
 from ._entries import entries
 from ._keys import LOST, RunKeys
-from ._leases import expire
+from ._leases import expire, terminal_at
 from ._scripts import Reply
 from ._settings import MAX_LANES, Settings
 
@@ -234,7 +234,10 @@ class Tails:
         node = run.lane.node if run.lane is not None else ""
         look = now < self.held.get(node, -math.inf) or self._stalled(node, now)
         try:
-            terminal = run.terminal()
+            if run.last_payload is not None or not run.position:
+                terminal = run.terminal()
+            else:  # replayed by its readers, not read by this tail
+                terminal = await terminal_at(self.calls, keys, run.position)
             reply = await expire(
                 self.calls,
                 settings,
