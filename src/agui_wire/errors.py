@@ -59,6 +59,7 @@ __all__ = [
     "UnexpectedContentType",
     "UnknownEventError",
     "UnknownEventWarning",
+    "UnknownGeneration",
     "UnknownPartWarning",
 ]
 
@@ -489,15 +490,40 @@ class StoreCorrupted(StoreError):
 
 
 class ResumePastEnd(StoreError, ValueError):
-    """A resume position after the last event of a run that has ended: the run never
-    had that event (HTTP: 400). ``after`` is the position, ``last`` the run's last
-    event."""
+    """A resume position after the last event the run has stored (HTTP: 400): a
+    run that has ended never had that event; a live run has not stored it (the
+    position is not one this run gave, or the store lost events it had
+    acknowledged). ``after`` is the position, ``last`` the run's last stored
+    event, ``live`` whether the run goes on."""
 
-    def __init__(self, run_id: str, after: int, last: int) -> None:
+    def __init__(self, run_id: str, after: int, last: int, *, live: bool = False) -> None:
         self.after = after
         self.last = last
+        self.live = live
+        if live:
+            reason = (
+                f"resuming after event {after}, but the run is live with {last} events "
+                f"stored so far: event {after} is not one it gave (or the store lost "
+                "events it had acknowledged)"
+            )
+        else:
+            reason = f"resuming after event {after}, but the run ended after event {last}"
+        super().__init__(run_id, reason)
+
+
+class UnknownGeneration(StoreError, ValueError):
+    """A resume position (``n-<generation>``) naming a generation the run never had:
+    made up, or an id of another run (HTTP: 400). ``generation`` is the one named,
+    ``stored`` the run's."""
+
+    def __init__(self, run_id: str, position: str, generation: int, stored: int) -> None:
+        self.position = position
+        self.generation = generation
+        self.stored = stored
         super().__init__(
-            run_id, f"resuming after event {after}, but the run ended after event {last}"
+            run_id,
+            f"the position {position} names generation {generation}, which is not a "
+            f"generation of this run (its events carry generation {stored})",
         )
 
 

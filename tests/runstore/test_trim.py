@@ -52,11 +52,14 @@ def index_of(event: dict[str, Any]) -> int:
 
 
 class Fast:
-    """A run produced as fast as the store takes it, once ``gate`` opens;
-    ``produced`` counts the events taken."""
+    """A run produced as fast as the store takes it, once ``gate`` opens, pausing
+    after ``pause_at`` events until ``resume`` is set; ``produced`` counts the
+    events taken."""
 
-    def __init__(self) -> None:
+    def __init__(self, pause_at: int = -1) -> None:
         self.gate = asyncio.Event()
+        self.resume = asyncio.Event()
+        self.pause_at = pause_at
         self.produced = 0
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
@@ -73,6 +76,8 @@ class Fast:
             self.produced += 1
             if self.produced % 100 == 0:
                 await asyncio.sleep(0)
+            if self.produced == self.pause_at:
+                await self.resume.wait()
             yield event
 
 
@@ -87,13 +92,14 @@ async def test_a_slow_subscriber_gets_history_trimmed_never_a_gap(
     kit: Kit, run_id: str, compact: bool
 ) -> None:
     store = kit.store(maxlen=MAXLEN, backlog=8)
-    run = Fast()
+    run = Fast(pause_at=3 * MAXLEN if compact else -1)
     task = await store.start(run_id, run.events())
     assert task is not None
-    if compact:  # a joiner of a live run trimmed already: a snapshot, then the tail
-        run.gate.set()
+    if compact:  # a joiner of a live run trimmed already: a snapshot (the run paused
+        run.gate.set()  # while it is folded, so it is live), then the tail
         while run.produced < 3 * MAXLEN:
             await asyncio.sleep(0.001)
+        await asyncio.sleep(0.1)  # what was taken is stored
     else:  # a reader from the start: the run begins once it follows the tail
         asyncio.get_running_loop().call_later(0.3, run.gate.set)
     seen: list[int] = []
@@ -105,6 +111,7 @@ async def test_a_slow_subscriber_gets_history_trimmed_never_a_gap(
             if not seen or event_id != seen[-1]:  # (a compact prefix shares its id)
                 seen.append(int(event_id))
                 consecutive(seen[-2:])
+            run.resume.set()  # the joiner has its snapshot: the run goes on
             await asyncio.sleep(0.002)
     except HistoryTrimmed as exc:
         ending = exc

@@ -74,7 +74,10 @@ it (``WAIT``), so a failover loses none. A refusal is typed
 (``_calls``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
 a key or entry the store never wrote ``StoreCorrupted`` naming them, a Redis older
 than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class is in
-``agui_wire.errors``.
+``agui_wire.errors``. Over HTTP a client is told a status and words that name
+no host, port or errno (``store_error_response``, the exception handler of an
+app's routes, for what ``start``/``publish`` raise; ``response`` for the rest);
+the log has the details, an outage once (``_outage``).
 
 ``import agui_wire`` does not import this module; it needs the ``redis``
 package (``pip install agui-wire[redis]``) and a client made with
@@ -85,8 +88,9 @@ the run store's core (``agui_wire._runstore``: ids, batches, folds, appends, a
 reader, the HTTP response: what does not talk to Redis); a Lua script sits in the module
 that calls it: ``_keys`` (key names, entry ids), ``_settings`` (the options
 checked, the timings derived), ``_scripts`` (the scripts' reply codes and Lua
-helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
-refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
+helpers), ``_pipeline`` (auto-pipelined commands: command lanes, page lanes),
+``_outage`` (an outage logged once), ``_calls`` (retried calls, refusals typed),
+``_entries`` (stream entries as the core's batches), ``_pages``
 (stored events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a
 trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``; a run
 handed over by a drain: ``RELEASE``), ``_watchdog`` (producers fail when Redis is
@@ -113,7 +117,7 @@ except ImportError as exc:
 
     raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
 
-from .._runstore.http import resume_after
+from .._runstore.http import resume_after, store_error_response
 from .._runstore.ids import (
     LEASE_EXPIRED,
     RUN_LOST,
@@ -136,4 +140,5 @@ __all__ = [
     "EventId",
     "RunStore",
     "resume_after",
+    "store_error_response",
 ]

@@ -4,16 +4,19 @@ Strategy: every short command and script call goes through the command lanes
 (``Pipeliner``: a few connections, batched, each round trip with a deadline) of
 the Redis node that serves its run: one set per node, so a stalled master of a
 cluster holds up the calls of its own runs only, and ``heard(node)`` says when
-that node last answered (the watchdog and the tails read it). What passes
-(``RETRYABLE``: a connection error, a timeout, a master demoted to a replica, a
-cluster slot moving, a master without the replicas it needs) is retried with
-backoff, then is ``StoreUnavailable``: for ``patience`` seconds, by default the
-store's ``silence`` (``lease + 1 s``: a live run's producer and readers carry on
-through anything shorter than its lease), ``reconnect`` for a call that finds or
-claims a run. The scripts are idempotent, so a retry never stores twice. On a
-cluster a connection error reads the slot map again (``heal``, with a deadline),
-so a failover's new master is used once it is elected. Blocking reads are the
-tails' own (``_tails``).
+that node last answered (the watchdog and the tails read it). The scripts that
+read a page of a run (``Script.pages``) go through page lanes of their own (per
+node too), so a short command (an append, a lease renewal) never waits behind a
+page: not in one pipeline, not for a lane. What passes (``RETRYABLE``: a
+connection error, a timeout, a master demoted to a replica, a cluster slot
+moving, a master without the replicas it needs) is retried with backoff, then is
+``StoreUnavailable``: for ``patience`` seconds, by default the store's
+``silence`` (``lease + 1 s``: a live run's producer and readers carry on through
+anything shorter than its lease), ``reconnect`` for a call that finds or claims
+a run; an outage is logged once (``_outage``). The scripts are idempotent, so a
+retry never stores twice. On a cluster a connection error reads the slot map
+again (``heal``, with a deadline), so a failover's new master is used once it is
+elected. Blocking reads are the tails' own (``_tails``).
 
 Contract: ``call``/``script`` return the reply or raise a ``StoreError`` naming
 the run: ``StoreUnavailable`` (retries ran out), ``StoreFull`` (out of memory),
@@ -46,9 +49,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
+from ._outage import Outage
 from ._pipeline import Pipeliner, within
 from ._scripts import Script
-from ._settings import COMMAND_LANES, Settings
+from ._settings import COMMAND_LANES, PAGE_LANES, Settings
 
 # What passes: a connection, a cluster without a master for a slot yet (failover),
 # a write to a node that just became a replica.
@@ -81,7 +85,7 @@ def passes(exc: BaseException) -> bool:
 
 
 class Calls:
-    """One store's client, its command lanes (per node) and its retry policy."""
+    """One store's client, its command and page lanes (per node) and its retry policy."""
 
     def __init__(self, redis: Any, settings: Settings) -> None:
         self.redis = redis
@@ -92,6 +96,8 @@ class Calls:
         self.acks = settings.replica_acks
         self.timeout = settings.command_timeout
         self._lanes: dict[str, Pipeliner] = {}  # by node name ("" on one Redis)
+        self._page_lanes: dict[str, Pipeliner] = {}
+        self.outage = Outage()
         self.closed = False
         self._healed = -1.0
         self.supported = False  # Redis took the script ``ready`` probes
@@ -122,27 +128,50 @@ class Calls:
                 lanes.close()
         return lanes
 
+    def page_lanes(self, node: str) -> Pipeliner:
+        """The page lanes of ``node`` (``Script.pages``: replays, catch-ups, folds)."""
+        lanes = self._page_lanes.get(node)
+        if lanes is None:
+            lanes = self._page_lanes[node] = Pipeliner(
+                self.redis, PAGE_LANES, self.timeout, node=node or None
+            )
+            if self.closed:
+                lanes.close()
+        return lanes
+
     def close(self) -> None:
-        """The store closes: every node's lanes fail what they hold and refuse more."""
+        """The store closes: every node's lanes of both kinds fail what they hold and
+        refuse more."""
         self.closed = True
-        for lanes in self._lanes.values():
+        for lanes in [*self._lanes.values(), *self._page_lanes.values()]:
             lanes.close()
 
     def heard(self, node: str) -> float:
-        """Loop time ``node`` last answered the store (a round trip or a tail's read)."""
-        lanes = self._lanes.get(node)
-        return -math.inf if lanes is None else lanes.heard
+        """Loop time ``node`` last answered the store (a round trip of either kind of
+        lanes, or a tail's read)."""
+        heard = [
+            lanes.heard for lanes in (self._lanes.get(node), self._page_lanes.get(node)) if lanes
+        ]
+        return max(heard, default=-math.inf)
 
     def hear(self, node: str, when: float) -> None:
         lanes = self.lanes(node)
         lanes.heard = max(lanes.heard, when)
 
     def send(
-        self, keys: RunKeys, *args: Any, script: str | None = None, durable: bool = False
+        self,
+        keys: RunKeys,
+        *args: Any,
+        script: str | None = None,
+        durable: bool = False,
+        pages: bool = False,
     ) -> Awaitable[Any]:
-        """One command of the run through its node's lanes, once (not retried);
-        ``durable``: a write acknowledged once ``replica_acks`` replicas have it."""
-        return self.lanes(self.node(keys.stream)).call(*args, script=script, durable=durable)
+        """One command of the run through its node's lanes (``pages``: its page
+        lanes), once (not retried); ``durable``: a write acknowledged once
+        ``replica_acks`` replicas have it."""
+        node = self.node(keys.stream)
+        lanes = self.page_lanes(node) if pages else self.lanes(node)
+        return lanes.call(*args, script=script, durable=durable)
 
     async def retry(
         self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
@@ -157,7 +186,7 @@ class Calls:
         delay = 0.05
         while True:
             try:
-                return await fn()
+                reply = await fn()
             except Exception as exc:
                 if not passes(exc):
                     if isinstance(exc, ResponseError):
@@ -172,14 +201,18 @@ class Calls:
                     what = (
                         "refused the command" if isinstance(exc, ResponseError) else "unreachable"
                     )
-                    raise StoreUnavailable(
-                        keys.run_id, f"Redis {what} for {patience:g} s: {exc}"
-                    ) from exc
+                    error = StoreUnavailable(keys.run_id, f"Redis {what} for {patience:g} s: {exc}")
+                    self.outage.unavailable(error)
+                    raise error from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
                 with contextlib.suppress(Exception):  # (no master for the slot: any)
                     failed = self.node(keys.stream)
                 await self.heal(failed)
+            else:
+                if self.outage.since is not None:
+                    self.outage.answered()
+                return reply
 
     def node_of(self, key: bytes) -> dict[str, Any]:
         """``execute_command`` options sending a command straight to the master of
@@ -237,8 +270,8 @@ class Calls:
         patience: float | None = None,
         durable: bool = False,
     ) -> list[Any]:
-        """A script's reply as Redis sent it, pipelined and retried (``durable``: see
-        ``send``)."""
+        """A script's reply as Redis sent it, pipelined (on the page lanes for a
+        ``Script.pages``) and retried (``durable``: see ``send``)."""
 
         def send() -> Awaitable[Any]:
             return self.send(
@@ -250,16 +283,20 @@ class Calls:
                 *args,
                 script=script.body,
                 durable=durable,
+                pages=script.pages,
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
-            return list(await send())
+            reply = list(await send())
         except Exception as exc:
             if passes(exc):
                 return list(await self.retry(keys, send, patience))
             if isinstance(exc, ResponseError):
                 raise await self.refused(keys, exc) from exc
             raise
+        if self.outage.since is not None:
+            self.outage.answered()
+        return reply
 
     async def script(
         self,

@@ -114,7 +114,7 @@ async def claim(
                 nonce,
                 settings.lease_ms,
                 settings.running_ttl_ms,
-                new_generation(),
+                new_generation(keys.run_id),
                 "1" if replay else "0",
             ],
             settings.reconnect,

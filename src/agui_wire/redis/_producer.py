@@ -412,7 +412,8 @@ class Producer:
         """Redis has been silent too long (the store's watchdog): stop, raising
         ``StoreUnavailable`` (the run is not ended: its lease will be)."""
         if self.lost is None and self.main is not None:
-            self.lost = StoreUnavailable(self.run_id, reason)
+            self.lost = error = StoreUnavailable(self.run_id, reason)
+            self.calls.outage.unavailable(error)
             self.main.cancel()
 
     async def run(self) -> int:

@@ -24,10 +24,14 @@ from ._keys import Layout
 
 #: Connections the short commands of one store use (each a pipeline at a time).
 COMMAND_LANES: Final = 4
+#: Connections the page reads of one store use (replays, catch-ups, folds): lanes
+#: of their own, so a short command never waits behind a page, in a pipeline or for
+#: a lane.
+PAGE_LANES: Final = 2
 #: The most lanes (blocking ``XREAD`` connections) the tails of one store open.
 MAX_LANES: Final = 16
-#: Connections a store may hold at once: the lanes of both kinds, and one to load scripts.
-CONNECTIONS: Final = COMMAND_LANES + MAX_LANES + 1
+#: Connections a store may hold at once: the lanes of every kind, and one to load scripts.
+CONNECTIONS: Final = COMMAND_LANES + PAGE_LANES + MAX_LANES + 1
 
 
 class Settings:
@@ -120,7 +124,7 @@ def _client_kwargs(redis: Any, cluster: bool) -> dict[str, Any]:
     if isinstance(limit, int) and limit < CONNECTIONS:
         raise ValueError(
             f"RunStore needs a client with max_connections >= {CONNECTIONS}, not {limit}: "
-            f"{COMMAND_LANES} command lanes, up to {MAX_LANES} blocking reads and one "
-            "to load scripts (the pool would refuse the rest)"
+            f"{COMMAND_LANES} command lanes, {PAGE_LANES} page lanes, up to {MAX_LANES} "
+            "blocking reads and one to load scripts (the pool would refuse the rest)"
         )
     return dict(kwargs)

@@ -45,7 +45,7 @@ class RunStore(Store[RunKeys]):
     not answered for ``lease + 1`` s (a stall, a partition, Redis down: the store's
     calls have deadlines of their own), or has refused their call that long (a
     failover in progress), so a stall shorter than the lease loses nothing and a
-    stalled master of a cluster fails its own runs only. The client must allow 21
+    stalled master of a cluster fails its own runs only. The client must allow 23
     connections; a Redis Cluster client's ``socket_timeout``, if set, must be at
     least the blocking read (``poll + max(1, poll)``): ``ValueError`` otherwise.
     ``batch``: events per run in a tail's read and per append. ``backlog``: batches
@@ -54,13 +54,12 @@ class RunStore(Store[RunKeys]):
     backlog (twice that); an event bigger is a page of its own. ``shards``: the
     Redis Cluster hash tags runs are spread over (at least the number of masters;
     part of every key, so every replica must use the same, as with ``prefix``).
-    ``replica_acks``: Redis
-    replicas that must hold each append (and the run's end) before the producer
-    counts it stored (``WAIT`` after each round trip of writes; 0: the master's
-    reply, replication asynchronous): with 1, an event a producer stored survives
-    a failover to that replica; without a replica, appends wait (retried for
-    ``lease + 1`` s). A master failover that lost stored events ends the run with
-    ``RUN_ERROR`` (code ``RUN_LOST``) for its readers.
+    ``replica_acks``: Redis replicas that must hold each append (and the run's end)
+    before the producer counts it stored (``WAIT`` after each round trip of writes;
+    0: the master's reply, replication asynchronous): with 1, an event a producer
+    stored survives a failover to that replica; without a replica, appends wait
+    (retried for ``lease + 1`` s). A master failover that lost stored events ends
+    the run with ``RUN_ERROR`` (code ``RUN_LOST``) for its readers.
 
     Every call names a run by ``run_id`` and ``owner`` together: a string your
     app derives from its authentication (user, tenant, session), hashed into the

@@ -227,7 +227,9 @@ class Tails:
     async def _check(self, run: TailRun) -> None:
         settings = self.settings
         keys = run.keys
-        generation = run.generation if run.generation is not None else new_generation()
+        generation = run.generation
+        if generation is None:
+            generation = new_generation(keys.run_id)
         now = asyncio.get_running_loop().time()
         # Redis stalled just now: look only, ending the run would race the
         # producer's renewal (it may be waiting in a socket)
@@ -378,6 +380,7 @@ class _Lane:
                         error = StoreUnavailable(
                             "*", f"{where} did not answer for {now - self.heard:.1f} s: {exc}"
                         )
+                        calls.outage.unavailable(error)
                         for run in list(self.runs.values()):
                             self.tails.fail(run, _for_run(error, run))
                         break
@@ -389,6 +392,8 @@ class _Lane:
                     continue
                 now = self.heard = loop.time()
                 calls.hear(self.node, now)
+                if calls.outage.since is not None:
+                    calls.outage.answered()
                 self.reading = None
                 if now - start > settings.poll + STALL_SLACK:  # Redis stalled, now back:
                     tails.hold(self.node, now + settings.lease)  # the producer renews first
