@@ -498,9 +498,11 @@ class StoreError(AguiWireError):
 
 
 class StoreUnavailable(StoreError):
-    """Redis could not be reached (or kept failing) for longer than the store's
-    ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
-    retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+    """Redis could not be reached (or kept failing, or stayed silent) for longer than
+    the store waits: ``reconnect`` seconds to claim or find a run, ``lease + 1`` s
+    once it is live (as long as its lease may be valid). Nothing was lost: what was
+    acknowledged is stored, and a retry (the producer's ``publish``, the
+    subscriber's resume) continues from it."""
 
 
 class StoreDraining(StoreUnavailable):
@@ -525,9 +527,9 @@ class RunNotFound(StoreError):
 
 class RunLost(StoreError):
     """Events the store had acknowledged are gone: Redis restarted without
-    persistence (or lost writes it had confirmed), or the run's key was deleted.
-    The run cannot continue; its subscribers get a ``RUN_ERROR`` (code
-    ``RUN_LOST``)."""
+    persistence, a failover promoted a replica that lacked them (``replica_acks``
+    prevents it), or the run's key was deleted. The run cannot continue; its
+    subscribers get a ``RUN_ERROR`` (code ``RUN_LOST``)."""
 
 
 class RunReplaced(RunLost):

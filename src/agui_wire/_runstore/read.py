@@ -8,14 +8,17 @@ run's last stored event, live or ended, and ``UnknownGeneration`` for a position
 of a generation the run never had (both ``ValueError``s: HTTP 400),
 ``RunReplaced`` for a position of a generation of the run lost and produced
 again; ``batches()`` then yields the prefix (if any) and batches with no gap and
-no duplicate until the run's end. Replay and catch-up read pages bounded in
-bytes; a reader more than ``backlog`` batches (or two pages of bytes) behind the
-tail is cut loose and catches up from the store, so it holds no more than that.
-A backend gives its readers a ``Source``: a run's head, its stored pages, its
-live tail (batches pushed to an ``Inbox``), and its folds. Once the backend's
-store drains (``Source.handed_over``) every reader stops with ``StoreDraining``:
-a tailing one when the backend fails its inbox, a replaying one after its page,
-a new one when it opens; its position is where it resumes on another replica.
+no duplicate until the run's end: events the store no longer holds are
+``HistoryTrimmed`` (``maxlen``) or ``RunLost``, on every path (replay, a
+catch-up, the gap between a reader and a tail ahead of it), never skipped.
+Replay and catch-up read pages bounded in bytes; a reader more than ``backlog``
+batches (or two pages of bytes) behind the tail is cut loose and catches up from
+the store, so it holds no more than that. A backend gives its readers a
+``Source``: a run's head, its stored pages, its live tail (batches pushed to an
+``Inbox``), and its folds. Once the backend's store drains
+(``Source.handed_over``) every reader stops with ``StoreDraining``: a tailing
+one when the backend fails its inbox, a replaying one after its page, a new one
+when it opens; its position is where it resumes on another replica.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunReplaced, StoreDraining, UnknownGeneration
+from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining, UnknownGeneration
 from .batches import Batch, Prefix, RunRef
 from .folds import Folds, Stored
 from .ids import EventId, of_run
@@ -197,9 +200,15 @@ class Subscription(Generic[R]):
                     self._check(batch)
                     if batch.last <= self.cursor and batch.end is None:
                         continue
-                    if batch.first > self.cursor + 1:  # joined after this tail's start
+                    if batch.first > self.cursor + 1:  # the tail is ahead: fill the gap
                         async for gap in self._pages(batch.first - 1):
                             yield gap
+                        if batch.first > self.cursor + 1:  # (a source's pages say why)
+                            raise RunLost(
+                                self.run_id,
+                                f"the store holds no events {self.cursor + 1}.."
+                                f"{batch.first - 1} of the run",
+                            )
                     batch = batch.after(self.cursor)
                     self.cursor = max(self.cursor, batch.last)
                     self.generation = batch.generation or self.generation
@@ -213,7 +222,8 @@ class Subscription(Generic[R]):
             source.detach(tail, inbox)
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
-        """Stored events after the cursor (up to ``stop``), of this run's generation."""
+        """Stored events after the cursor (up to ``stop``), of this run's generation;
+        the source raises ``HistoryTrimmed`` or ``RunLost`` rather than skip any."""
         stored = self.source.pages(self.keys, self.cursor, self.generation, stop)
         async for batch in stored:
             self._check(batch)
