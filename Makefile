@@ -64,7 +64,7 @@ clang:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq clang; }
 
-# Issue 16: sdist + wheel from a clean clone of HEAD, the sdist alone installed, auditwheel,
+# Packaging: sdist + wheel from a clean clone of HEAD, the sdist alone installed, auditwheel,
 # the setuptools floor, CPython 3.10-3.13 (one GCC build each, 3.13 with Clang), and the
 # README run by a wheel user (lane E: needs the project's .venv for its test runner).
 packaging: clang $(INSTALLED)
@@ -102,7 +102,7 @@ test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis valkey chromium generate
 	AGUI_WIRE_REQUIRE_FAST=1 $(PYTEST_PASS) $(PYTEST_ARGS)
 	AGUI_WIRE_PURE=1 $(PYTEST_PASS) -m "not once" --ignore=tests/differential/test_proto_codec.py --ignore=tests/differential/test_proto_bytes.py --ignore=tests/differential/test_sse_codec.py $(PYTEST_ARGS)
 
-# Issue 11 item 2, the evolution drill (tests/evolution/scratch.py): in a scratch copy of
+# The evolution drill (tests/evolution/scratch.py): in a scratch copy of
 # the tree, fields on an event, Message, RunAgentInput, a repeated message field and a new
 # event type are added to proto/, _pb regenerated and the extension rebuilt there; every
 # backend (Cython, pure, upb, SSE) must carry them alike on the C path. The real tree is
@@ -110,7 +110,7 @@ test: $(EXTENSION) $(NODE_PEERS) redis-server old-redis valkey chromium generate
 evolution: $(INSTALLED)
 	$(BIN)/pytest -q -p no:cacheprovider tests/evolution $(PYTEST_ARGS)
 
-# Issue 31 item 3 at length: tests/interop/test_zod_agreement.py with 5,000 hypothesis
+# The zod judge at length: tests/interop/test_zod_agreement.py with 5,000 hypothesis
 # examples per test, on both backends, printing each column's confusion matrix against
 # @ag-ui/core's zod schemas and every class of disagreement (CI runs it at the ci size).
 judge-campaign: $(EXTENSION) $(NODE_PEERS)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""What a live stream that arrives one event per chunk costs to decode (issue 14 item 4).
+"""What a live stream that arrives one event per chunk costs to decode.
 
     python benchmarks/decode_cost.py [--quick] [--rounds N] [--only COLUMN]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""One-shot functions beside the bound paths they stand for (issue 14 item 3).
+"""One-shot functions beside the bound paths they stand for.
 
     python benchmarks/oneshot.py [--quick] [--repeats N] [--calls N]
 

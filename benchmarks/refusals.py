@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""What refusing bad input costs against accepting it, per decoder and encoder (issue 15).
+"""What refusing bad input costs against accepting it, per decoder and encoder.
 
     python benchmarks/refusals.py [--quick] [--rounds N] [--mib 8] [--only TEXT]
 

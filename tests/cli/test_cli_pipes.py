@@ -1,4 +1,4 @@
-"""What ``decode`` writes, every other command reads (issue 25 item 3).
+"""What ``decode`` writes, every other command reads.
 
 Every output form of ``decode`` — plain, ``--pretty``, ``--sort-keys``,
 ``--envelope`` (also pretty), and a HAR with several AG-UI responses (enveloped

@@ -1,4 +1,4 @@
-"""The C twins stand alone (issue 26 item 3): no name reaches a .pxi through include order.
+"""The C twins stand alone: no name reaches a .pxi through include order.
 
 ``_fast.pyx`` includes ``_codec/_common.pxi`` and then every C twin ``_codec/_X.pxi``
 (or the parts ``_X_<part>.pxi`` of one twin) into one Cython module, so a name one file

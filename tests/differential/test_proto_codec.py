@@ -616,7 +616,7 @@ def test_json_value_leaves_a_struct_that_is_not_a_dict_to_the_reference(content:
 
 
 def test_a_refusal_in_a_big_json_value_is_not_walked_in_python(monkeypatch) -> None:
-    # issue 15 item 2: a 50 KB value refused for its last item cost 120x accepting it
+    # a 50 KB value refused for its last item cost 120x accepting it
     # when proto_writer walked it again (benchmarks/refusals.py); now C finds the
     # fault and proto_writer only words it: no JSON container is opened in Python
     frames = [0]
@@ -691,7 +691,7 @@ TOP_LEVEL_REFUSALS = {
 
 @pytest.mark.parametrize("case", list(TOP_LEVEL_REFUSALS))
 def test_a_refusal_in_a_top_level_field_is_located_in_c(case: str, monkeypatch) -> None:
-    # issue 15 item 2: a small event refused cost ~50x writing it, proto_writer
+    # a small event refused cost ~50x writing it, proto_writer
     # walking the whole event to find the fault; now C finds the field (in
     # proto_writer's order) and proto_writer only words it: the same error
     event, fragment = TOP_LEVEL_REFUSALS[case]

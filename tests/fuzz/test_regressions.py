@@ -62,7 +62,7 @@ def test_field_straddling_merged_occurrences_is_refused(decode: Any, payload: by
 
 def test_error_offsets_inside_merged_occurrences_are_payload_offsets() -> None:
     # the second base_event occurrence has a rawEvent string with a bad byte: the
-    # offset used to count in a joined copy of the occurrences
+    # offset counts in the payload, not in a joined copy of the occurrences
     payload = ld(2, base(1), string(2, "m"), ld(1, ld(3, ld(3, b"ok\xff"))))
     with pytest.raises(DecodeError) as info:
         proto_reader.decode_payload(payload)
@@ -234,9 +234,9 @@ def test_a_full_64_bit_varint_is_read(decode: Any) -> None:
 
 # -- a Struct that is not a dict, in an event the Cython encoder hands over --------
 # Found by fuzz_encode: _fast._json_value (which writes the JSON values of an event
-# handed to proto_writer, issue 15 item 2) took a Struct root for an exact dict, so a
+# handed to proto_writer) took a Struct root for an exact dict, so a
 # Mapping as ACTIVITY_SNAPSHOT content was written as an empty object (the dict size
-# read from a non-dict). Now such a root is proto_writer's to walk.
+# read from a non-dict). Such a root is proto_writer's to walk.
 
 
 def test_fuzz_encode_struct_that_is_a_mapping() -> None:

@@ -400,7 +400,7 @@ def test_options_are_checked_at_construction(options: dict[str, Any]) -> None:
 TMC_FRAME = agui_wire.encode_proto(TMC)
 
 
-# -- a refused frame after good ones (issue 15 item 8a), on whichever backend runs ------
+# -- a refused frame after good ones, on whichever backend runs ------
 
 
 def _ld(number: int, body: bytes) -> bytes:

@@ -8,7 +8,7 @@ pointer: the place where the walk meets the container again, naming where that
 container is. Both protobuf twins find a cycle by identity, as the SSE writers
 do, not by running into ``max_depth``: the last test holds a cycle beside a
 200,000-item list, which a walk that only counted depth would go round 1,024
-times (minutes in Python; it used to be the fuzz_encode timeout, see
+times (minutes in Python: a fuzz_encode timeout, see
 tests/fuzz/test_regressions.py).
 """
 
@@ -206,8 +206,8 @@ def _message_as_a_function() -> dict[str, Any]:
 
 # An event, message or list the schema reads as a message, met again where it reads
 # one (not inside a JSON value): each inner object is valid as what it is read as, so
-# only the cycle is wrong (the Cython protobuf encoder used to write these; found by
-# fuzz_encode, tests/fuzz/test_regressions.py).
+# only the cycle is wrong (an encoder that checks depth only would write these; found
+# by fuzz_encode, tests/fuzz/test_regressions.py).
 MESSAGE_LEVEL: dict[str, tuple[Callable[[], Any], str, str]] = {
     "own outcome": (_own_outcome, "the event", "/outcome"),
     "outcome in its payload": (

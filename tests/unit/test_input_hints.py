@@ -1,4 +1,4 @@
-"""The Python API says what to pass when given the usual wrong thing (issue 25 item 7):
+"""The Python API says what to pass when given the usual wrong thing:
 a path or a text-mode file where bytes go, a gzip-compressed capture, ``import
 agui_wire.redis`` without redis-py. Every reader of a whole capture is tried.
 """

@@ -369,7 +369,7 @@ def test_fixed_width_unknown_fields_are_skipped(codec) -> None:
     assert both(codec, payload) == TMC
 
 
-# -- what a refusal costs (issue 15: rejecting must cost what accepting costs) ---------
+# -- what a refusal costs (rejecting must cost what accepting costs) ---------
 # Counted, not timed: the calls into proto_reader while one payload is refused. The
 # pure decoder walks the payload once (twice for a depth fault: the walk at
 # MAX_DEPTH_LIMIT that tells a limit from another fault); the Cython decoder walks

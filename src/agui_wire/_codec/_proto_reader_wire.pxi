@@ -29,7 +29,7 @@
 #   state (_DeFault: a code and the offsets that locate it) and NULL returns;
 #   the entry point then has proto_reader.fault_error word the error from those
 #   offsets (each error text exists once, in proto_reader). No failing payload
-#   is decoded twice, so refusing costs what accepting costs (issue 15); a depth
+#   is decoded twice, so refusing costs what accepting costs; a depth
 #   fault is decoded once more here at MAX_DEPTH_LIMIT, since another fault wins
 #   over the limit. Only what records no fault (memory, odd input types) is
 #   decoded again by proto_reader (counted: _decoder_fallbacks).

@@ -226,18 +226,17 @@ def _json_value(root, bint as_struct, Py_ssize_t max_depth, bint lossy, list out
 
 # -- refusals: the first fault of an event, when it is in a top-level field ------------
 #
-# An event the fast path refused used to be walked by proto_writer whole, to find
-# the fault it reports: ~50x the cost of writing a small event. _en_find looks
-# first, in proto_writer's order (the base event's fields, then the arm's, each
-# ascending: _en_init checks the schema lists them so), at the event's 1:1 fields:
-# each is judged fine only when the fast path writes it (which it does only for
-# what proto_writer accepts), at fault when proto_writer's check of it surely
-# fails, else "not known here" (a message, a repeated field, a subclass container
-# or Mapping the fast path does not read). The first field at fault is handed to
-# proto_writer._refuse, which words it with the walk's own methods; inside a JSON
-# value the fault is located by _en_locate, as for _json_value. The special shapes
-# (outcome, content) and extra_keys come after the 1:1 fields in proto_writer's
-# walk: a fault there is the walk's to find.
+# Walking a refused event whole with proto_writer, to find the fault it reports, costs
+# ~50x writing a small event, so _en_find looks first, in proto_writer's order (the
+# base event's fields, then the arm's, each ascending: _en_init checks the schema
+# lists them so), at the event's 1:1 fields: each is judged fine only when the fast
+# path writes it (which it does only for what proto_writer accepts), at fault when
+# proto_writer's check of it surely fails, else "not known here" (a message, a
+# repeated field, a subclass container or Mapping the fast path does not read). The
+# first field at fault is handed to proto_writer._refuse, which words it with the
+# walk's own methods; inside a JSON value the fault is located by _en_locate, as for
+# _json_value. The special shapes (outcome, content) and extra_keys come after the 1:1
+# fields in proto_writer's walk: a fault there is the walk's to find.
 
 cdef enum:
     _EN_FINE = 0
