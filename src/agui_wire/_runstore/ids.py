@@ -92,12 +92,10 @@ def new_generation(run_id: str) -> int:
 
 
 def of_run(run_id: str, generation: int) -> bool:
-    """Could ``generation`` be one of run ``run_id``'s: its check holds (generation
-    0 is a run stored before generations, any run's)."""
-    if generation == 0:
-        return True
+    """Could ``generation`` be one of run ``run_id``'s: even, drawn (``new_generation``
+    draws from 1), and its check holds."""
     draw, check = divmod(generation // 2, _CHECK)
-    return generation % 2 == 0 and check == _check(run_id, draw)
+    return generation % 2 == 0 and draw >= 1 and check == _check(run_id, draw)
 
 
 def _check(run_id: str, draw: int) -> int:
