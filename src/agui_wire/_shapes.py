@@ -381,7 +381,7 @@ def _message(role: str) -> _Loose:
     """A message of one role: the keys schema.ROLE_KEYS declares for it, required
     as ROLE_REQUIRED says, ``content`` of the carriers ROLE_CONTENT allows."""
     wire = {f.name: f for f in schema.MESSAGES["Message"].fields}
-    fields = {k: _F(_wire(wire[k]), wire[k].required) for k in ("subagentRunId", "id")}
+    fields = {k: _F(_wire(wire[k]), wire[k].required) for k in (*schema.MESSAGE_COMMON, "id")}
     for key in schema.ROLE_KEYS[role]:
         of = _content(schema.ROLE_CONTENT[role]) if key == "content" else _wire(wire[key])
         fields[key] = _F(of, required=key in schema.ROLE_REQUIRED[role])

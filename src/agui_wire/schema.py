@@ -61,6 +61,7 @@ __all__ = [
     "MAX_FRAME_PAYLOAD",
     "MAX_SAFE_INTEGER",
     "MESSAGES",
+    "MESSAGE_COMMON",
     "MESSAGE_CONTENT",
     "MESSAGE_HEAD",
     "MIN_ITEMS",
@@ -696,12 +697,19 @@ def _all_events(messages: dict[str, MessageSpec]) -> dict[str, EventSpec]:
 
 
 MESSAGES: Final = MappingProxyType(_all_messages())
-# Message: the fields every role has (id, role), and per role those its shape adds
-# (ROLE_KEYS, and subagentRunId); a key of another role is an extra key of a message.
+# Message: the fields every role has (id, role), the keys of every role's shape
+# (MESSAGE_COMMON: the Message fields no role's shape names: subagentRunId, and a
+# field a later schema adds, which @ag-ui/proto writes on any message), and per role
+# those its shape adds (ROLE_KEYS); a key of another role is an extra key of a message.
 MESSAGE_HEAD: Final = tuple(f for f in MESSAGES["Message"].fields if f.name in ("id", "role"))
+MESSAGE_COMMON: Final = tuple(
+    f.name
+    for f in MESSAGES["Message"].fields
+    if f.name not in ("id", "role") and all(f.name not in keys for keys in ROLE_KEYS.values())
+)
 ROLE_FIELDS: Final = MappingProxyType(
     {
-        role: tuple(f for f in MESSAGES["Message"].fields if f.name in ("subagentRunId", *keys))
+        role: tuple(f for f in MESSAGES["Message"].fields if f.name in (*MESSAGE_COMMON, *keys))
         for role, keys in ROLE_KEYS.items()
     }
 )

@@ -297,7 +297,7 @@ cdef void _en_init() except *:
                 mask |= 1 << message_index[name]
         _en_roles[i].required = mask
         mask = 0
-        for name in ("id", "role", "subagentRunId", "content", *sc.ROLE_KEYS[role]):
+        for name in ("id", "role", *sc.MESSAGE_COMMON, "content", *sc.ROLE_KEYS[role]):
             mask |= 1 << message_index[name]
         _en_roles[i].declared = mask
         _en_roles[i].content_required = "content" in required

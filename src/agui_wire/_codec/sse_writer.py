@@ -186,7 +186,7 @@ def _message_walker() -> _Walk:
     fields = {f.name: f for f in schema.MESSAGES["Message"].fields}
     variants: dict[str, _Walk] = {}
     for role, keys in schema.ROLE_KEYS.items():
-        declared = {"subagentRunId", *keys}
+        declared = {*schema.MESSAGE_COMMON, *keys}
         optional = frozenset(declared - set(schema.ROLE_REQUIRED[role]))
         children: dict[str, _Walk] = {}
         if "toolCalls" in declared:
