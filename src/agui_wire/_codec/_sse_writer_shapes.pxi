@@ -155,7 +155,7 @@ cdef Py_ssize_t _sw_collect(
         w.entries = <_SwEntry*>mem
         w.entries_cap = cap
     e = w.entries + base
-    while capi.PyDict_Next(obj, &pos, &k, &v):
+    while capi.agw_dict_next(obj, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         i = _en_lookup(index, k)
@@ -291,7 +291,7 @@ cdef int _sw_direct(
     cdef bint first = True
     if _sw_byte(w, 123) < 0:
         return _EN_BAIL
-    while capi.PyDict_Next(obj, &pos, &k, &v):
+    while capi.agw_dict_next(obj, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         slot = _en_lookup(sh.index, k)
@@ -507,7 +507,7 @@ cdef int _sw_event(_SwOut* w, PyObject* event) noexcept:
     w.open[0] = event
     w.nopen = 1
     w.nentries = 0
-    if capi.PyDict_Next(event, &pos, &k, &t) and capi.PyUnicode_CheckExact(k) \
+    if capi.agw_dict_next(event, &pos, &k, &t) and capi.PyUnicode_CheckExact(k) \
             and _en_lookup(_en_event_index, k) == _EV_TYPE:
         direct = True
     else:
@@ -570,7 +570,7 @@ cdef int _sw_check_event(_SwOut* w, PyObject* event) noexcept:
     cdef _EnField* f
     if not capi.PyDict_CheckExact(event):
         return _EN_BAIL
-    if not capi.PyDict_Next(event, &pos, &k, &v) or not capi.PyUnicode_CheckExact(k) \
+    if not capi.agw_dict_next(event, &pos, &k, &v) or not capi.PyUnicode_CheckExact(k) \
             or _en_lookup(_en_event_index, k) != _EV_TYPE:
         return _sw_event(w, event)
     if not capi.PyUnicode_CheckExact(v):
@@ -585,7 +585,7 @@ cdef int _sw_check_event(_SwOut* w, PyObject* event) noexcept:
     w.open[0] = event
     w.nopen = 1
     seen = values = (<uint64_t>1) << _EV_TYPE
-    while capi.PyDict_Next(event, &pos, &k, &v):
+    while capi.agw_dict_next(event, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         slot = _en_lookup(_en_event_index, k)
