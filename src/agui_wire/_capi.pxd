@@ -132,3 +132,9 @@ cdef extern from "_codec/_helpers.h":
     void agw_ids_del(agw_ids*, PyObject*)
     void agw_ids_clear(agw_ids*)
     void agw_ids_free(agw_ids*)
+
+
+cdef extern from "_codec/_dict_next.h":
+    # PyDict_Next of an exact dict, reading its entries where their layout is known
+    int agw_dict_next(PyObject*, Py_ssize_t*, PyObject**, PyObject**)
+    int agw_dict_next_check() except -1    # once, before the first agw_dict_next

@@ -154,6 +154,9 @@ class SSEEncoder:
     def encode(self, event: Any) -> bytes: ...
     def encode_many(self, events: Iterable[Any]) -> bytes: ...
 
+def _sse_dict_entries() -> bool:
+    """Whether the walks read a dict's entries without PyDict_Next (_dict_next.h)."""
+
 def _sse_fallbacks() -> int:
     """Events handed to sse_writer since import (a fault, exotic input, a lossy
     integer past 64 bits, an id the C path does not write)."""

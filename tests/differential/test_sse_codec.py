@@ -377,6 +377,82 @@ def test_integers_are_orjsons(n: int) -> None:
     assert fast_json(n) == orjson.dumps(n)
 
 
+# -- dicts read from their entries (_dict_next.h): PyDict_Next's members, in its order ----
+
+
+class Holder:
+    def __init__(self) -> None:
+        self.alpha = 1
+        self.beta = "two"
+        self.gamma = [3.5, None]
+
+
+def odd_dicts() -> dict[str, dict[Any, Any]]:
+    """Dicts whose entries are not simply their members: deleted entries (first, in the
+    middle, last), a table that grew and shrank, keys that are not all str, a split
+    table (an instance's __dict__), and the empty dict's shared keys."""
+    holes: dict[str, Any] = {f"k{i}": i for i in range(12)}
+    for i in (0, 5, 6, 11):
+        del holes[f"k{i}"]
+    grown: dict[str, Any] = {}
+    for i in range(200):
+        grown[f"g{i}"] = {"i": i}
+    for i in range(0, 200, 3):
+        del grown[f"g{i}"]
+    refilled = dict(holes)
+    refilled["k0"] = "back, at the end"
+    mixed: dict[Any, Any] = {"a": 1, 2: "b"}
+    del mixed[2]  # str keys only now, in a table of any keys
+    emptied: dict[str, Any] = {"x": 1}
+    del emptied["x"]
+    return {
+        "holes": holes,
+        "grown": grown,
+        "refilled": refilled,
+        "mixed": mixed,
+        "split": vars(Holder()),
+        "emptied": emptied,
+        "empty": {},
+    }
+
+
+@pytest.mark.parametrize("name", list(odd_dicts()))
+def test_dicts_are_written_as_pydict_next_reads_them(name: str) -> None:
+    value = odd_dicts()[name]
+    message = {"id": "m", "role": "user", "content": "x"}
+    if all(type(k) is str for k in value):
+        message = odd_dicts()[name]  # the message's own dict, its holes included
+        message.update(id="m", role="user", content="x")
+    for event in (
+        {"type": "STATE_SNAPSHOT", "snapshot": value},
+        {"type": "RAW", "event": [value, {"in": value}]},
+        {"type": "CUSTOM", "name": "n", "value": value},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [message]},
+    ):
+        want = b"data: " + orjson.dumps(event, option=orjson.OPT_NON_STR_KEYS) + b"\n\n"
+        if all(type(k) is str for k in value):
+            assert FAST.encode(event) == want
+            assert FAST.encode_many([event, event]) == want * 2
+        assert_same(event)
+    event: dict[str, Any] = {"type": "RAW", "event": 1}
+    del event["type"]  # the event's own dict with a hole where its first member was
+    event["type"] = "RAW"
+    assert FAST.encode(event) == b'data: {"event":1,"type":"RAW"}\n\n'
+    assert_same(event)
+
+
+def test_dict_entries_are_read_where_their_layout_is_known() -> None:
+    import sys
+    import sysconfig
+
+    known = (
+        sys.implementation.name == "cpython"
+        and (3, 11) <= sys.version_info[:2] < (3, 14)
+        and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    )
+    assert fast._sse_dict_entries() is known
+
+
 def test_sprinkled_corpus_events() -> None:
     import random
 

@@ -102,9 +102,8 @@ static inline Py_ssize_t agw_json_clean_prefix(const unsigned char *s, Py_ssize_
     return i;
 }
 
-/* `s` as a JSON string at `o` (agw_json_str_max bytes free); the bytes written, or -1
- * for a lone surrogate. */
-static AGW_ALWAYS_INLINE Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) {
+/* agw_json_str past its inline case: any str. */
+static AGW_NOINLINE Py_ssize_t agw_json_str_any(unsigned char *o, PyObject *s) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), i, k;
     unsigned char *p = o;
     int kind = PyUnicode_KIND(s);
@@ -113,22 +112,6 @@ static AGW_ALWAYS_INLINE Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) 
     if (kind == PyUnicode_1BYTE_KIND) {
         const unsigned char *u = (const unsigned char *)data;
         if (PyUnicode_IS_ASCII(s)) {
-#if AGW_OVERREAD
-            /* the common short string: one load (the page it is in holds 16 bytes
-               from it, so reading past its end faults nothing), one store */
-            if (n <= 16 && ((uintptr_t)u & 4095) <= 4096 - 16) {
-                __m128i v = _mm_loadu_si128((const __m128i *)u);
-                __m128i bad = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                    _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-                if (!(_mm_movemask_epi8(bad) & (int)((1u << n) - 1))) {
-                    _mm_storeu_si128((__m128i *)p, v);
-                    p[n] = '"';
-                    return n + 2;
-                }
-            }
-#endif
             i = 0;
 #if AGW_SSE2
             /* 16 bytes at a time, scanned and copied in one go (stored before the
@@ -191,6 +174,35 @@ static AGW_ALWAYS_INLINE Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) 
     }
     *p++ = '"';
     return p - o;
+}
+
+/* `s` as a JSON string at `o` (agw_json_str_max bytes free); the bytes written, or -1
+ * for a lone surrogate. Inline only for the common short ASCII string with nothing to
+ * escape, so that the writers it is inlined into stay small enough to be inlined in
+ * turn (the JSON walk's loop then makes no call per member); anything else is a call. */
+static AGW_ALWAYS_INLINE Py_ssize_t agw_json_str(unsigned char *o, PyObject *s) {
+#if AGW_OVERREAD
+    /* one load (the page the string is in holds 16 bytes from it, so reading past
+       its end faults nothing), one store */
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {
+        Py_ssize_t n = ((PyASCIIObject *)s)->length;
+        const unsigned char *u = (const unsigned char *)(((PyASCIIObject *)s) + 1);
+        if (n <= 16 && ((uintptr_t)u & 4095) <= 4096 - 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)u);
+            __m128i bad = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            if (!(_mm_movemask_epi8(bad) & (int)((1u << n) - 1))) {
+                o[0] = '"';
+                _mm_storeu_si128((__m128i *)(o + 1), v);
+                o[n + 1] = '"';
+                return n + 2;
+            }
+        }
+    }
+#endif
+    return agw_json_str_any(o, s);
 }
 
 /* The value of an exact int that fits one internal digit (30 bits: most JSON

@@ -27,11 +27,13 @@ static __inline int agw_ctz64(uint64_t x) {
 #define agw_prefetch_read(p) ((void)(p))
 #endif
 #define AGW_ALWAYS_INLINE __forceinline
+#define AGW_NOINLINE __declspec(noinline)
 #else
 #define agw_popcount64(x) __builtin_popcountll(x)
 #define agw_ctz64(x) __builtin_ctzll(x)
 #define agw_prefetch_read(p) __builtin_prefetch(p)
 #define AGW_ALWAYS_INLINE inline __attribute__((always_inline))
+#define AGW_NOINLINE __attribute__((noinline))
 #endif
 
 #endif /* AGW_PORTABLE_H */

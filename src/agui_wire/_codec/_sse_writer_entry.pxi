@@ -26,6 +26,7 @@ cdef void _sw_init() noexcept:
 
 
 _sw_init()
+_sw_dict_entries = capi.agw_dict_next_check() == 1
 
 
 # -- the scratch ---------------------------------------------------------------------------
@@ -302,6 +303,11 @@ cdef bint _sw_holds(object event) except -1:
     r = _sw_check_event(w, <PyObject*>event)
     w.check = False
     return r == 0
+
+
+def _sse_dict_entries():
+    """Whether the walks read a dict's entries without PyDict_Next (_dict_next.h)."""
+    return _sw_dict_entries
 
 
 def _sse_fallbacks():

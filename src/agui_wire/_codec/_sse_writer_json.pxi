@@ -352,7 +352,7 @@ cdef int _sw_container(_SwOut* w, PyObject* obj, int level, Py_ssize_t c) noexce
     if capi.PyDict_CheckExact(obj):
         if _sw_byte(w, 123) < 0:                            # {
             return _EN_BAIL
-        while capi.PyDict_Next(obj, &pos, &k, &child):
+        while capi.agw_dict_next(obj, &pos, &k, &child):
             if _sw_key(w, k, first) < 0:
                 return _EN_BAIL
             first = False
@@ -404,7 +404,7 @@ cdef int _sw_json_deep(_SwOut* w, PyObject* root, int level, Py_ssize_t base) no
     while n:
         f = &w.frames[n - 1]
         if f.kind == _SW_OBJECT:
-            if not capi.PyDict_Next(f.obj, &f.pos, &k, &child):
+            if not capi.agw_dict_next(f.obj, &f.pos, &k, &child):
                 child = NULL
             elif _sw_key(w, k, f.count == 0) < 0:
                 return _EN_BAIL

@@ -155,7 +155,7 @@ cdef Py_ssize_t _sw_collect(
         w.entries = <_SwEntry*>mem
         w.entries_cap = cap
     e = w.entries + base
-    while capi.PyDict_Next(obj, &pos, &k, &v):
+    while capi.agw_dict_next(obj, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         i = _en_lookup(index, k)
@@ -172,6 +172,20 @@ cdef Py_ssize_t _sw_collect(
     present[0] = mask
     unmatched[0] = miss
     return base
+
+
+cdef inline PyObject* _sw_get(PyObject* obj, PyObject* key) noexcept:
+    """The value of the exact str ``key`` in the exact dict ``obj``, found among its
+    members (an object read first for its role or type is small: a scan of a few
+    keys, by identity first, costs less than a hash lookup); NULL if no exact str
+    key equals it (then the walk, which takes exact str keys only, hands it over)."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* k
+    cdef PyObject* v
+    while capi.agw_dict_next(obj, &pos, &k, &v):
+        if k == key or (capi.PyUnicode_CheckExact(k) and agw_str_eq(k, key)):
+            return v
+    return NULL
 
 
 # -- one object of a known shape ---------------------------------------------------------
@@ -291,7 +305,7 @@ cdef int _sw_direct(
     cdef bint first = True
     if _sw_byte(w, 123) < 0:
         return _EN_BAIL
-    while capi.PyDict_Next(obj, &pos, &k, &v):
+    while capi.agw_dict_next(obj, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         slot = _en_lookup(sh.index, k)
@@ -357,9 +371,8 @@ cdef int _sw_message(_SwOut* w, _EnSpec* sp, PyObject* obj, bint omit, int level
     if sp.special == _SP_CHAT:
         # the role says which keys are the message's (others are extra keys): read
         # first, so the message is written in one pass
-        v = capi.PyDict_GetItemWithError(obj, <PyObject*>_SW_ROLE)
+        v = _sw_get(obj, <PyObject*>_SW_ROLE)
         if v == NULL or not capi.PyUnicode_CheckExact(v):
-            capi.PyErr_Clear()
             return _EN_BAIL
         r = _en_lookup(_en_role_index, v)
         if r < 0:
@@ -397,9 +410,8 @@ cdef int _sw_message(_SwOut* w, _EnSpec* sp, PyObject* obj, bint omit, int level
 cdef inline int _sw_union(PyObject* obj, _EnTable* types) noexcept:
     """The arm of the JSON union ``obj`` (a dict) by its ``type``: its index in
     ``types``, or -1."""
-    cdef PyObject* v = capi.PyDict_GetItemWithError(obj, <PyObject*>_SW_TYPE)
+    cdef PyObject* v = _sw_get(obj, <PyObject*>_SW_TYPE)
     if v == NULL or not capi.PyUnicode_CheckExact(v):
-        capi.PyErr_Clear()
         return -1
     return _en_lookup(types, v)
 
@@ -507,7 +519,7 @@ cdef int _sw_event(_SwOut* w, PyObject* event) noexcept:
     w.open[0] = event
     w.nopen = 1
     w.nentries = 0
-    if capi.PyDict_Next(event, &pos, &k, &t) and capi.PyUnicode_CheckExact(k) \
+    if capi.agw_dict_next(event, &pos, &k, &t) and capi.PyUnicode_CheckExact(k) \
             and _en_lookup(_en_event_index, k) == _EV_TYPE:
         direct = True
     else:
@@ -570,7 +582,7 @@ cdef int _sw_check_event(_SwOut* w, PyObject* event) noexcept:
     cdef _EnField* f
     if not capi.PyDict_CheckExact(event):
         return _EN_BAIL
-    if not capi.PyDict_Next(event, &pos, &k, &v) or not capi.PyUnicode_CheckExact(k) \
+    if not capi.agw_dict_next(event, &pos, &k, &v) or not capi.PyUnicode_CheckExact(k) \
             or _en_lookup(_en_event_index, k) != _EV_TYPE:
         return _sw_event(w, event)
     if not capi.PyUnicode_CheckExact(v):
@@ -585,7 +597,7 @@ cdef int _sw_check_event(_SwOut* w, PyObject* event) noexcept:
     w.open[0] = event
     w.nopen = 1
     seen = values = (<uint64_t>1) << _EV_TYPE
-    while capi.PyDict_Next(event, &pos, &k, &v):
+    while capi.agw_dict_next(event, &pos, &k, &v):
         if not capi.PyUnicode_CheckExact(k):
             return _EN_BAIL
         slot = _en_lookup(_en_event_index, k)
