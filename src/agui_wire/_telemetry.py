@@ -208,7 +208,7 @@ class Meters:
             "from an event's append to its delivery to a local subscriber",
             _LAG_BOUNDS,
         )
-        self.store_appends = counter(STORE_APPENDS, "{append}", "appends of events to the store")
+        self.store_appends = totals(STORE_APPENDS, "{append}", "appends of events to the store")
         self.store_append_size = histogram(
             STORE_APPEND_SIZE, "{event}", "events per append", _BATCH_BOUNDS
         )
@@ -260,8 +260,21 @@ def end_run(
     if exc is not None:
         span.record_exception(exc)
     if error is not None:
-        span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        set_error(span, error)
     span.end()
+
+
+def error_type(exc: BaseException) -> str:
+    """``error.type`` of an exception: its class, qualified by its module unless a
+    builtin (``KeyError``, ``agui_wire.errors.StoreUnavailable``)."""
+    cls = type(exc)
+    name = cls.__qualname__
+    return name if cls.__module__ == "builtins" else f"{cls.__module__}.{name}"
+
+
+def set_error(span: Any, description: str) -> None:
+    """Mark ``span`` failed (status ``ERROR``, described)."""
+    span.set_status(trace.Status(trace.StatusCode.ERROR, description))
 
 
 def activate(span: Any) -> object:

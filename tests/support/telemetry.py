@@ -5,7 +5,8 @@
 while it is open, and back at the global providers after (``_telemetry.use``:
 the process's global providers can be set once only). ``Recorded.values(name)``
 is a metric's points as ``{attributes: value}`` (a histogram's value: its count),
-``Recorded.total(name, match)`` the sum of the points whose attributes match.
+``Recorded.total(name, match)`` the sum of the points whose attributes match,
+``Recorded.histogram(name)`` a histogram's points whole (count, sum, buckets).
 """
 
 from __future__ import annotations
@@ -45,6 +46,20 @@ class Recorded:
                         value = p.count if isinstance(p, HistogramDataPoint) else p.value
                         points[frozenset(p.attributes.items())] = value
         return out
+
+    def histogram(self, name: str) -> list[HistogramDataPoint]:
+        """A histogram's points, whole (``count``, ``sum``, ``min``, ``max``,
+        ``bucket_counts`` over ``explicit_bounds``)."""
+        data = self.reader.get_metrics_data()
+        return [
+            p
+            for resource in (data.resource_metrics if data else ())
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == name
+            for p in metric.data.data_points
+            if isinstance(p, HistogramDataPoint)
+        ]
 
     def values(self, name: str) -> dict[Attributes, Any]:
         return self.metrics().get(name, {})

@@ -3,12 +3,13 @@ talking to a store.
 
 A backend (``agui_wire.redis``) imports this package; this package imports no
 backend, and no backend imports another. The modules, one job each, each
-importing only those before it:
-``ids`` (run ids, owners, generations, event ids and positions, the
-``RUN_ERROR`` codes), ``batches`` (stored events as the batches every local
-reader of a run shares, and compact prefixes), ``folds`` (compact prefixes
-folded page by page, shared by a run's joiners), ``read`` (one reader's view
-of a run: checked, replayed, tailed; what a backend gives it), ``appends`` (events admitted as
+importing only those before it: ``ids`` (run ids, owners, generations, event ids
+and positions, the ``RUN_ERROR`` codes), ``observe`` (what a store records:
+OpenTelemetry's counters, histograms and spans of its runs, readers, appends and
+faults), ``batches`` (stored events as the batches every local reader of a run
+shares, and compact prefixes), ``folds`` (compact prefixes folded page by page,
+shared by a run's joiners), ``read`` (one reader's view of a run: checked,
+replayed, tailed; what a backend gives it), ``appends`` (events admitted as
 payloads and batched into appends), ``http`` (a run as an HTTP response:
 statuses, headers, the store's faults as ``RUN_ERROR`` events).
 """

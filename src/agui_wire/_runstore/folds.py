@@ -25,6 +25,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
 from ..errors import StoreUnavailable
+from . import observe
 from .batches import Batch, Prefix, RunRef
 from .ids import CLOSED
 
@@ -98,6 +99,10 @@ class Folds(Generic[R]):
             del self.running[key]
 
     async def _fold(self, keys: R) -> Fold:
+        with observe.span(observe.FOLD, keys.run_id):
+            return await self._folded(keys)
+
+    async def _folded(self, keys: R) -> Fold:
         folder = Compactor()
         ended = False
         cursor, generation = 0, None

@@ -25,7 +25,8 @@ from collections.abc import AsyncIterator
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining
+from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining, StoreError
+from . import observe
 from .batches import Batch, Prefix, RunRef
 from .folds import Folds, Stored
 from .ids import EventId
@@ -121,6 +122,7 @@ class Subscription(Generic[R]):
         self.prefix: Prefix | None = None
         self.ended = False
         self.opened = False
+        self.faulted: StoreError | None = None
 
     @property
     def snapshot_events(self) -> int:
@@ -136,6 +138,20 @@ class Subscription(Generic[R]):
             raise StoreDraining(self.run_id, HANDED_OVER)
 
     async def open(self) -> None:
+        try:
+            with observe.span(observe.OPEN, self.run_id):
+                await self._open()
+        except StoreError as exc:
+            self._fault(exc)
+            raise
+
+    def _fault(self, exc: StoreError) -> None:
+        """Telemetry: the error that ends this reader, counted once."""
+        if exc is not self.faulted:
+            self.faulted = exc
+            observe.fault(exc)
+
+    async def _open(self) -> None:
         self._stop_if_handed_over()
         stored, generation, ended = await self.source.head(self.keys)
         if None not in (self.generation, generation) and generation != self.generation:
@@ -163,6 +179,17 @@ class Subscription(Generic[R]):
                 self.generation = fold.prefix.generation
 
     async def batches(self) -> AsyncIterator[EncodedEvents]:
+        reader = observe.reader_opened()  # telemetry: agui.store.readers
+        try:
+            async for batch in self._batches():
+                yield batch
+        except StoreError as exc:
+            self._fault(exc)
+            raise
+        finally:
+            observe.ended(reader)
+
+    async def _batches(self) -> AsyncIterator[EncodedEvents]:
         if not self.opened:
             await self.open()
         self._stop_if_handed_over()
@@ -185,6 +212,7 @@ class Subscription(Generic[R]):
                 if inbox.lagging:
                     inbox.lagging = False
                     async for batch in self._pages():
+                        observe.delivered(batch.first, batch.stamps)
                         yield batch
                         if batch.end is not None:
                             return
@@ -195,11 +223,13 @@ class Subscription(Generic[R]):
                         continue
                     if batch.first > self.cursor + 1:  # joined after this tail's start
                         async for gap in self._pages(batch.first - 1):
+                            observe.delivered(gap.first, gap.stamps)
                             yield gap
                     batch = batch.after(self.cursor)
                     self.cursor = max(self.cursor, batch.last)
                     self.generation = batch.generation or self.generation
                     if batch.payloads:
+                        observe.delivered(batch.first, batch.stamps)
                         yield batch
                     if batch.end is not None:
                         return

@@ -34,6 +34,7 @@ import signal
 from collections.abc import Callable
 from types import FrameType
 
+from .._runstore import observe
 from ._producer import Writing
 from ._reading import Reading
 
@@ -50,6 +51,12 @@ def handover_limit(writing: Writing) -> float:
 async def drain(writing: Writing, reading: Reading, grace: float) -> None:
     """Refuse new runs, let live ones finish within ``grace`` s, hand the rest over,
     end the readers (see the module doc)."""
+    observe.drained()
+    with observe.span(observe.DRAIN):
+        await _drain(writing, reading, grace)
+
+
+async def _drain(writing: Writing, reading: Reading, grace: float) -> None:
     loop = asyncio.get_running_loop()
     started = loop.time()
     writing.draining = True

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
 from .._codec.backend import encode_payload
+from .._runstore import observe
 from .._runstore.appends import Appends, admit
 from .._runstore.ids import STORE_FULL
 from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
@@ -59,8 +60,9 @@ logger = logging.getLogger("agui_wire.redis")
 
 # KEYS: stream, lease (, snapshot). ARGV: token, lease_ms, running_ttl_ms, maxlen
 # (0: none), known (events this producer knows are stored), first index,
-# generation, payloads... An event at or below the stream's last is skipped when
-# it is the one stored (a retry after a lost reply), else the stored one is corrupt.
+# generation, stamp ('': none), payloads... An event at or below the stream's last
+# is skipped when it is the one stored (a retry after a lost reply), else the
+# stored one is corrupt. The last event, when stored now, carries the stamp (``t``).
 APPEND: Final = Script(
     PRELUDE
     + """
@@ -75,19 +77,28 @@ end
 if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {HELD, last} end
 local maxlen = tonumber(ARGV[4])
 local n = tonumber(ARGV[6]) - 1
-for i = 8, #ARGV do
+local stamp = ARGV[8]
+for i = 9, #ARGV do
   n = n + 1
   if n > last then
     if n ~= last + 1 then return {LOST, last} end
-    if maxlen > 0 then
-      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, n .. '-' .. gen, 'p', ARGV[i])
+    local id = n .. '-' .. gen
+    if i == #ARGV and stamp ~= '' then
+      if maxlen > 0 then
+        redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, id, 'p', ARGV[i], 't', stamp)
+      else
+        redis.call('XADD', KEYS[1], id, 'p', ARGV[i], 't', stamp)
+      end
+    elseif maxlen > 0 then
+      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, id, 'p', ARGV[i])
     else
-      redis.call('XADD', KEYS[1], n .. '-' .. gen, 'p', ARGV[i])
+      redis.call('XADD', KEYS[1], id, 'p', ARGV[i])
     end
     last = n
   elseif n > known then
     local e = redis.call('XRANGE', KEYS[1], n .. '-' .. gen, n .. '-' .. gen)
-    if #e == 1 and (#e[1][2] ~= 2 or e[1][2][1] ~= 'p' or e[1][2][2] ~= ARGV[i]) then
+    local f = #e == 1 and e[1][2]
+    if f and not (f[1] == 'p' and f[2] == ARGV[i] and (#f == 2 or (#f == 4 and f[3] == 't'))) then
       return {CORRUPTED, last, e[1][1]}
     end
   end
@@ -271,6 +282,7 @@ class Producer:
     async def append(self, first: int, payloads: list[bytes]) -> None:
         settings = self.settings
         self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
+        stamp = observe.stamp()  # telemetry: the readers' delivery lag
         reply = await self.calls.script(
             self.run_keys,
             APPEND,
@@ -283,10 +295,12 @@ class Producer:
                 self.stored,
                 first,
                 self.generation,
+                "" if stamp is None else stamp,
                 *payloads,
             ],
         )
         self._check(reply)
+        observe.appended(len(payloads))
         if self.snapshots is not None:
             await self.snapshots.stored(self.stored)
 
@@ -359,6 +373,7 @@ class Producer:
             self.generation,
         )
         self._check(reply)
+        observe.handed_over()
         return StoreDraining(
             self.run_id,
             f"the store is draining: the run was handed over after event {self.stored} "
@@ -379,6 +394,7 @@ class Producer:
         loop = asyncio.get_running_loop()
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
+        counted = observe.run_started()  # telemetry: agui.store.runs.active
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
         self.renewed = loop.time()  # by the claim
         watchdog = self.writing.watchdog
@@ -433,6 +449,7 @@ class Producer:
                 await source.close()
             finally:
                 self.writing.live.discard(self)
+                observe.ended(counted)
                 finished.set_result(None)
 
     async def end_unstarted(self) -> None:

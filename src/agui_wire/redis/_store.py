@@ -17,12 +17,13 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from .._runstore import observe
 from .._runstore.batches import Batch, Prefix
 from .._runstore.http import RunResponse
 from .._runstore.ids import EventId, check_owner, parse_position
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
-from ..errors import StoreDraining
+from ..errors import StoreDraining, StoreError
 from ._calls import Calls
 from ._claim import claim
 from ._drain import drain, on_signal
@@ -140,10 +141,14 @@ class RunStore:
         ``RunInProgress``, a taker being on its way). A draining store raises
         ``StoreDraining``, for a new run and for a run it handed over."""
         keys = self._keys(owner, run_id, events)
-        producer = await claim(self._writing, keys, events, replay)
-        if isinstance(producer, int):
-            return producer
-        return await producer.run()
+        try:
+            producer = await self._claim(keys, events, replay)
+            if isinstance(producer, int):
+                return producer
+            return await producer.run()
+        except StoreError as exc:
+            observe.fault(exc)
+            raise
 
     async def start(
         self,
@@ -161,13 +166,23 @@ class RunStore:
         (``replay`` too). A failure of the task is logged (a run handed over by a
         drain at INFO)."""
         keys = self._keys(owner, run_id, events)
-        producer = await claim(self._writing, keys, events, replay)
+        try:
+            producer = await self._claim(keys, events, replay)
+        except StoreError as exc:
+            observe.fault(exc)
+            raise
         if isinstance(producer, int):
             return None
         task = asyncio.ensure_future(producer.run())
         self._track(task)
         task.add_done_callback(functools.partial(self._unstarted, producer))
         return task
+
+    async def _claim(
+        self, keys: RunKeys, events: Iterable[Any] | AsyncIterable[Any], replay: bool
+    ) -> Producer | int:
+        with observe.span(observe.CLAIM, keys.run_id):
+            return await claim(self._writing, keys, events, replay)
 
     def _keys(self, owner: str | None, run_id: str, events: object) -> RunKeys:
         try:
@@ -185,6 +200,7 @@ class RunStore:
         if task.cancelled():
             return
         error = task.exception()
+        observe.fault(error)
         if isinstance(error, StoreDraining):  # handed over: not a failure
             logger.info("background run handed over: %s", error)
         elif error is not None:
