@@ -104,9 +104,10 @@ def stamp() -> int | None:
     return None if otel.current() is None else time.time_ns() // 1_000_000
 
 
-def appended(events: int) -> None:
-    """An append of ``events`` events was stored."""
-    instruments = otel.current()
+def appended(events: int, stamped: int | None) -> None:
+    """An append of ``events`` events, ``stamped`` by ``stamp()``, was stored
+    (not stamped: telemetry did not record when it was sent; nothing to look at)."""
+    instruments = None if stamped is None else otel.current()
     if instruments is not None:
         meters = instruments.meters
         meters.store_appends.add(1, _NONE)

@@ -300,7 +300,7 @@ class Producer:
             ],
         )
         self._check(reply)
-        observe.appended(len(payloads))
+        observe.appended(len(payloads), stamp)
         if self.snapshots is not None:
             await self.snapshots.stored(self.stored)
 
