@@ -19,7 +19,10 @@ back from the SDK's in-memory metric reader and span exporter: values, not names
 * an entry's stamp is read; a stamp that is not one, and any other field, is
   ``StoreCorrupted``; a retried append over a stamped entry is its own;
 * off (the API without an SDK): nothing recorded, no stamp written, and the
-  store's telemetry calls are per append and per batch, never per event.
+  store's telemetry calls are per append and per batch, never per event; without
+  the API package, the store works and stamps nothing.
+
+The tests of the stamp in Redis (the append script) run on Valkey 8 too.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from agui_wire.redis import _producer as producer_module
 from tests.redis.app import paced, token_run
 from tests.redis.conftest import run
 from tests.support.telemetry import Recorded, recording
-from tests.unit.test_telemetry import driver, received
+from tests.unit.test_telemetry import _run_script, driver, received
 
 Event = dict[str, Any]
 UNAVAILABLE = "agui_wire.errors.StoreUnavailable"
@@ -130,6 +133,7 @@ def test_runs_readers_and_lanes_count_what_is_live_and_go_back_to_zero(rec, redi
 # -- appends and the delivery lag ----------------------------------------------------------
 
 
+@pytest.mark.valkey
 def test_appends_and_their_sizes_are_what_the_producer_stored(rec, redis_server, run_id):
     async def main() -> None:
         s = store(redis_server, batch=64)
@@ -417,6 +421,7 @@ def test_the_stores_refusals_are_counted_by_status(rec, fresh_redis, run_id):
 # -- the stamp in Redis ------------------------------------------------------------------------
 
 
+@pytest.mark.valkey
 def test_a_stamp_is_read_and_anything_else_is_corrupted(rec, redis_server, run_id):
     async def main() -> None:
         s = store(redis_server)
@@ -443,6 +448,7 @@ def test_a_stamp_is_read_and_anything_else_is_corrupted(rec, redis_server, run_i
     run(main())
 
 
+@pytest.mark.valkey
 def test_a_retried_append_over_its_stamped_entries_is_its_own(rec, redis_server, run_id):
     """A reply lost after Redis stored a stamped append: the retry (another stamp)
     finds its own events, nothing stored twice, not corrupted."""
@@ -543,6 +549,39 @@ def test_off_nothing_is_recorded_nor_stamped_and_nothing_is_paid_per_event(redis
     assert calls["agui_wire._telemetry.current"] <= appends + 10, calls
     assert sum(calls.values()) <= 3 * appends + batches + 20, calls
     assert not any(name.startswith("opentelemetry") for name in calls), calls
+
+
+def test_without_the_api_package_the_store_works_and_stamps_nothing(redis_server, run_id):
+    out = _run_script(
+        """
+        import sys
+        class NoOtel:
+            def find_spec(self, name, path=None, target=None):
+                if name == "opentelemetry" or name.startswith("opentelemetry."):
+                    raise ModuleNotFoundError(f"No module named {name!r}")
+        sys.meta_path.insert(0, NoOtel())
+        """,
+        f"""
+        import asyncio
+        import redis.asyncio as aioredis
+        from agui_wire.redis import RunStore
+        from tests.redis.app import token_run
+
+        async def main():
+            s = RunStore(aioredis.from_url({redis_server.url!r}))
+            events = token_run("t", {run_id!r}, 50)
+            task = await s.start({run_id!r}, events)
+            got = [e async for _, e in s.subscribe({run_id!r})]
+            assert got == events and await task == len(events)
+            entries = await s.redis.xrange(s.stream_key({run_id!r}))
+            assert not any(b"t" in fields for _, fields in entries)
+            await s.aclose()
+
+        asyncio.run(main())
+        print("opentelemetry" in sys.modules)
+        """,
+    )
+    assert out.split() == ["False"]
 
 
 def test_batches_and_prefixes_are_decoded_once_for_every_response():
