@@ -51,7 +51,7 @@ from agui_wire.redis import RunStore
 from agui_wire.redis import _producer as producer_module
 from tests.redis.app import paced, token_run
 from tests.redis.conftest import run
-from tests.support.telemetry import Recorded, recording
+from tests.support.telemetry import WITHOUT_API, Recorded, recording
 from tests.unit.test_telemetry import _run_script, driver, received
 
 Event = dict[str, Any]
@@ -553,14 +553,7 @@ def test_off_nothing_is_recorded_nor_stamped_and_nothing_is_paid_per_event(redis
 
 def test_without_the_api_package_the_store_works_and_stamps_nothing(redis_server, run_id):
     out = _run_script(
-        """
-        import sys
-        class NoOtel:
-            def find_spec(self, name, path=None, target=None):
-                if name == "opentelemetry" or name.startswith("opentelemetry."):
-                    raise ModuleNotFoundError(f"No module named {name!r}")
-        sys.meta_path.insert(0, NoOtel())
-        """,
+        WITHOUT_API,
         f"""
         import asyncio
         import redis.asyncio as aioredis
