@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -338,6 +339,40 @@ def test_the_claim_the_open_and_the_fold_are_spans_with_the_run_id(rec, redis_se
     assert unknown.attributes["error.type"] == "agui_wire.errors.RunNotFound"
     assert unknown.status.status_code is StatusCode.UNSET
     assert not rec.spans()  # no response: no agui.run span
+
+
+def test_a_cancelled_claim_is_named_but_not_an_error(rec, fresh_redis, run_id):
+    """Redis stalled (SIGSTOP) and the caller gives up: the claim's span says it
+    was cancelled, without an ERROR status (the store did not fail)."""
+
+    async def main() -> None:
+        server = fresh_redis()
+        s = store(server)
+        await s.publish(f"{run_id}-warm", [])  # the scripts loaded, a connection open
+        assert server.process is not None
+        server.process.send_signal(signal.SIGSTOP)
+        try:
+            claiming = asyncio.ensure_future(s.publish(run_id, []))
+            await asyncio.sleep(0.2)
+            claiming.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await claiming
+        finally:
+            server.process.send_signal(signal.SIGCONT)
+        await s.aclose()
+
+    run(main())
+    cancelled = [
+        span
+        for span in rec.spans("agui.store.claim")
+        if (span.attributes or {}).get("agui.run.id") == run_id
+    ]
+    assert len(cancelled) == 1
+    [span] = cancelled
+    assert span.attributes is not None
+    assert span.attributes["error.type"] == "asyncio.exceptions.CancelledError"
+    assert span.status.status_code is StatusCode.UNSET
+    assert rec.values("agui.store.faults") == {}
 
 
 # -- RunStore.response ----------------------------------------------------------------------

@@ -32,6 +32,7 @@ reader it ended), not the answers about a run (``ANSWERS``) nor a drain's
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Iterator, Mapping
@@ -171,7 +172,7 @@ def _span(tracer: Any, name: str, attributes: Mapping[str, Any]) -> Iterator[Any
         except BaseException as exc:
             error = otel.error_type(exc)
             span.set_attribute(otel.ERROR_TYPE, error)
-            if not isinstance(exc, ANSWERS):  # an answer is not the operation failing
+            if not isinstance(exc, (*ANSWERS, asyncio.CancelledError)):  # nor is a cancellation
                 span.record_exception(exc)
                 otel.set_error(span, error)
             raise
@@ -183,7 +184,8 @@ _OFF: Final = contextlib.nullcontext()
 def span(name: str, run_id: str | None = None) -> contextlib.AbstractContextManager[Any]:
     """The span of one of the store's operations (a child of the current span),
     or a context that does nothing while tracing is off. ``error.type`` names the
-    exception that leaves it; its status is ``ERROR`` unless that is an answer."""
+    exception that leaves it; its status is ``ERROR`` unless that is an answer or a
+    cancellation (the caller left, the store closes)."""
     instruments = otel.current()
     if instruments is None or not instruments.tracing:
         return _OFF
