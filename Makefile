@@ -146,6 +146,7 @@ bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/redis_scale.py
 	$(BIN)/python benchmarks/redis_memory.py
+	$(BIN)/python benchmarks/runstore_cost.py
 	$(BIN)/python benchmarks/store_telemetry_cost.py
 	$(MAKE) bench-redis-throughput
 

@@ -91,7 +91,9 @@ def extensions() -> list[Extension]:
         "wraparound": DEBUG,
         "initializedcheck": DEBUG,
         "cdivision": True,
+        # a text signature CPython reads (inspect.signature, help) on every builtin
         "embedsignature": True,
+        "embedsignature.format": "clinic",
     }
     return cythonize([ext], compiler_directives=directives, force=DEBUG)
 

@@ -2,7 +2,7 @@
 
 Run by .ci/packaging.sh in each fresh venv and by cibuildwheel's test-command on every
 wheel. Fails (exit 1, with the reason) unless:
-  * the Cython extension is what runs (backend.NAME == "cython" for every name) and
+  * the Cython extension is what runs (selected.NAME == "cython" for every name) and
     `agui-wire --version` says so;
   * a realistic run survives protobuf and SSE, through the public API and through the
     console script (stdin when no file is named), and the extension agrees with the
@@ -29,13 +29,13 @@ def check(condition: object, what: str) -> None:
 def main() -> None:
     import agui_wire
     from agui_wire import decode, decode_proto, encode_proto, encode_sse, normalize
-    from agui_wire._codec import backend, proto_reader
+    from agui_wire._codec import proto_reader, selected
     from agui_wire._sample import realistic_run
 
     here = Path(agui_wire.__file__).resolve().parent
     check("site-packages" in here.parts, f"agui_wire imported from {here}, not an install")
-    check(backend.NAME == "cython", f"backend is {backend.NAME!r}, not the Cython extension")
-    slow = {k: v for k, v in backend.IMPLEMENTATIONS.items() if v != "cython"}
+    check(selected.NAME == "cython", f"backend is {selected.NAME!r}, not the Cython extension")
+    slow = {k: v for k, v in selected.IMPLEMENTATIONS.items() if v != "cython"}
     check(not slow, f"names not served by the extension: {slow}")
 
     events = realistic_run(300, seed=16)
@@ -51,7 +51,7 @@ def main() -> None:
         payloads.append(stream[pos + 4 : pos + 4 + size])
         pos += 4 + size
     for p in payloads:
-        check(backend.decode_payload(p) == proto_reader.decode_payload(p), "C == pure twin")
+        check(selected.decode_payload(p) == proto_reader.decode_payload(p), "C == pure twin")
 
     script = Path(sys.executable).parent / (
         "agui-wire.exe" if sys.platform == "win32" else "agui-wire"
@@ -89,7 +89,7 @@ def main() -> None:
         check(b".debug_info" not in extension[0].read_bytes(), f"{extension[0]} has debug info")
     print(
         f"smoke: ok: agui_wire {agui_wire.__version__} on Python {sys.version.split()[0]}, "
-        f"{backend.NAME}, {extension[0].name} {extension[0].stat().st_size:,} bytes, "
+        f"{selected.NAME}, {extension[0].name} {extension[0].stat().st_size:,} bytes, "
         f"{len(events)} events both ways"
     )
 

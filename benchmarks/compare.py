@@ -60,7 +60,7 @@ import orjson  # noqa: E402
 import workloads as W  # noqa: E402
 
 import agui_wire  # noqa: E402
-from agui_wire._codec import backend  # noqa: E402
+from agui_wire._codec import selected  # noqa: E402
 
 MiB = 1 << 20
 
@@ -172,9 +172,9 @@ def build_cases(n_events: int, framer_bytes: int) -> tuple[list[Case], list[str]
     # the framer: backend (target) and, when the extension is in, the pure twin
     chunks, frames, total = W.framer_stream(framer_bytes)
     readers: list[tuple[str, Any]] = [
-        (f"agui_wire FrameReader ({backend.IMPLEMENTATIONS['FrameReader']})", backend.FrameReader)
+        (f"agui_wire FrameReader ({selected.IMPLEMENTATIONS['FrameReader']})", selected.FrameReader)
     ]
-    if backend.IMPLEMENTATIONS["FrameReader"] == "cython":
+    if selected.IMPLEMENTATIONS["FrameReader"] == "cython":
         from agui_wire._codec import framing
 
         readers.append(("agui_wire FrameReader (pure-Python twin)", framing.FrameReader))
@@ -336,8 +336,8 @@ def machine_info(args: argparse.Namespace) -> dict[str, Any]:
         "platform": platform.platform(),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "agui_wire": f"{agui_wire.__version__} @ {git}",
-        "backend": backend.NAME,
-        "backend_names": dict(backend.IMPLEMENTATIONS),
+        "backend": selected.NAME,
+        "backend_names": dict(selected.IMPLEMENTATIONS),
         "orjson": version("orjson"),
         "protobuf": f"{version('protobuf')} ({api_implementation.Type()})",
         "pydantic": version("pydantic"),
@@ -756,7 +756,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[compare] {msg}", file=sys.stderr, flush=True)
 
     machine = machine_info(args)
-    log(f"backend {backend.NAME} {dict(backend.IMPLEMENTATIONS)}; building workloads ...")
+    log(f"backend {selected.NAME} {dict(selected.IMPLEMENTATIONS)}; building workloads ...")
     cases, notes = build_cases(n_events, framer_bytes)
     for n in notes:
         log(n)

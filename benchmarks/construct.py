@@ -8,7 +8,7 @@ property), so construction is on the per-event path. Contenders, each called wit
 the same ``Accept`` strings in turn (SSE, protobuf, a browser's header):
 
 * ``sdk``: ``ag_ui.encoder.EventEncoder(accept=a)`` (ignores ``accept``);
-* ``compat``: ``agui_wire.compat.EventEncoder(accept=a)`` (what ``install()`` puts in place);
+* ``compat``: ``agui_wire.compat.SDKEventEncoder(accept=a)`` (what ``install()`` puts in place);
 * ``ours``: ``agui_wire.EventEncoder(a)``.
 
 Then the per-event path of pydantic-ai: construct, then ``encode`` one
@@ -33,7 +33,7 @@ from ag_ui.encoder import EventEncoder as SDKEncoder
 
 import agui_wire
 from agui_wire import compat
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 
 ACCEPTS = (
     "text/event-stream",
@@ -68,14 +68,14 @@ def per_event(factory: Callable[[str], object], accept: str) -> Callable[[int], 
 GROUPS: dict[str, dict[str, Callable[[int], None]]] = {
     "construct (3 Accept headers)": {
         "sdk": construct(lambda a: SDKEncoder(accept=a)),
-        "compat": construct(lambda a: compat.EventEncoder(accept=a)),
+        "compat": construct(lambda a: compat.SDKEventEncoder(accept=a)),
         "ours": construct(lambda a: agui_wire.EventEncoder(a)),
     },
     "construct + encode one event (pydantic-ai's per-event path)": {
         "sdk": per_event(lambda a: SDKEncoder(accept=a), "text/event-stream"),
-        "compat SSE": per_event(lambda a: compat.EventEncoder(accept=a), "text/event-stream"),
+        "compat SSE": per_event(lambda a: compat.SDKEventEncoder(accept=a), "text/event-stream"),
         "compat protobuf": per_event(
-            lambda a: compat.EventEncoder(accept=a), agui_wire.PROTO_MEDIA_TYPE
+            lambda a: compat.SDKEventEncoder(accept=a), agui_wire.PROTO_MEDIA_TYPE
         ),
     },
 }
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     rounds, target = (3, 0.005) if args.quick else (args.rounds, 0.02)
-    print(f"agui_wire {agui_wire.__version__}, backend {backend.NAME}; {rounds} rounds")
+    print(f"agui_wire {agui_wire.__version__}, backend {selected.NAME}; {rounds} rounds")
     for title, contenders in GROUPS.items():
         names = list(contenders)
         reps = {name: calibrate(fn, target) for name, fn in contenders.items()}

@@ -26,7 +26,7 @@ from google.protobuf import json_format
 from workloads import Event, Workload
 
 import agui_wire
-from agui_wire._codec import backend, framing, proto_reader, proto_writer, upb
+from agui_wire._codec import framing, proto_reader, proto_writer, selected, upb
 from agui_wire._encoder import as_event_dict
 from agui_wire._pb import events_pb2
 
@@ -214,9 +214,9 @@ def _framed(f: Callable[[Any], Any]) -> dict[str, Any]:
     the comparison isolates the message decoding."""
 
     def run(data: bytes) -> list[Any]:
-        return [f(p) for p in backend.FrameReader().feed(data)]
+        return [f(p) for p in selected.FrameReader().feed(data)]
 
-    return {"run": run, "each": f, "items": lambda data: backend.FrameReader().feed(data)}
+    return {"run": run, "each": f, "items": lambda data: selected.FrameReader().feed(data)}
 
 
 def _orjson_sse(event: Event, dumps: Callable[[Any], bytes] = orjson.dumps) -> bytes:
@@ -275,7 +275,7 @@ def encoders(section: str) -> list[Contender]:
                 **per_item(agui_wire.encode_proto),
             )
         )
-    if section == "run" and backend.NAME == "cython":
+    if section == "run" and selected.NAME == "cython":
         out.append(
             Contender(
                 "agui_wire pure-Python twin (proto_writer.encode_frames)",
@@ -367,11 +367,11 @@ def decoders(section: str) -> list[Contender]:
                 "batches",
             ),
             Contender(
-                "agui_wire backend.decode_payload (no framing)",
+                "agui_wire selected.decode_payload (no framing)",
                 "protobuf",
                 lambda w: w.payloads,
                 output="events",
-                **per_item(backend.decode_payload),
+                **per_item(selected.decode_payload),
             ),
             Contender(
                 "agui_wire EventDecoder.feed (one event per feed)",
@@ -414,7 +414,7 @@ def decoders(section: str) -> list[Contender]:
             "events",
         ),
     ]
-    if section == "run" and backend.NAME == "cython":
+    if section == "run" and selected.NAME == "cython":
         out.append(
             Contender(
                 "agui_wire pure-Python twins (framing + proto_reader)",

@@ -46,7 +46,7 @@ import workloads as W
 
 import agui_wire
 from agui_wire import EventDecoder, decode, decode_proto
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 from agui_wire._codec.sse_reader import SSEEventReader
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
@@ -60,7 +60,7 @@ Column = tuple[Callable[[], Callable[[Any], Any]], list[Any], bool]
 
 def proto_columns(w: W.Workload) -> dict[str, Column]:
     return {
-        "payload": (lambda: backend.decode_payload, w.payloads, False),
+        "payload": (lambda: selected.decode_payload, w.payloads, False),
         "feed": (lambda: EventDecoder(PROTO).feed, w.frames, True),
         "decode_proto": (lambda: decode_proto, w.frames, True),
     }
@@ -72,7 +72,11 @@ def sse_columns(w: W.Workload) -> dict[str, Column]:
     return {
         "payload": (lambda: orjson.loads, datas, False),
         "feed": (lambda: EventDecoder(SSE).feed, blocks, True),
-        "bound": (lambda: SSEEventReader(plain_blocks=backend.plain_sse_blocks).feed, blocks, True),
+        "bound": (
+            lambda: SSEEventReader(plain_blocks=selected.plain_sse_blocks).feed,
+            blocks,
+            True,
+        ),
         "decode": (lambda: functools.partial(decode, content_type=SSE), blocks, True),
     }
 
@@ -141,9 +145,9 @@ def main() -> None:
         table = tables["protobuf" if transport == "proto" else "SSE"]
         print(f"{args.only}: {sample(table[column], w.count):.0f} ns/event")
         return
-    impl = dict(backend.IMPLEMENTATIONS)
+    impl = dict(selected.IMPLEMENTATIONS)
     print(
-        f"agui_wire {agui_wire.__version__}, backend {backend.NAME} "
+        f"agui_wire {agui_wire.__version__}, backend {selected.NAME} "
         f"(FrameReader: {impl['FrameReader']}); {w.name}, one event per chunk; "
         f"{rounds} rounds, CPU time"
     )

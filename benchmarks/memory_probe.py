@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import agui_wire
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 
 
 def _status_kib(field: str) -> int | None:
@@ -56,7 +56,7 @@ def main() -> int:
                 "peak_rss_kib": hwm if hwm is not None else maxrss,
                 "vmhwm_kib": hwm,
                 "ru_maxrss_kib": maxrss,
-                "backend": dict(backend.IMPLEMENTATIONS),
+                "backend": dict(selected.IMPLEMENTATIONS),
             }
         )
     )

@@ -29,7 +29,7 @@ from typing import Any
 
 import agui_wire
 from agui_wire import EventDecoder, EventEncoder, decode, decode_proto, encode_proto, encode_sse
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
 SSE = agui_wire.SSE_MEDIA_TYPE
@@ -100,7 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     repeats, calls = (5, 2_000) if args.quick else (args.repeats, args.calls)
     print(
-        f"agui_wire {agui_wire.__version__}, backend {backend.NAME}; one "
+        f"agui_wire {agui_wire.__version__}, backend {selected.NAME}; one "
         f"{EVENT['type']} event; min of {repeats} samples of {calls:,} calls, wall ns per call"
     )
     print(f"  {'one-shot':<14} {'ns':>7}   {'bound path':<34} {'ns':>7} {'ratio':>7}")

@@ -53,7 +53,7 @@ from typing import Any
 
 import agui_wire
 from agui_wire import DecodeError, EncodeError, EventDecoder, decode_proto, encode_proto, encode_sse
-from agui_wire._codec import backend, proto_reader, proto_writer, sse_writer, upb
+from agui_wire._codec import proto_reader, proto_writer, selected, sse_writer, upb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workloads import state_snapshot
@@ -113,8 +113,8 @@ def rows(mib: float, pure: bool) -> list[tuple[str, Call, Call]]:
     deep_payload = deep_frame[4:]
     deep_sse = encode_sse(deep(1000))
     payload_decoders: list[tuple[str, Callable[..., Any]]] = []
-    if backend.NAME == "cython":
-        payload_decoders.append(("cython decode_payload", backend.decode_payload))
+    if selected.NAME == "cython":
+        payload_decoders.append(("cython decode_payload", selected.decode_payload))
     if pure:
         payload_decoders.append(("pure decode_payload", proto_reader.decode_payload))
     payload_decoders.append(("upb decode_payload", upb.decode_payload))
@@ -175,15 +175,15 @@ def rows(mib: float, pure: bool) -> list[tuple[str, Call, Call]]:
 
 def encoder_rows(pure: bool) -> list[tuple[str, Call, Call]]:
     encoders: list[tuple[str, Callable[[Any], bytes]]] = []
-    if backend.NAME == "cython":
+    if selected.NAME == "cython":
         encoders += [
-            ("cython SSE", backend.SSEEncoder().encode),
-            ("cython protobuf", backend.encode_frame),
+            ("cython SSE", selected.SSEEncoder().encode),
+            ("cython protobuf", selected.encode_proto),
         ]
     if pure:
         encoders += [
             ("pure SSE", sse_writer.SSEEncoder().encode),
-            ("pure protobuf", proto_writer.encode_frame),
+            ("pure protobuf", proto_writer.encode_proto),
         ]
     big = state_snapshot()
 
@@ -254,7 +254,7 @@ def main() -> None:
     args = parser.parse_args()
     rounds, mib, target = (3, 1.0, 0.02) if args.quick else (args.rounds, args.mib, args.min_time)
     warnings.simplefilter("ignore")
-    print(f"agui_wire {agui_wire.__version__}, backend {backend.NAME}; {rounds} rounds (CPU time)")
+    print(f"agui_wire {agui_wire.__version__}, backend {selected.NAME}; {rounds} rounds (CPU time)")
     print(f"  {'input: decoder or encoder':<72} {'accept':>10} {'refuse':>10} {'ratio':>6}")
     worst = 0.0
     for name, good, bad in rows(mib, not args.no_pure):

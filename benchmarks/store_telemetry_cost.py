@@ -1,7 +1,8 @@
 """What telemetry costs the run store's delivery: off must cost nothing measurable.
 
 Arms, each a long-lived worker process with a ``RunStore`` on one shared
-redis-server (real, loopback), fed the same cases in a rotated order per round:
+redis-server (real, loopback; ``--store memory``: an ``agui_wire.memory.RunStore``
+of its own, no Redis), fed the same cases in a rotated order per round:
 
 * ``none``: ``opentelemetry`` not importable (``agui-wire`` without the ``otel`` extra);
 * ``api``: the API installed, no SDK configured (what a process has by default);
@@ -33,6 +34,7 @@ memory (``MEMORY USAGE``, every node) of a burst and a paced run per arm, and of
 
     .venv/bin/python benchmarks/store_telemetry_cost.py                        # ~4 min
     .venv/bin/python benchmarks/store_telemetry_cost.py --baseline /tmp/main   # before/after
+    .venv/bin/python benchmarks/store_telemetry_cost.py --store memory         # in memory
     .venv/bin/python benchmarks/store_telemetry_cost.py --quick                # CI smoke run
 """
 
@@ -62,10 +64,17 @@ PRELUDES = {**PRELUDE, "base": "", "base-sdk": PRELUDE["sdk"]}
 WORKER = """
     import asyncio, json, sys, time, uuid
     sys.path.insert(0, {src!r})
-    import redis.asyncio as aioredis
-    from agui_wire.redis import RunStore
-
     URL = {url!r}
+    MEMORY = {memory!r}  # the store in memory, else on Redis at URL
+
+    def make_store():
+        if MEMORY:
+            from agui_wire.memory import RunStore
+            return RunStore(ttl=30, batch=512)
+        import redis.asyncio as aioredis
+        from agui_wire.redis import RunStore
+        return RunStore(aioredis.from_url(URL), ttl=30, batch=512)
+
     DELTA = {{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a token or two"}}
 
     def run_events(rid, n):
@@ -135,7 +144,7 @@ WORKER = """
         return cpu, delivered, ids
 
     async def main():
-        store = RunStore(aioredis.from_url(URL), ttl=30, batch=512)
+        store = make_store()
         print("ready", flush=True)
         for line in sys.stdin:
             order = json.loads(line)
@@ -154,10 +163,10 @@ WORKER = """
 
 
 class Worker:
-    def __init__(self, name: str, tree: Path, url: str) -> None:
+    def __init__(self, name: str, tree: Path, url: str, memory: bool) -> None:
         self.name = name
         code = textwrap.dedent(PRELUDES[name]) + textwrap.dedent(
-            WORKER.format(src=str(tree / "src"), url=url)
+            WORKER.format(src=str(tree / "src"), url=url, memory=memory)
         )
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -228,7 +237,9 @@ def main() -> None:
     p.add_argument("--readers", type=int, default=10, help="readers of the fan-out run")
     p.add_argument("--baseline", type=Path, help="a tree whose store records nothing")
     p.add_argument("--json", metavar="FILE", help="also write every sample as JSON")
+    p.add_argument("--store", choices=("redis", "memory"), default="redis", help="the store")
     args = p.parse_args()
+    on_redis = args.store == "redis"
     if args.quick:
         args.burst, args.paced, args.runs, args.readers = 2_000, 40, 4, 3
     rounds = args.rounds or (1 if args.quick else 7)
@@ -251,10 +262,10 @@ def main() -> None:
             stamps = stamp_memory(server.url)
             for name in names:
                 print(f"starting {name}", file=sys.stderr)
-                workers.append(Worker(name, trees[name], server.url))
+                workers.append(Worker(name, trees[name], server.url, not on_redis))
             for worker in workers:  # one untimed pass each; Redis's memory per run kind
                 for key in ("burst", "paced"):
-                    out = worker.do({"case": key, **cases[key], "memory": True})
+                    out = worker.do({"case": key, **cases[key], "memory": on_redis})
                     memory[worker.name][key] = out["memory"] // cases[key]["runs"]
             for r in range(rounds):
                 order = workers[r % len(workers) :] + workers[: r % len(workers)]
@@ -276,16 +287,19 @@ def main() -> None:
         f"apart; fan-out {args.readers} readers x {args.paced}; http 2 SSE responses x "
         f"{args.burst:,}"
     )
-    print(f"\nstore CPU per delivered event, µs (median of {rounds} rounds; {shapes})\n")
+    print(
+        f"\n{args.store} store CPU per delivered event, µs (median of {rounds} rounds; {shapes})\n"
+    )
     print("\n".join(table(cpu, reference, "µs", 1000)))
-    print("\nRedis CPU per delivered event, µs\n")
-    print("\n".join(table(redis_cpu, reference, "µs", 1000)))
-    print("\nRedis memory per run (MEMORY USAGE of its stream), bytes\n")
-    for name in names:
-        print(f"  {name:9} " + "  ".join(f"{k} {v:,}" for k, v in memory[name].items()))
-    print("\nRedis memory of 2,000 entries of 40-byte payloads, bytes (ratio to unstamped)\n")
-    for key, value in stamps.items():
-        print(f"  {key:16} {value:9,}  {value / stamps['unstamped']:.3f}")
+    if on_redis:
+        print("\nRedis CPU per delivered event, µs\n")
+        print("\n".join(table(redis_cpu, reference, "µs", 1000)))
+        print("\nRedis memory per run (MEMORY USAGE of its stream), bytes\n")
+        for name in names:
+            print(f"  {name:9} " + "  ".join(f"{k} {v:,}" for k, v in memory[name].items()))
+        print("\nRedis memory of 2,000 entries of 40-byte payloads, bytes (ratio to unstamped)\n")
+        for key, value in stamps.items():
+            print(f"  {key:16} {value:9,}  {value / stamps['unstamped']:.3f}")
     if args.json:
         samples = {"cpu_ns": cpu, "redis_cpu_ns": redis_cpu, "memory": memory, "stamps": stamps}
         Path(args.json).write_text(json.dumps(samples, indent=1))

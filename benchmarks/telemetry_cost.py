@@ -13,7 +13,7 @@ client reading to EOF), every arm once per round in a rotated order:
 
 Cases: ``EventStreamResponse`` burst (every event ready: a few sends of up to 32 KiB)
 and paced (one event per send: the most sends per event), SSE and protobuf, plain and
-gzip. Then, in a process per arm, ``compat.EventEncoder`` (what ``install()`` serves):
+gzip. Then, in a process per arm, ``compat.SDKEventEncoder`` (what ``install()`` serves):
 ``encode`` per event and construction per request, ns, interleaved rounds.
 
 Reported: the median per arm, and each arm against ``none`` (or ``base``) as the
@@ -126,7 +126,7 @@ def servers(arms: list[Arm], n: dict[str, int], rounds: int) -> dict[str, dict[s
     return cpu
 
 
-# -- compat.EventEncoder, in a process per arm ----------------------------------------------
+# -- compat.SDKEventEncoder, in a process per arm ----------------------------------------------
 
 MICRO = """
     import json, sys, time
@@ -136,7 +136,7 @@ MICRO = """
     events = realistic_run({n}, seed=20_004)
     out = {{}}
     for accept in ("text/event-stream", "application/vnd.ag-ui.event+proto"):
-        encode = compat.EventEncoder(accept).encode
+        encode = compat.SDKEventEncoder(accept).encode
         times = []
         for _ in range(5):
             start = time.perf_counter_ns()
@@ -148,7 +148,7 @@ MICRO = """
         for _ in range(7):  # short loops: the best of several (a busy machine preempts)
             start = time.perf_counter_ns()
             for _ in range({n}):
-                compat.EventEncoder(accept)
+                compat.SDKEventEncoder(accept)
             times.append(time.perf_counter_ns() - start)
         out["construct " + accept.split("/")[1]] = min(times) / {n}
     print(json.dumps(out))
@@ -227,7 +227,7 @@ def main() -> None:
         f"{n['burst']:,} events, paced {n['paced']:,}); ratios: median of per-round ratios\n"
     )
     print("\n".join(table(cpu, reference, "µs", 1000)))
-    print("\ncompat.EventEncoder (install()): ns per event (encode) and per call (construct)\n")
+    print("\ncompat.SDKEventEncoder (install()): ns per event (encode) and per call (construct)\n")
     print("\n".join(table(encoders, reference, "ns", 1)))
     if args.json:
         Path(args.json).write_text(json.dumps({"cpu_ns": cpu, "compat_ns": encoders}, indent=1))

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 import workloads as W
 
-from agui_wire._codec import backend, framing
+from agui_wire._codec import framing, selected
 
 READERS = [
-    pytest.param(backend.FrameReader, id=f"backend-{backend.IMPLEMENTATIONS['FrameReader']}")
+    pytest.param(selected.FrameReader, id=f"backend-{selected.IMPLEMENTATIONS['FrameReader']}")
 ]
-if backend.IMPLEMENTATIONS["FrameReader"] == "cython":
+if selected.IMPLEMENTATIONS["FrameReader"] == "cython":
     READERS.append(pytest.param(framing.FrameReader, id="pure-python-twin"))
 
 

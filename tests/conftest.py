@@ -36,12 +36,16 @@ ONCE = (
     "tests/cli/",  # the command line; its timeline page in a real chromium
     "tests/e2e/",  # real uvicorn, node and redis-server peers (asgi: unit/test_asgi*.py)
     "tests/redis/",  # the run store's logic against a real redis-server
+    "tests/runstore/",  # the run store's contract, on memory, redis-server and a cluster
     "tests/contract/test_docs.py",  # the documents' code blocks, run as a user would
     "tests/contract/test_layers.py",  # static: import layers, file sizes, C twins,
-    "tests/contract/test_file_sizes.py",  # packaging metadata
-    "tests/contract/test_c_twins.py",
+    "tests/contract/test_file_sizes.py",  # packaging metadata, the C/Python seam,
+    "tests/contract/test_c_twins.py",  # one class per public name
     "tests/contract/test_packaging.py",
-    "tests/contract/test_watchdogs.py",  # the suite's own deadlines
+    "tests/contract/test_seam.py",
+    "tests/contract/test_public_names.py",
+    "tests/contract/test_watchdogs.py",  # the suite's own deadlines and twin params
+    "tests/contract/test_twins.py",
     "tests/interop/test_cli_validate.py",  # agui_wire.validate and _jsonpatch: no codec
     "tests/interop/test_run_state.py",
     "tests/interop/test_jsonpatch_reference.py",
@@ -64,7 +68,7 @@ class Codec:
     def __init__(self, name: str, module_writer: object, module_reader: object) -> None:
         self.name = name
         self.encode_payload = module_writer.encode_payload  # type: ignore[attr-defined]
-        self.encode_frame = module_writer.encode_frame  # type: ignore[attr-defined]
+        self.encode_proto = module_writer.encode_proto  # type: ignore[attr-defined]
         self.encode_frames = module_writer.encode_frames  # type: ignore[attr-defined]
         self.decode_payload = module_reader.decode_payload  # type: ignore[attr-defined]
 
@@ -76,23 +80,13 @@ def _codecs() -> list[object]:
     import pytest
 
     from agui_wire._codec import proto_reader, proto_writer
+    from tests.support.twins import fast, needs_fast
 
-    params: list[object] = [pytest.param(Codec("python", proto_writer, proto_reader), id="python")]
-    try:
-        from agui_wire import _fast
-    except ImportError:
-        _fast = None
-    if _fast is not None and hasattr(_fast, "encode_payload") and hasattr(_fast, "decode_payload"):
-        params.append(pytest.param(Codec("cython", _fast, _fast), id="cython"))
-    elif os.environ.get("AGUI_WIRE_REQUIRE_FAST", "") not in ("", "0"):
-        raise RuntimeError("AGUI_WIRE_REQUIRE_FAST is set but agui_wire._fast has no codec")
-    else:
-        params.append(
-            pytest.param(
-                None, id="cython", marks=pytest.mark.skip("agui_wire._fast codec not built")
-            )
-        )
-    return params
+    c = fast("encode_payload") and fast("decode_payload")  # an error when required
+    return [
+        pytest.param(Codec("python", proto_writer, proto_reader), id="python"),
+        pytest.param(c and Codec("cython", c, c), id="cython", marks=needs_fast("decode_payload")),
+    ]
 
 
 def pytest_generate_tests(metafunc: object) -> None:

@@ -3,7 +3,7 @@
 Servers: ``EventEncoder(request.headers.get("accept"))`` negotiates the transport;
 ``.encode(event)`` gives the bytes to write and ``.content_type`` the header.
 Clients and captures: ``EventDecoder``, ``decode``, ``iter_decode``,
-``aiter_decode``; ``read_frames``/``aread_frames`` (``RecordReader``) read record
+``aiter_decode``; ``read_records``/``aread_records`` (``RecordReader``) read record
 by record, with positions, past bad frames on request. One-shot:
 ``encode_proto``/``decode_proto``, ``encode_sse``.
 Message objects: ``event_to_proto``/``event_from_proto``. Protocol rules:
@@ -38,8 +38,8 @@ _LAZY: dict[str, str] = {
     "sniff": "._codec.sources",
     "Record": "._codec.records",
     "RecordReader": "._reader",
-    "read_frames": "._reader",
-    "aread_frames": "._reader",
+    "read_records": "._reader",
+    "aread_records": "._reader",
     "EventEncoder": "._encoder",
     "install": ".compat",
     "uninstall": ".compat",
@@ -90,8 +90,8 @@ if TYPE_CHECKING:
     from ._negotiation import negotiate as negotiate
     from ._normalize import normalize as normalize
     from ._reader import RecordReader as RecordReader
-    from ._reader import aread_frames as aread_frames
-    from ._reader import read_frames as read_frames
+    from ._reader import aread_records as aread_records
+    from ._reader import read_records as read_records
     from .compat import install as install
     from .compat import uninstall as uninstall
     from .errors import AguiWireError as AguiWireError

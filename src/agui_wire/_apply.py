@@ -1,11 +1,10 @@
 """A run's events folded into snapshots, for late joiners (``RunStore`` ``compact=True``).
 
 Strategy: ``Compactor.feed(event)`` applies each event to messages and state the
-way ``@ag-ui/client`` 1.0.0's ``defaultApplyEvents`` does (the validator's fold,
-``agui_wire.validate._state.RunState``: one port of the client, not two), while
-tracking what is still open (text and reasoning messages, tool calls, reasoning
-spans, steps, subagents). ``prefix()`` then gives the events a joiner reads
-instead of the whole history:
+way ``@ag-ui/client`` 1.0.0's ``defaultApplyEvents`` does (``_runstate.RunState``,
+the port of the client the validator folds with too), while tracking what is still
+open (text and reasoning messages, tool calls, reasoning spans, steps, subagents).
+``prefix()`` then gives the events a joiner reads instead of the whole history:
 
 * the run's ``RUN_STARTED`` as it was (the client's verifier wants it first, and
   it carries the input echo the client applies);
@@ -35,7 +34,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from .validate._state import UNKNOWN, RunState
+from ._runstate import UNKNOWN, RunState
 
 __all__ = ["Compactor"]
 

@@ -35,6 +35,8 @@ from .errors import CompressionUnavailable
 
 __all__ = [
     "CODINGS",
+    "GZIP_HINT",
+    "GZIP_MAGIC",
     "Compressor",
     "available",
     "compressor",
@@ -48,6 +50,15 @@ BROTLI_QUALITY: Final = 5
 BROTLI_LGWIN: Final = 22
 ZSTD_LEVEL: Final = 3
 ZSTD_WINDOW_LOG: Final = 23  # 8 MiB: the most browsers accept in Content-Encoding
+
+# A gzip stream where an event stream was expected: the decoders and the CLI recognise
+# it by its first two bytes and say what to do (decompress it first).
+GZIP_MAGIC: Final = b"\x1f\x8b"
+GZIP_HINT: Final = (
+    "the input starts 1f 8b, gzip's magic: it is gzip-compressed, so decompress it first "
+    "(gzip.decompress(data), or gzip.open(path, 'rb') for a file; an HTTP client undoes "
+    "Content-Encoding: gzip itself)"
+)
 
 _PACKAGES: Final = {"br": "brotli", "zstd": "zstandard"}
 _MAX_HEADER: Final = 2048  # Accept-Encoding characters looked at (bounded work)

@@ -14,14 +14,14 @@ the official Python SDK (PyPI ``ag-ui-protocol``), so a server written against
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from ._codec import backend
+from ._codec import selected
 from ._codec.proto_writer import as_event_dict
-from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
-from ._negotiation import CACHE_MAX_KEY, choose, negotiate, remember
-from .errors import NotAcceptable
+from ._mediatypes import PROTO_MEDIA_TYPE
+from ._negotiation import CACHE_MAX_KEY, negotiate, remember
 from .schema import DEFAULT_MAX_DEPTH
 
 __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
@@ -30,8 +30,8 @@ __all__ = ["EventEncoder", "as_event_dict", "encode_proto", "encode_sse"]
 # The one-shot encoders are the codec's own builtins (C when built): a Python
 # wrapper here would double their cost (a frame, keyword passing), and they take
 # SDK pydantic events themselves (``as_event_dict``).
-encode_proto: Final = backend.encode_frame
-encode_sse: Final = backend.encode_sse
+encode_proto: Final = selected.encode_proto
+encode_sse: Final = selected.encode_sse
 
 
 class EventEncoder:
@@ -66,7 +66,7 @@ class EventEncoder:
 
         def __new__(
             cls,
-            accept: str | None = None,
+            accept: str | bytes | None = None,
             *,
             strict: bool = False,
             wildcard_proto: bool = False,
@@ -79,17 +79,22 @@ class EventEncoder:
         # The signature above, with the common call (no options) answered before
         # any keyword handling: the SDK's constructor is an empty __init__, and
         # this must cost no more.
-        def __new__(cls, accept: str | None = None, **options: Any) -> EventEncoder:
+        def __new__(cls, accept: str | bytes | None = None, **options: Any) -> EventEncoder:
             if not options and cls is EventEncoder:
-                shared = _BY_ACCEPT.get(accept)
+                try:
+                    shared = _BY_ACCEPT.get(accept)
+                except TypeError:  # unhashable: negotiate says what accept must be
+                    shared = None
                 if shared is not None:
                     return shared
+            elif not options.keys() <= _OPTION_SET:
+                raise _unexpected(cls, options)
             return cls._new(accept, **options)
 
     @classmethod
     def _new(
         cls,
-        accept: str | None,
+        accept: str | bytes | None,
         *,
         strict: bool = False,
         wildcard_proto: bool = False,
@@ -98,8 +103,8 @@ class EventEncoder:
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> EventEncoder:
         wildcard_proto = bool(wildcard_proto)
+        content_type = negotiate(accept, strict=strict, wildcard_proto=wildcard_proto)
         if cls is not EventEncoder:  # a subclass may keep state: its own instance
-            content_type = negotiate(accept, strict=strict, wildcard_proto=wildcard_proto)
             return cls._build(content_type, lossy_numbers, extra_keys, max_depth)
         plain = (
             not wildcard_proto
@@ -107,10 +112,6 @@ class EventEncoder:
             and extra_keys == "drop"
             and max_depth == DEFAULT_MAX_DEPTH
         )
-        chosen = choose(accept, wildcard_proto=wildcard_proto)
-        if chosen is None and strict:
-            raise NotAcceptable(accept)
-        content_type = chosen or SSE_MEDIA_TYPE
         key = (content_type, lossy_numbers, extra_keys, max_depth)
         try:
             self = _INSTANCES.get(key)
@@ -121,9 +122,9 @@ class EventEncoder:
             self = cls._build(content_type, lossy_numbers, extra_keys, max_depth)
             if hashable:
                 remember(_INSTANCES, key, self)
-        if plain and chosen is not None and (accept is None or len(accept) <= CACHE_MAX_KEY):
-            # only a header that negotiated: one that accepts neither transport
-            # must go through the strict check above every time
+        if plain and (accept is None or len(accept) <= CACHE_MAX_KEY):
+            # read by the call without options alone, which is never strict: a header
+            # that accepts neither transport is SSE there too
             remember(_BY_ACCEPT, accept, self)
         return self
 
@@ -131,7 +132,7 @@ class EventEncoder:
     def _build(
         cls, content_type: str, lossy_numbers: bool, extra_keys: str, max_depth: int
     ) -> EventEncoder:
-        frames = backend.FrameEncoder(
+        frames = selected.FrameEncoder(
             lossy_numbers=lossy_numbers,
             extra_keys=extra_keys,
             max_depth=max_depth,
@@ -143,7 +144,7 @@ class EventEncoder:
             self.encode = frames.encode
             self.encode_many = frames.encode_many
         else:
-            sse = backend.SSEEncoder(convert=as_event_dict)
+            sse = selected.SSEEncoder(convert=as_event_dict)
             self.encode = sse.encode
             self.encode_many = sse.encode_many
         return self
@@ -162,7 +163,23 @@ class EventEncoder:
 
 
 # (class, content type, options) -> the shared encoder; Accept -> the shared
-# encoder with default options (only headers that negotiated: a header that
-# accepts neither transport must reach negotiate, which may raise)
+# encoder with default options, for the call without options
 _INSTANCES: Final[dict[tuple[Any, ...], EventEncoder]] = {}
-_BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+_BY_ACCEPT: Final[dict[str | bytes | None, EventEncoder]] = {}
+# the keyword options of EventEncoder(), in its signature's order
+_OPTIONS: Final = ("strict", "wildcard_proto", "lossy_numbers", "extra_keys", "max_depth")
+_OPTION_SET: Final = frozenset(_OPTIONS)
+
+
+def _unexpected(cls: type, options: dict[str, Any]) -> TypeError:
+    """The ``TypeError`` for an option ``EventEncoder()`` does not take, naming the
+    public class (not the constructor's helper) and the options it does take."""
+    name = next(o for o in options if o not in _OPTIONS)
+    close = [o for o in _OPTIONS if o.startswith(name)] or difflib.get_close_matches(
+        name, _OPTIONS, n=1
+    )
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TypeError(
+        f"{cls.__name__}() got an unexpected keyword argument {name!r}{hint}; "
+        f"its options are {', '.join(_OPTIONS)}"
+    )

@@ -52,7 +52,7 @@ def encode_payload(
 ) -> bytes:
     """The serialized ``ag_ui.Event`` for one event dict (no length prefix)."""
 
-def encode_frame(
+def encode_proto(
     event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
@@ -73,7 +73,7 @@ def encode_frames(
 
 @disjoint_base  # a cdef class: no class derives from it and another such base
 class FrameEncoder:
-    """``encode_frame`` with its options bound; ``.encode`` is one C call."""
+    """``encode_proto`` with its options bound; ``.encode`` is one C call."""
 
     def __init__(
         self,
@@ -154,6 +154,8 @@ class FrameDecoder(FrameReader):
         max_events: int | None = None,
     ) -> None: ...
     @property
+    def content_type(self) -> str: ...
+    @property
     def events_read(self) -> int: ...
     def feed(self, chunk: Buffer) -> list[dict[str, Any]]: ...  # type: ignore[override]
     def close(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
@@ -172,6 +174,8 @@ class SSEDecoder:
     ) -> None: ...
     @property
     def reader(self) -> Any: ...
+    @property
+    def content_type(self) -> str: ...
     @property
     def events_read(self) -> int: ...
     @property

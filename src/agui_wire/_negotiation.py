@@ -79,6 +79,7 @@ __all__ = [
     "MAX_RANGES",
     "MediaRange",
     "choose",
+    "header_text",
     "negotiate",
     "parse_accept",
     "remember",
@@ -240,19 +241,39 @@ def _best(ranges: list[MediaRange], names: tuple[tuple[str, str], ...], sse: boo
     return best
 
 
-def negotiate(accept: str | None, *, strict: bool = False, wildcard_proto: bool = False) -> str:
+def negotiate(
+    accept: str | bytes | None, *, strict: bool = False, wildcard_proto: bool = False
+) -> str:
     """The media type to answer a request with ``Accept: accept`` (see module doc).
 
-    Returns ``SSE_MEDIA_TYPE`` or ``PROTO_MEDIA_TYPE``. Raises ``NotAcceptable``
-    when ``strict`` and the header accepts neither. ``wildcard_proto``: ``*/*``
-    admits protobuf too (the binding's rule in full).
+    ``accept`` is the header's value: a ``str``, the ``bytes`` an ASGI scope holds
+    (read as Latin-1, as HTTP header bytes are), or ``None`` when there is none;
+    anything else is a ``TypeError`` saying so. Returns ``SSE_MEDIA_TYPE`` or
+    ``PROTO_MEDIA_TYPE``. Raises ``NotAcceptable`` when ``strict`` and the header
+    accepts neither. ``wildcard_proto``: ``*/*`` admits protobuf too (the binding's
+    rule in full).
     """
+    if type(accept) is not str and accept is not None:
+        accept = header_text(accept)
     chosen = choose(accept, wildcard_proto=wildcard_proto)
     if chosen is None:
         if strict:
             raise NotAcceptable(accept)
         return SSE_MEDIA_TYPE
     return chosen
+
+
+def header_text(accept: object) -> str:
+    """The ``Accept`` header as text: ASGI's bytes read as Latin-1 (HTTP header
+    bytes); a ``TypeError`` for what is no header value."""
+    if isinstance(accept, (bytes, bytearray, memoryview)):
+        return bytes(accept).decode("latin-1")
+    if isinstance(accept, str):
+        return accept
+    raise TypeError(
+        "accept must be the request's Accept header: a str, the bytes an ASGI scope "
+        f"holds, or None when there is none; not {type(accept).__name__}"
+    )
 
 
 def choose(accept: str | None, *, wildcard_proto: bool = False) -> str | None:

@@ -12,7 +12,7 @@ update per event type, with attribute sets built once per process), which the
 SDK reads when it collects. Its end judges how the stream ended (the outcome),
 records the duration and ends the ``agui.run`` span.
 
-``counting_encoder`` does the same per event for ``compat.EventEncoder``
+``counting_encoder`` does the same per event for ``compat.SDKEventEncoder``
 (``install()``): the framework owns the response, so each ``encode`` call is
 counted as it is made, and no span or outcome is known.
 
@@ -242,7 +242,7 @@ class Observation:
 def counting_encoder(instruments: otel.Instruments | None, encode: Encode, binary: bool) -> Encode:
     """``encode`` (one event to ``bytes``, or to ``str`` for SSE), counting each
     event and its bytes as it is encoded (``encode`` itself when ``instruments`` is
-    ``None``). For ``compat.EventEncoder``: the framework writes what it returns."""
+    ``None``). For ``compat.SDKEventEncoder``: the framework writes what it returns."""
     if instruments is None:
         return encode
     base = _base(otel.PROTOBUF if binary else otel.SSE, None)

@@ -9,7 +9,7 @@ event it skipped. It drives the same sans-I/O pieces as ``EventDecoder``
 one record per frame, and ``EventDecoder`` locates its errors and applies the
 unknown-event policy with the same ``payload_records`` (``_codec.records``), so the
 two cannot drift.
-``read_frames`` is the iterator over a source (bytes, a binary file, chunks).
+``read_records`` is the iterator over a source (bytes, a binary file, chunks).
 
 Contract:
 
@@ -43,7 +43,7 @@ import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from typing import Any, Final, Literal
 
-from ._codec import backend
+from ._codec import selected
 from ._codec.framing import as_bytes_view
 from ._codec.options import UnknownPolicy, Utf8Policy, check_options
 from ._codec.records import Record, payload_records
@@ -59,7 +59,7 @@ from ._mediatypes import SSE_MEDIA_TYPE, media_type
 from .errors import DecodeError, StreamClosed
 from .schema import DEFAULT_MAX_DEPTH, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 
-__all__ = ["RecordReader", "aread_frames", "read_frames"]
+__all__ = ["RecordReader", "aread_records", "read_records"]
 
 # an event boundary: a blank line, whatever the line ends (WHATWG: CRLF, LF, CR)
 _BLANK_LINE: Final = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)")
@@ -112,9 +112,9 @@ class RecordReader:
         self._utf8 = invalid_utf8
         self._depth = max_depth
         self._max_event_size = max_event_size
-        self._frames = backend.FrameReader(max_frame_size)
+        self._frames = selected.FrameReader(max_frame_size)
         # the per-frame call is the hot loop of a binary stream: bound once
-        self._decode_payload = bound_decoder(backend.decode_payload, invalid_utf8, max_depth)
+        self._decode_payload = bound_decoder(selected.decode_payload, invalid_utf8, max_depth)
         self._sse: SSEParser | None = None
         self._pbase = 0  # SSE: stream offset where the current parser started
         self._ibase = 0  # SSE: index of the current parser's event 0
@@ -313,7 +313,7 @@ class RecordReader:
         return records
 
 
-def read_frames(
+def read_records(
     source: ByteSource, content_type: str | None = None, **options: Any
 ) -> Iterator[Record]:
     """One ``Record`` per frame or SSE event of ``source`` (bytes, a binary file
@@ -330,10 +330,10 @@ def read_frames(
     yield from reader.close()
 
 
-async def aread_frames(
+async def aread_records(
     source: AsyncIterable[bytes], content_type: str | None = None, **options: Any
 ) -> AsyncIterator[Record]:
-    """``read_frames`` for an async iterable of byte chunks (``response.aiter_bytes()``)."""
+    """``read_records`` for an async iterable of byte chunks (``response.aiter_bytes()``)."""
     reader = RecordReader(content_type, **options)
     async for chunk in source:
         for record in reader.feed(chunk):

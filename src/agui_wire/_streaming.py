@@ -11,8 +11,9 @@ headers a resumable response carries (which ``agui_wire.client`` reads).
 
 Contract: private to the package; ``agui_wire.asgi`` re-exports only
 ``EncodedEvents`` and ``KEEPALIVE_EVENT``. Failures while closing a producer
-are logged on the ``agui_wire.asgi`` logger (the one the serving docs name),
-never raised.
+are logged on the logger of the stream's owner, which it passes in
+(``agui_wire.asgi`` for ``EventStreamResponse``, ``agui_wire.redis`` for the run
+store's producer), never raised: this module serves both and logs as neither.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ from typing import Any, Final, Protocol
 
 from ._decoder import decode_proto
 from .errors import EncodeError
-
-logger = logging.getLogger("agui_wire.asgi")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -128,8 +127,9 @@ def default_error_event(exc: Exception) -> dict[str, Any]:
     }
 
 
-async def close_unstarted(events: EventSource) -> None:
-    """Close a producer that will never be iterated (a generator holds resources)."""
+async def close_unstarted(events: EventSource, logger: logging.Logger) -> None:
+    """Close a producer that will never be iterated (a generator holds resources);
+    a failure to is logged on ``logger``."""
     try:
         aclose = getattr(events, "aclose", None)
         if aclose is not None:
@@ -163,9 +163,14 @@ class Source:
     """
 
     def __init__(
-        self, events: EventSource, threaded: bool | None, loop: asyncio.AbstractEventLoop
+        self,
+        events: EventSource,
+        threaded: bool | None,
+        loop: asyncio.AbstractEventLoop,
+        logger: logging.Logger,
     ) -> None:
         self.loop = loop
+        self.logger = logger  # the owner's: where a failure to close is logged
         self.done = False  # sync producers: exhausted or failed (nothing to close)
         self.aiter: AsyncIterator[Any] | None = None  # the producer's own
         self.iter: Iterator[Any] | None = None
@@ -276,4 +281,4 @@ class Source:
                     if close is not None:
                         close()
         except Exception as exc:
-            logger.error("closing the AG-UI event producer failed", exc_info=exc)
+            self.logger.error("closing the AG-UI event producer failed", exc_info=exc)

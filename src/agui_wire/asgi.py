@@ -313,7 +313,7 @@ class EventStreamResponse(_Base):
         response is then spent; ``background`` does not run."""
         self._used = True
         refused(status)
-        await close_unstarted(self._events)
+        await close_unstarted(self._events, logger)
         body = text.encode()
         raw = [
             (b"content-type", b"text/plain; charset=utf-8"),
@@ -360,7 +360,7 @@ class EventStreamResponse(_Base):
                 assert encoder is not None
                 await _Stream(self, encoder, send, coding, observation).run(receive)
             else:
-                await close_unstarted(self._events)
+                await close_unstarted(self._events, logger)
         finally:
             if observation is not None:  # the stream ended it, unless it never started
                 observation.end(not streaming, True)
@@ -525,7 +525,7 @@ class _Stream:
     async def _produce(self) -> None:
         """The sender: drives ``_collect`` by hand (see ``_collect``) and writes
         what it gathered each time it stops."""
-        source = Source(self.response._events, self.response._threaded, self.loop)
+        source = Source(self.response._events, self.response._threaded, self.loop, logger)
         parts: list[bytes] = []
         collect = self._collect(source, parts)
         write = self._write

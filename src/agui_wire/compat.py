@@ -1,13 +1,15 @@
-"""The official SDK's encoder, with both transports: ``EventEncoder``, ``install()``.
+"""The official SDK's encoder, with both transports: ``SDKEventEncoder``, ``install()``.
 
 Frameworks that serve AG-UI (pydantic-ai, ag-ui-langgraph, ag-ui-strands,
 ag-ui-adk, agent-framework-ag-ui, ag-ui-crewai, ...) build
 ``ag_ui.encoder.EventEncoder(accept=...)`` and write what ``encode`` returns.
-``install()`` puts this module's ``EventEncoder`` in that name's place, so those
+``install()`` puts this module's ``SDKEventEncoder`` in that name's place, so those
 servers negotiate from ``Accept`` and serve ``application/vnd.ag-ui.event+proto``
 to the clients that ask for it, and SSE to everyone else, unchanged.
 
-Contract of ``EventEncoder`` (what callers of the SDK class rely on):
+Contract of ``SDKEventEncoder`` (what callers of the SDK class rely on). It is not
+``agui_wire.EventEncoder``, the library's own API (``encode`` always ``bytes``, numbers
+refused unless asked, options), whose name it does not share for that reason:
 
 * Same constructor (``accept`` positional or keyword) and methods as the SDK's
   (``encode``, ``get_content_type``), plus ``encode_binary`` and
@@ -34,7 +36,7 @@ Contract of ``EventEncoder`` (what callers of the SDK class rely on):
   library API (``agui_wire.EventEncoder``) still refuses such integers unless
   asked (``lossy_numbers=True``).
 * Construction costs a dictionary lookup: encoders hold no per-stream state, so
-  ``EventEncoder(accept)`` returns one shared instance per ``Accept`` string
+  ``SDKEventEncoder(accept)`` returns one shared instance per ``Accept`` string
   (bounded), like the negotiation cache behind it, made again when telemetry
   starts or stops recording (``_RECHECK`` below).
 * Telemetry (docs/telemetry.md): while an OpenTelemetry SDK records, each
@@ -57,14 +59,14 @@ from types import ModuleType
 from typing import Any, ClassVar, Final
 
 from . import _telemetry
-from ._codec import backend
+from ._codec import selected
 from ._encoder import as_event_dict
 from ._mediatypes import PROTO_MEDIA_TYPE
 from ._negotiation import CACHE_MAX_KEY, negotiate, remember
 from ._observe import counting_encoder
 from .errors import EncodeError, LossyNumberWarning, MissingDependency
 
-__all__ = ["AGUI_MEDIA_TYPE", "EventEncoder", "install", "installed", "uninstall"]
+__all__ = ["AGUI_MEDIA_TYPE", "SDKEventEncoder", "install", "installed", "uninstall"]
 
 AGUI_MEDIA_TYPE: Final = PROTO_MEDIA_TYPE
 
@@ -82,9 +84,9 @@ else:
     _SDK_CLASS = _sdk_encoder_module.EventEncoder
     _sdk_sse = _SDK_CLASS().encode
 
-_dict_sse: Final = backend.SSEEncoder(convert=as_event_dict).encode
-_frames: Final = backend.FrameEncoder(convert=as_event_dict).encode
-_rounded_frames: Final = backend.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
+_dict_sse: Final = selected.SSEEncoder(convert=as_event_dict).encode
+_frames: Final = selected.FrameEncoder(convert=as_event_dict).encode
+_rounded_frames: Final = selected.FrameEncoder(lossy_numbers=True, convert=as_event_dict).encode
 _warned = False
 _INT64_MIN: Final = -(2**63)  # orjson writes integers in [-2**63, 2**64)
 _UINT64_END: Final = 2**64
@@ -181,7 +183,7 @@ def _encode_proto(event: Any) -> bytes:
     return frame
 
 
-class EventEncoder:
+class SDKEventEncoder:
     """``ag_ui.encoder.EventEncoder`` that serves protobuf when the client prefers it.
 
     ``encode(event)`` returns ``str`` (SSE, byte-identical to the SDK) or
@@ -197,9 +199,12 @@ class EventEncoder:
     encode: Callable[[Any], str | bytes]
     encode_binary: Callable[[Any], bytes]
 
-    def __new__(cls, accept: str | None = None) -> EventEncoder:
-        if cls is EventEncoder:  # a subclass may keep state: its own instance
-            shared = _BY_ACCEPT.get(accept)
+    def __new__(cls, accept: str | bytes | None = None) -> SDKEventEncoder:
+        if cls is SDKEventEncoder:  # a subclass may keep state: its own instance
+            try:
+                shared = _BY_ACCEPT.get(accept)
+            except TypeError:  # unhashable: negotiate says what accept must be
+                shared = None
             if shared is not None:
                 left = _recheck[0] = _recheck[0] - 1
                 if left > 0:
@@ -216,7 +221,7 @@ class EventEncoder:
         else:
             self.encode = counting_encoder(instruments, _encode_sse, False)
             self.encode_binary = counting_encoder(instruments, _encode_sse_bytes, False)
-        if cls is EventEncoder and (accept is None or len(accept) <= CACHE_MAX_KEY):
+        if cls is SDKEventEncoder and (accept is None or len(accept) <= CACHE_MAX_KEY):
             remember(_BY_ACCEPT, accept, self)
         return self
 
@@ -225,10 +230,10 @@ class EventEncoder:
         return self._content_type
 
     def __repr__(self) -> str:
-        return f"agui_wire.compat.EventEncoder(content_type={self._content_type!r})"
+        return f"agui_wire.compat.SDKEventEncoder(content_type={self._content_type!r})"
 
 
-_BY_ACCEPT: Final[dict[str | None, EventEncoder]] = {}
+_BY_ACCEPT: Final[dict[str | bytes | None, SDKEventEncoder]] = {}
 # Telemetry: the shared instances are made again when the instruments change, seen
 # by whoever asks ``_telemetry.current()`` (a response, ``_telemetry.use()``) and by
 # a look every _RECHECK constructions (a process serving only install()'d frameworks
@@ -262,7 +267,7 @@ def install(*, wildcard_proto: bool = False) -> list[str]:
     """Serve both transports from every AG-UI server in this process.
 
     Replaces ``ag_ui.encoder.EventEncoder`` (and ``ag_ui.encoder.encoder.EventEncoder``)
-    with ``agui_wire.compat.EventEncoder`` and rebinds the name in every module
+    with ``agui_wire.compat.SDKEventEncoder`` and rebinds the name in every module
     that already imported the SDK's class (the frameworks' endpoint modules), so
     it works before or after the framework is imported. Idempotent. Returns the
     ``module.attribute`` names rebound by this call. Raises ``MissingDependency``
@@ -282,19 +287,19 @@ def install(*, wildcard_proto: bool = False) -> list[str]:
         _set_rule(bool(wildcard_proto))
         for name in _SDK_MODULES:  # import both, so their names are rebound below
             __import__(name)
-        return _rebind(_SDK_CLASS, EventEncoder)
+        return _rebind(_SDK_CLASS, SDKEventEncoder)
 
 
 def uninstall() -> list[str]:
     """Undo ``install()``: the SDK's class is back wherever this module's class
     is bound outside agui_wire (a module of yours that imported
-    ``agui_wire.compat.EventEncoder`` itself is included; refer to it as
-    ``compat.EventEncoder`` to keep it). Returns the names rebound; idempotent."""
+    ``agui_wire.compat.SDKEventEncoder`` itself is included; refer to it as
+    ``compat.SDKEventEncoder`` to keep it). Returns the names rebound; idempotent."""
     if _SDK_CLASS is None:
         return []
     with _lock:
         _set_rule(False)
-        return _rebind(EventEncoder, _SDK_CLASS)
+        return _rebind(SDKEventEncoder, _SDK_CLASS)
 
 
 def _set_rule(wildcard_proto: bool) -> None:
@@ -306,4 +311,4 @@ def _set_rule(wildcard_proto: bool) -> None:
 def installed() -> bool:
     """Whether ``ag_ui.encoder.EventEncoder`` is this module's class now."""
     module = sys.modules.get("ag_ui.encoder")
-    return module is not None and getattr(module, "EventEncoder", None) is EventEncoder
+    return module is not None and getattr(module, "EventEncoder", None) is SDKEventEncoder

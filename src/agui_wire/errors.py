@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import io
 import os
-from typing import Any, Final
+from typing import Any
 
 from ._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 
@@ -195,16 +195,7 @@ class DecodeError(AguiWireError, ValueError):
         return err
 
 
-# What the decoders say when given what they do not read: a gzip-compressed capture
-# (its first bytes are gzip's magic), a path or text where bytes go.
-GZIP_MAGIC: Final = b"\x1f\x8b"
-GZIP_HINT: Final = (
-    "the input starts 1f 8b, gzip's magic: it is gzip-compressed, so decompress it first "
-    "(gzip.decompress(data), or gzip.open(path, 'rb') for a file; an HTTP client undoes "
-    "Content-Encoding: gzip itself)"
-)
-
-
+# What the decoders say when given a path or text where bytes go.
 def not_bytes(value: object, what: str = "source") -> TypeError:
     """The ``TypeError`` for text (a path, a str, a text-mode file) where a decoder reads
     bytes, saying what to pass instead."""

@@ -3,7 +3,7 @@
 Strategy. The buffer types a client reads into (``bytes``, ``bytearray``, a
 ``memoryview`` of bytes, one at a non-zero offset, a read-only one, an ``mmap``)
 are fed to every entry (``EventDecoder.feed``, sniffed or not, ``RecordReader.feed``,
-``iter_decode``, ``read_frames``, ``decode``, ``decode_proto``, ``decode_sse``) on
+``iter_decode``, ``read_records``, ``decode``, ``decode_proto``, ``decode_sse``) on
 both transports:
 
 * memory: one large chunk holding an event over its limit costs at most
@@ -37,9 +37,9 @@ from hypothesis import strategies as st
 
 import agui_wire
 from agui_wire import EventDecoder, decode, decode_proto, iter_decode
-from agui_wire._codec import backend as codec_backend
+from agui_wire._codec import selected as codec_backend
 from agui_wire._codec.sse_reader import SSEParser
-from agui_wire._reader import RecordReader, read_frames
+from agui_wire._reader import RecordReader, read_records
 from agui_wire.errors import DecodeError
 from agui_wire.schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
 from tests.support import captures
@@ -74,8 +74,8 @@ import json, mmap, sys
 args = json.loads(sys.argv[1])
 import agui_wire
 from agui_wire import EventDecoder
-from agui_wire._reader import RecordReader, read_frames
-from agui_wire._codec import backend as codec_backend
+from agui_wire._reader import RecordReader, read_records
+from agui_wire._codec import selected as codec_backend
 from agui_wire.schema import DEFAULT_MAX_FRAME_SIZE
 
 transport, kind, size = args["transport"], args["kind"], args["size"]
@@ -142,8 +142,8 @@ entries = {
     "EventDecoder.feed (sniffed)": feed(lambda: EventDecoder()),
     "RecordReader.feed": records(lambda: RecordReader(ct).feed(buf)),
     "iter_decode": lambda: list(agui_wire.iter_decode(buf, ct)),
-    "read_frames": records(lambda: list(read_frames(buf, ct))),
-    "read_frames (keep_going)": records(lambda: list(read_frames(buf, ct, keep_going=True))),
+    "read_records": records(lambda: list(read_records(buf, ct))),
+    "read_records (keep_going)": records(lambda: list(read_records(buf, ct, keep_going=True))),
     "decode": lambda: agui_wire.decode(buf, ct),
     "decode (sniffed)": lambda: agui_wire.decode(buf),
 }
@@ -322,7 +322,7 @@ def results(content_type: str, parts: list[Any], whole: Any) -> dict[str, Any]:
         "feed (sniffed)": steps(EventDecoder, parts),
         "records": [outcome(lambda p=p: record_view(records.feed(p))) for p in parts],
         "iter_decode": outcome(lambda: list(iter_decode(parts, content_type))),
-        "read_frames": outcome(lambda: record_view(list(read_frames(whole, content_type)))),
+        "read_records": outcome(lambda: record_view(list(read_records(whole, content_type)))),
         "decode": outcome(lambda: decode(whole, content_type)),
         "decode (sniffed)": outcome(lambda: decode(whole)),
         "one-shot": outcome(lambda: one_shot(whole)),
@@ -367,7 +367,7 @@ ENTRIES: dict[str, Callable[[Any], Any]] = {
     "RecordReader().feed": lambda b: RecordReader().feed(b),
     "SSEParser.feed": lambda b: SSEParser().feed(b),
     "iter_decode": lambda b: list(iter_decode(b, SSE)),
-    "read_frames": lambda b: list(read_frames(b, SSE)),
+    "read_records": lambda b: list(read_records(b, SSE)),
     "decode": lambda b: decode(b, SSE),
     "decode (sniffed)": lambda b: decode(b),
     "decode_proto": lambda b: decode_proto(b),

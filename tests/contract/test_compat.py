@@ -84,7 +84,7 @@ def as_js_reads(value: Any) -> Any:
 @pytest.mark.parametrize(("name", "model"), MODELS, ids=[n for n, _ in MODELS])
 def test_sse_is_the_sdks_text_and_protobuf_carries_the_same_events(name: str, model: Any) -> None:
     sdk_text = SDK(accept=SSE).encode(model)
-    sse = compat.EventEncoder(accept=SSE)
+    sse = compat.SDKEventEncoder(accept=SSE)
     assert sse.encode(model) == sdk_text  # str, byte for byte
     assert sse.encode_binary(model) == sdk_text.encode("utf-8")
     # the strict library API writes the same events from the SDK's objects
@@ -95,7 +95,7 @@ def test_sse_is_the_sdks_text_and_protobuf_carries_the_same_events(name: str, mo
         assert without_nulls(ours) == without_nulls(sse_payloads(sdk_text))
     else:
         assert ours == sse_payloads(sdk_text)
-    proto = compat.EventEncoder(PROTO)
+    proto = compat.SDKEventEncoder(PROTO)
     frame = proto.encode(model)
     assert type(frame) is bytes
     assert proto.encode_binary(model) == frame
@@ -109,12 +109,12 @@ def test_sse_is_the_sdks_text_and_protobuf_carries_the_same_events(name: str, mo
 
 
 def test_the_sdk_interface() -> None:
-    assert compat.AGUI_MEDIA_TYPE == compat.EventEncoder.AGUI_MEDIA_TYPE == PROTO
+    assert compat.AGUI_MEDIA_TYPE == compat.SDKEventEncoder.AGUI_MEDIA_TYPE == PROTO
     assert compat.AGUI_MEDIA_TYPE == sdk_encoder_module.AGUI_MEDIA_TYPE
-    assert compat.EventEncoder().get_content_type() == SSE
-    assert compat.EventEncoder(None).get_content_type() == SSE
-    assert compat.EventEncoder(accept=PROTO).get_content_type() == PROTO
-    assert compat.EventEncoder(PROTO).AGUI_MEDIA_TYPE == PROTO
+    assert compat.SDKEventEncoder().get_content_type() == SSE
+    assert compat.SDKEventEncoder(None).get_content_type() == SSE
+    assert compat.SDKEventEncoder(accept=PROTO).get_content_type() == PROTO
+    assert compat.SDKEventEncoder(PROTO).AGUI_MEDIA_TYPE == PROTO
 
 
 @pytest.mark.parametrize(
@@ -133,16 +133,16 @@ def test_the_sdk_interface() -> None:
     ],
 )
 def test_negotiation_follows_accept(accept: str | None, expected: str) -> None:
-    assert compat.EventEncoder(accept=accept).get_content_type() == expected
+    assert compat.SDKEventEncoder(accept=accept).get_content_type() == expected
 
 
 def test_construction_is_a_lookup_and_bounded() -> None:
-    assert compat.EventEncoder(PROTO) is compat.EventEncoder(accept=PROTO)
+    assert compat.SDKEventEncoder(PROTO) is compat.SDKEventEncoder(accept=PROTO)
     assert agui_wire.EventEncoder(PROTO) is agui_wire.EventEncoder(PROTO)
     assert agui_wire.EventEncoder(PROTO) is not agui_wire.EventEncoder(PROTO, lossy_numbers=True)
     for i in range(CACHE_SIZE * 3):
         accept = f"{PROTO}, text/x-{i}"
-        assert compat.EventEncoder(accept).get_content_type() == PROTO
+        assert compat.SDKEventEncoder(accept).get_content_type() == PROTO
         assert agui_wire.EventEncoder(accept).content_type == PROTO
     assert len(compat._BY_ACCEPT) <= CACHE_SIZE
     from agui_wire import _encoder as encoder
@@ -153,7 +153,7 @@ def test_construction_is_a_lookup_and_bounded() -> None:
 
 
 def test_a_subclass_gets_its_own_instances() -> None:
-    class Mine(compat.EventEncoder):
+    class Mine(compat.SDKEventEncoder):
         __slots__ = ("count",)
 
     first, second = Mine(PROTO), Mine(PROTO)
@@ -176,7 +176,7 @@ def test_integers_beyond_doubles_round_on_protobuf_with_one_warning(
 ) -> None:
     monkeypatch.setattr(compat, "_warned", False)
     event = sdk_events.StateSnapshotEvent(snapshot=BIG)
-    encoder = compat.EventEncoder(PROTO)
+    encoder = compat.SDKEventEncoder(PROTO)
     with pytest.warns(LossyNumberWarning, match="2\\*\\*53"):
         frame = encoder.encode(event)
     with warnings.catch_warnings():
@@ -201,7 +201,7 @@ def test_integers_beyond_any_double_are_infinity_on_protobuf(
     # the reference's bytes)
     monkeypatch.setattr(compat, "_warned", False)
     huge = {"up": 10**400, "down": -(10**400), "list": [2**1024, 1]}
-    encoder = compat.EventEncoder(PROTO)
+    encoder = compat.SDKEventEncoder(PROTO)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frames = [
@@ -226,16 +226,16 @@ WIDE = {**BIG, "u128": 2**128, "nested": [{"n": -(2**64) - 1}, (1, 10**40)], "fl
 
 def test_sse_writes_every_integer_the_sdk_writes() -> None:
     event = sdk_events.StateSnapshotEvent(snapshot=BIG)
-    text = compat.EventEncoder(SSE).encode(event)
+    text = compat.SDKEventEncoder(SSE).encode(event)
     assert text == SDK().encode(event)
     assert sse_payloads(text)[0]["snapshot"] == BIG  # exact, 2**64 + 1 included
     with pytest.raises(EncodeError):  # the strict API refuses beyond 64 bits
         agui_wire.encode_sse(event)
     # dicts too, which the SDK does not take: the same text as for its model
     as_dict = {"type": "STATE_SNAPSHOT", "snapshot": WIDE}
-    text = compat.EventEncoder(SSE).encode(as_dict)
+    text = compat.SDKEventEncoder(SSE).encode(as_dict)
     assert text == SDK().encode(sdk_events.StateSnapshotEvent(snapshot=WIDE))
-    assert compat.EventEncoder(SSE).encode_binary(as_dict) == text.encode()
+    assert compat.SDKEventEncoder(SSE).encode_binary(as_dict) == text.encode()
     assert sse_payloads(text)[0]["snapshot"] == {
         **WIDE,
         "nested": [{"n": -(2**64) - 1}, [1, 10**40]],
@@ -245,7 +245,7 @@ def test_sse_writes_every_integer_the_sdk_writes() -> None:
         agui_wire.encode_sse(as_dict)
     # whatever else the writer refuses is still refused
     with pytest.raises(EncodeError, match="not a string"):
-        compat.EventEncoder(SSE).encode({"type": "CUSTOM", "name": "n", "value": {1: 2**64}})
+        compat.SDKEventEncoder(SSE).encode({"type": "CUSTOM", "name": "n", "value": {1: 2**64}})
 
 
 def test_other_encode_errors_still_raise(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,15 +253,15 @@ def test_other_encode_errors_still_raise(monkeypatch: pytest.MonkeyPatch) -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(EncodeError, match="TOOL_CALL_ARGS"):
-            compat.EventEncoder(PROTO).encode({"type": "TOOL_CALL_ARGS", "toolCallId": 5})
+            compat.SDKEventEncoder(PROTO).encode({"type": "TOOL_CALL_ARGS", "toolCallId": 5})
     assert compat._warned is False
 
 
 def test_dicts_are_accepted_too() -> None:
     event = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "é"}
-    assert compat.EventEncoder().encode(event) == agui_wire.encode_sse(event).decode()
-    assert compat.EventEncoder().encode_binary(event) == agui_wire.encode_sse(event)
-    assert compat.EventEncoder(PROTO).encode(event) == agui_wire.encode_proto(event)
+    assert compat.SDKEventEncoder().encode(event) == agui_wire.encode_sse(event).decode()
+    assert compat.SDKEventEncoder().encode_binary(event) == agui_wire.encode_sse(event)
+    assert compat.SDKEventEncoder(PROTO).encode(event) == agui_wire.encode_proto(event)
 
 
 # -- install / uninstall ---------------------------------------------------------
@@ -310,14 +310,14 @@ def test_install_after_and_before_the_framework_import() -> None:
         "fake_framework_before.Aliased",
     } <= set(rebound)
     assert compat.installed()
-    assert ag_ui.encoder.EventEncoder is compat.EventEncoder
-    assert sdk_encoder_module.EventEncoder is compat.EventEncoder
+    assert ag_ui.encoder.EventEncoder is compat.SDKEventEncoder
+    assert sdk_encoder_module.EventEncoder is compat.SDKEventEncoder
     after = load_framework("fake_framework_after")
     for module in (before, after):
         assert module.serve(PROTO) == PROTO
         assert module.serve_late(PROTO) == PROTO
         assert module.serve("text/event-stream") == SSE
-        assert module.Aliased is compat.EventEncoder
+        assert module.Aliased is compat.SDKEventEncoder
     assert compat.install() == []  # idempotent
     assert compat.installed()
     undone = set(compat.uninstall())
@@ -328,7 +328,7 @@ def test_install_after_and_before_the_framework_import() -> None:
         assert module.EventEncoder is SDK
         assert module.serve(PROTO) == SSE
     assert compat.uninstall() == []
-    assert compat.EventEncoder(PROTO).get_content_type() == PROTO  # compat itself untouched
+    assert compat.SDKEventEncoder(PROTO).get_content_type() == PROTO  # compat itself untouched
 
 
 @pytest.mark.usefixtures("restore")
@@ -348,7 +348,7 @@ def test_install_with_wildcard_proto_applies_the_binding_in_full() -> None:
     assert framework.serve("*/*") == SSE
     compat.install(wildcard_proto=True)
     compat.uninstall()
-    assert compat.EventEncoder("*/*").get_content_type() == SSE
+    assert compat.SDKEventEncoder("*/*").get_content_type() == SSE
 
 
 def test_top_level_names() -> None:
@@ -376,7 +376,7 @@ def test_install_is_one_line_in_a_fresh_process() -> None:
 
 
 def test_sse_wide_integers_shared_cyclic_and_past_str_limit() -> None:
-    encoder = compat.EventEncoder(SSE)
+    encoder = compat.SDKEventEncoder(SSE)
     shared = [2**70]
     text = encoder.encode({"type": "STATE_SNAPSHOT", "snapshot": {"a": shared, "b": shared}})
     assert sse_payloads(text)[0]["snapshot"] == {"a": [2**70], "b": [2**70]}

@@ -39,7 +39,7 @@ from agui_wire import (
     encode_proto,
     encode_sse,
     iter_decode,
-    read_frames,
+    read_records,
 )
 from agui_wire._codec.framing import FrameReader
 from agui_wire._codec.proto_reader import decode_payload
@@ -309,9 +309,9 @@ def test_encode_many_is_all_or_nothing() -> None:
 # -- Continuing past an error ----------------------------------------------------------
 
 
-def test_continue_past_a_bad_frame_with_read_frames() -> None:
+def test_continue_past_a_bad_frame_with_read_records() -> None:
     stream = good() + bad() + good()
-    records = list(read_frames(stream, keep_going=True))
+    records = list(read_records(stream, keep_going=True))
     assert [r.event for r in records] == [GOOD, None, GOOD]
     err = records[1].error
     assert err is not None
@@ -328,12 +328,12 @@ def test_continue_past_a_bad_frame_with_read_frames() -> None:
     assert records[2].offset == at + 4 + length
     assert decode_proto(stream[at + 4 + length :]) == [GOOD]
     # without keep_going the error record is the last one; nothing is raised
-    assert len(list(read_frames(stream))) == 2
+    assert len(list(read_records(stream))) == 2
 
 
-def test_continue_past_a_bad_sse_event_with_read_frames() -> None:
+def test_continue_past_a_bad_sse_event_with_read_records() -> None:
     stream = encode_sse(GOOD) + b"data: [1]\n\n" + b"data: \xff\n\n" + encode_sse(GOOD)
-    records = list(read_frames(stream, keep_going=True))
+    records = list(read_records(stream, keep_going=True))
     assert [r.event for r in records] == [GOOD, None, None, GOOD]
     assert [r.index for r in records] == [0, 1, 2, 3]
     assert all(isinstance(r.error, SSEError) for r in records[1:3])
@@ -341,13 +341,13 @@ def test_continue_past_a_bad_sse_event_with_read_frames() -> None:
 
 
 def test_what_ends_the_stream_even_with_keep_going() -> None:
-    too_large = list(read_frames(good() + b"\xff\xff\xff\xff" + good(), keep_going=True))
+    too_large = list(read_records(good() + b"\xff\xff\xff\xff" + good(), keep_going=True))
     assert isinstance(too_large[-1].error, FrameTooLarge)
     assert too_large[-1].fatal
-    cut = list(read_frames(good() + good()[:5], PROTO_MEDIA_TYPE, keep_going=True))
+    cut = list(read_records(good() + good()[:5], PROTO_MEDIA_TYPE, keep_going=True))
     assert isinstance(cut[-1].error, TruncatedStream)
     assert cut[-1].fatal
-    (first,) = read_frames(b"\x80", keep_going=True)
+    (first,) = read_records(b"\x80", keep_going=True)
     assert first.fatal
     reader = RecordReader(PROTO_MEDIA_TYPE, keep_going=True)
     (record,) = reader.feed(b"\xff\xff\xff\xff")
@@ -395,8 +395,8 @@ def test_sse_size_and_orjson_cap_are_decided_on_what_was_read() -> None:
         decode(b'data: {"type":"X","v":' + b"[" * 10 + b"x\n\n", SSE, max_depth=5)
     with pytest.raises(SSEError, match="not a JSON object"):
         decode(b"data: " + b"[" * 10 + b"]" * 10 + b"\n\n", SSE, max_depth=5)
-    # and read_frames (RecordReader) says the same
-    records = list(read_frames(bad_utf8, SSE, max_event_size=50))
+    # and read_records (RecordReader) says the same
+    records = list(read_records(bad_utf8, SSE, max_event_size=50))
     assert isinstance(records[0].error, SSEError)
     assert not isinstance(records[0].error, SSELimitExceeded)
 

@@ -1,9 +1,12 @@
-"""The layering contract (issue 26 item 1): ``lint-imports`` with pyproject.toml's
-[tool.importlinter] passes on the tree, and fails on a scratch copy of the package
-into which one bad import is written: an upward import, the same import hidden under
-``TYPE_CHECKING``, an import cycle between two siblings, and a twin that reaches the
-selector (``backend``). Each case is a real run of the linter, so a contract that has
-stopped checking (a layer name misspelt, a package the linter cannot see) fails here.
+"""The layering contract: ``lint-imports`` with pyproject.toml's [tool.importlinter]
+passes on the tree, and fails on a scratch copy of the package into which one bad
+import is written: an upward import, the same import hidden under ``TYPE_CHECKING``,
+an import cycle between two siblings, a twin that reaches the selector (``selected``),
+a C twin (``.pxi``) that imports a module of the package or reads a private name past
+the seam (the ``extension_seam`` contract, tests/contract/seam_contract.py), and a
+module that imports the seam, which is the extension's alone. Each case is a real run
+of the linter, so a contract that has stopped checking (a layer name misspelt, a
+package the linter cannot see) fails here.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ pytestmark = pytest.mark.skipif(not LINT.exists(), reason="import-linter is not 
 
 def lint(src: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` on the package under ``src``, with the project's contracts."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    # ROOT: the extension_seam contract type is tests.contract.seam_contract
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(src), str(ROOT)))}
     return subprocess.run(
         [str(LINT), "--no-cache", "--no-logo", str(ROOT / "pyproject.toml")],
         cwd=src,
@@ -67,8 +71,29 @@ BAD_IMPORTS = {
     ),
     "twin-imports-the-selector": (
         "_codec/proto_reader.py",
-        "from agui_wire._codec import backend as _b  # noqa\n",
-        "agui_wire._codec.proto_reader -> agui_wire._codec.backend",
+        "from agui_wire._codec import selected as _b  # noqa\n",
+        "agui_wire._codec.proto_reader -> agui_wire._codec.selected",
+    ),
+    "c-twin-imports-the-http-layer": (
+        "_codec/_framing.pxi",
+        "from agui_wire import asgi as _fr_asgi\n",
+        "imports agui_wire.asgi: the extension reaches the package only through "
+        "agui_wire._codec.seam",
+    ),
+    "c-twin-imports-its-pure-twin": (
+        "_codec/_sse_writer.pxi",
+        "from agui_wire._codec import sse_writer as _sse_py\n",
+        "imports agui_wire._codec.sse_writer: the extension reaches the package only",
+    ),
+    "a-module-imports-the-seam": (
+        "_encoder.py",
+        "from agui_wire._codec import seam as _seam  # noqa\n",
+        "agui_wire._encoder -> agui_wire._codec.seam",
+    ),
+    "c-twin-reads-a-private-name": (
+        "_codec/_framing.pxi",
+        "cdef object _FR_PLANTED = _seam._too_large\n",
+        "reads _too_large of agui_wire._codec.seam: a private name, not a word of its __all__",
     ),
 }
 

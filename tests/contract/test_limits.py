@@ -39,7 +39,7 @@ from agui_wire import (
     decode_proto,
     encode_proto,
 )
-from agui_wire._codec import backend
+from agui_wire._codec import selected
 from agui_wire._codec.sse_reader import ORJSON_MAX_DEPTH
 from agui_wire.errors import SSELimitExceeded
 from agui_wire.schema import DEFAULT_MAX_BATCH_EVENTS as BATCH
@@ -260,7 +260,7 @@ def test_sse_depth_is_measured_by_parsing_not_by_walking(monkeypatch: pytest.Mon
     calls.clear()
     many = b'data: {"type":"X","v":[' + b",".join([b"[{}]"] * 2000) + b"]}\n\n"
     assert len(decode(many, SSE)[0]["v"]) == 2000
-    assert len(calls) == (1 if backend.IMPLEMENTATIONS["plain_sse_blocks"] == "python" else 0)
+    assert len(calls) == (1 if selected.IMPLEMENTATIONS["plain_sse_blocks"] == "python" else 0)
 
 
 def test_sse_depth_counts_objects_and_arrays_not_brackets_in_strings() -> None:

@@ -10,6 +10,7 @@ print the stuck test's stack.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,67 @@ def test_a_stuck_test_ends_in_bounded_time(kind: str, runner: str, tmp_path: Pat
     if runner == "xdist":
         assert "1 failed, 1 passed" in out, out
         assert "crashed while running 'test_stuck.py::test_stuck'" in out, out
+
+
+SURVIVOR = """
+import asyncio
+
+import pytest
+
+from tests.support import stores
+from tests.support.stores import Opened
+
+stores.SHUTDOWN = 0.2
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+async def opened(anyio_backend):
+    opened = Opened()
+    yield opened
+    await opened.aclose()
+
+
+async def stubborn():
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass  # a task that survives its cancellation
+
+
+@pytest.mark.anyio
+async def test_leaves_a_survivor(opened):
+    asyncio.ensure_future(stubborn())
+    await asyncio.sleep(0)
+
+
+@pytest.mark.anyio
+async def test_after_it(opened):
+    await asyncio.sleep(0)
+"""
+
+
+def test_a_task_that_survives_its_cancellation_fails_its_test_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """tests/support/stores.py: a run store test's teardown ends the tasks it left; one
+    that will not end fails that test, naming what it awaits, and the loop still
+    closes (anyio's runner would wait for it for ever)."""
+    (tmp_path / "test_survivor.py").write_text(SURVIVOR)
+    cmd = [
+        sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"),
+        "--rootdir", str(tmp_path), "-p", "no:cacheprovider", "-p", "no:xdist",
+        "-o", "faulthandler_timeout=60", str(tmp_path),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "1 task(s) did not end within 0.2 s of being cancelled" in out, out
+    assert "in stubborn" in out, out  # what it awaits
+    assert "2 passed, 1 error" in out, out

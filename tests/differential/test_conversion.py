@@ -73,7 +73,7 @@ def test_encoding_is_deterministic(event: dict[str, Any]) -> None:
 @given(events)
 def test_frame_is_length_prefix_and_payload(event: dict[str, Any]) -> None:
     payload = proto_writer.encode_payload(event)
-    assert proto_writer.encode_frame(event) == len(payload).to_bytes(4, "big") + payload
+    assert proto_writer.encode_proto(event) == len(payload).to_bytes(4, "big") + payload
 
 
 @given(events)

@@ -18,15 +18,14 @@ from hypothesis import strategies as st
 import agui_wire
 from agui_wire import EventDecoder
 from agui_wire._codec import stream_decoder
+from agui_wire._codec.sources import StreamHead
 from agui_wire.errors import DecodeError
 from tests.support import captures
 from tests.support.captures import BIG, EMPTY, FUTURE, NOT_PROTOBUF
 from tests.support.corpus import CORPUS
+from tests.support.twins import fast
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
+_fast = fast("decode")
 
 PROTO = agui_wire.PROTO_MEDIA_TYPE
 
@@ -230,11 +229,16 @@ def test_decode_of_bytes_is_the_event_decoder_fed_and_closed(
     def stream() -> list[Any]:
         decoder = EventDecoder(content_type, max_events=1_000_000)
         events: list[Any] = []
+        head = StreamHead()
+        head.add(data)
         try:
             events += decoder.feed(data)
             if decoder.pending_error is not None:
                 raise decoder.pending_error
             events += decoder.close()
+            error = None if events else head.error(decoder.content_type)
+            if error is not None:  # text that is no stream (sources.not_a_stream)
+                raise error
         except DecodeError as exc:
             exc.events = events
             raise

@@ -24,11 +24,11 @@ from agui_wire._codec import proto_reader, proto_writer
 from agui_wire.errors import UnknownPartWarning
 from tests.support.compare import assert_same_outcome
 from tests.support.strategies import events
+from tests.support.twins import fast_or_skip
 from tests.support.wire import tag, varint
 
-fast = pytest.importorskip("agui_wire._fast")
-if not hasattr(fast, "encode_payload") or not hasattr(fast, "decode_payload"):
-    pytest.skip("agui_wire._fast is built without the codec", allow_module_level=True)
+fast = fast_or_skip("encode_payload")
+fast_or_skip("decode_payload")
 
 from tests.support.corpus import CASES, CORPUS  # noqa: E402  (after the skip: corpus imports agui_wire._sample)
 

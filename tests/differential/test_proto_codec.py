@@ -30,10 +30,10 @@ from agui_wire._codec import proto_reader, proto_writer
 from agui_wire.schema import EVENT_TYPES
 from tests.support.compare import assert_same_outcome, clone, outcome, same
 from tests.support.strategies import EVENT_STRATEGIES, deep_events, events, json_values
+from tests.support.twins import fast_or_skip
 
-fast = pytest.importorskip("agui_wire._fast")
-if not hasattr(fast, "encode_payload") or not hasattr(fast, "decode_payload"):
-    pytest.skip("agui_wire._fast is built without the codec", allow_module_level=True)
+fast = fast_or_skip("encode_payload")
+fast_or_skip("decode_payload")
 
 from tests.support.corpus import CASES  # noqa: E402  (after the skip: corpus imports agui_wire._sample)
 
@@ -53,7 +53,7 @@ class FallbackCounter:
 
 ENC_FUNCS = [
     (fast.encode_payload, proto_writer.encode_payload),
-    (fast.encode_frame, proto_writer.encode_frame),
+    (fast.encode_proto, proto_writer.encode_proto),
 ]
 
 
@@ -73,7 +73,7 @@ def check_valid(event: dict[str, Any], **kwargs: Any) -> None:
     original = clone(event)
     with FallbackCounter() as fb:
         payload = fast.encode_payload(event, **kwargs)
-        frame = fast.encode_frame(event, **kwargs)
+        frame = fast.encode_proto(event, **kwargs)
         decoded = fast.decode_payload(payload)
     assert payload == proto_writer.encode_payload(event, **kwargs)
     assert frame == len(payload).to_bytes(4, "big") + payload
@@ -474,7 +474,7 @@ def test_exotic_input(name: str) -> None:
 
 def test_str_enum_type_stays_on_the_fast_path() -> None:
     with FallbackCounter() as fb:
-        fast.encode_frame(EXOTIC["str enum type"])
+        fast.encode_proto(EXOTIC["str enum type"])
     assert fb.enc == 0
 
 
@@ -484,7 +484,7 @@ def test_reentrant_encoding() -> None:
 
     class Sneaky(str):
         def __hash__(self) -> int:
-            fast.encode_frame(inner)
+            fast.encode_proto(inner)
             return str.__hash__(self)
 
         def __eq__(self, other: object) -> bool:
@@ -495,7 +495,7 @@ def test_reentrant_encoding() -> None:
 
     def gen() -> Iterator[dict[str, Any]]:
         for i in range(3):
-            fast.encode_frame({"type": "RAW", "event": nested(50, i)})  # between batch items
+            fast.encode_proto({"type": "RAW", "event": nested(50, i)})  # between batch items
             yield {"type": "RAW", "event": nested(20, i)}
 
     assert fast.encode_frames(gen()) == proto_writer.encode_frames(
@@ -612,7 +612,7 @@ def test_json_value_leaves_a_struct_that_is_not_a_dict_to_the_reference(content:
     assert fast._json_value(content, True, 1024, False, []) is None
     event = {"type": "ACTIVITY_SNAPSHOT", "messageId": "m", "activityType": "a"}
     event["content"] = content
-    assert fast.encode_frame(event) == proto_writer.encode_frame(event)
+    assert fast.encode_proto(event) == proto_writer.encode_proto(event)
 
 
 def test_a_refusal_in_a_big_json_value_is_not_walked_in_python(monkeypatch) -> None:
@@ -631,7 +631,7 @@ def test_a_refusal_in_a_big_json_value_is_not_walked_in_python(monkeypatch) -> N
     for last, match in ((float("nan"), "nan is not"), ("\ud800", "lone surrogate"), ({1}, "set")):
         docs[-1]["last"] = last
         event = {"type": "STATE_SNAPSHOT", "snapshot": {"docs": docs}}
-        for encode in (fast.encode_frame, fast.encode_payload, fast.FrameEncoder().encode):
+        for encode in (fast.encode_proto, fast.encode_payload, fast.FrameEncoder().encode):
             with pytest.raises(proto_writer.EncodeError, match=match) as info:
                 encode(event)
             assert info.value.path == "/snapshot/docs/1999/last"
@@ -705,7 +705,7 @@ def test_a_refusal_in_a_top_level_field_is_located_in_c(case: str, monkeypatch) 
     monkeypatch.setattr(proto_writer, "_encode", walked)
     for encode in (
         fast.encode_payload,
-        lambda e, **o: fast.encode_frame(e, **o),
+        lambda e, **o: fast.encode_proto(e, **o),
         lambda e, **o: fast.encode_frames([e], **o),
         lambda e, **o: fast.FrameEncoder(**o).encode(e),
     ):

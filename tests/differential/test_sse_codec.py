@@ -25,10 +25,10 @@ from agui_wire._encoder import as_event_dict
 from agui_wire.schema import EVENT_TYPES
 from tests.support.compare import assert_same_outcome, outcome, same
 from tests.support.strategies import EVENT_STRATEGIES, events
+from tests.support.twins import fast_or_skip
 
-fast = pytest.importorskip("agui_wire._fast")
-if not hasattr(fast, "SSEEncoder") or not hasattr(fast, "plain_sse_blocks"):
-    pytest.skip("agui_wire._fast is built without the SSE code", allow_module_level=True)
+fast = fast_or_skip("SSEEncoder")
+fast_or_skip("plain_sse_blocks")
 
 from tests.support.corpus import CASES, CORPUS  # noqa: E402  (after the skip: corpus imports agui_wire._sample)
 

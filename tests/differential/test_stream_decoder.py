@@ -10,23 +10,15 @@ import itertools
 import warnings
 from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from agui_wire._codec import stream_decoder
 from agui_wire.errors import DecodeError
 from tests.support import captures
+from tests.support.twins import fast_or_skip
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
-
-pytestmark = pytest.mark.skipif(
-    _fast is None or not hasattr(_fast, "FrameDecoder"),
-    reason="agui_wire._fast not built (python setup.py build_ext --inplace)",
-)
+_fast = fast_or_skip("FrameDecoder")
 
 
 FRAMES = st.sampled_from([*captures.FRAMES, b"\x00\x00\x00\x09abc"])  # and a cut frame

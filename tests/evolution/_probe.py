@@ -8,7 +8,7 @@
 Every check is caught and reported, never raised: the tests in this folder assert
 on the report, one test per (thing, property).
 
-drill: per thing, on the backend the environment selects (``backend.NAME``),
+drill: per thing, on the backend the environment selects (``selected.NAME``),
 through the public entry points and ``EventEncoder``, with ``extra_keys="error"``
 (a new key must be a known key): ``encode`` (the new data is on the wire, read
 back by protobuf's parser), ``decode`` (bytes that carry it decode to the
@@ -60,10 +60,10 @@ def _same(got: Any, want: Any) -> tuple[bool, str]:
 def drill(names: list[str]) -> dict[str, Any]:
     import agui_wire
     from agui_wire import validate
-    from agui_wire._codec import backend, upb
+    from agui_wire._codec import selected, upb
     from agui_wire._pb import events_pb2
 
-    mode = backend.NAME
+    mode = selected.NAME
     report: dict[str, Any] = {"backend": mode, "file": agui_wire.__file__, "things": {}}
     fast: Any = None
     if mode == "cython":
@@ -168,8 +168,8 @@ def loud() -> dict[str, Any]:
         import agui_wire
 
         agui_wire.encode_proto  # noqa: B018  (a lazy name: loads the backend)
-        from agui_wire._codec import backend
-    report["backend"] = backend.NAME
+        from agui_wire._codec import selected
+    report["backend"] = selected.NAME
     report["warnings"] = [
         {
             "category": w.category.__name__,

@@ -52,7 +52,7 @@ def _encoders(sse: Any, proto: Any) -> dict[str, Any]:
     return {
         "sse": sse.encode_sse,
         "sse many": lambda e: sse.SSEEncoder(convert=as_event_dict).encode_many([e]),
-        "proto": proto.encode_frame,
+        "proto": proto.encode_proto,
         "proto many": lambda e: proto.FrameEncoder(convert=as_event_dict).encode_many([e]),
     }
 

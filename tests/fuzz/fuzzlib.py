@@ -18,7 +18,6 @@ error, so a CI run can never fuzz only the pure-Python twin by accident.
 from __future__ import annotations
 
 import math
-import os
 import warnings
 import zlib
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from agui_wire import DecodeError, UnknownEventError
 from agui_wire._codec import framing, proto_reader, upb
 from agui_wire._pb import events_pb2
+from tests.support.twins import fast
 
 __all__ = [
     "Err",
@@ -45,22 +45,10 @@ __all__ = [
 ]
 
 
-def _required() -> bool:
-    return os.environ.get("AGUI_WIRE_REQUIRE_FAST", "") not in ("", "0")
-
-
 def fast_module(what: str = "decode_payload") -> ModuleType | None:
     """``agui_wire._fast`` if it provides ``what``; ``None`` (or, when
     ``AGUI_WIRE_REQUIRE_FAST`` is set, ``RuntimeError``) otherwise."""
-    try:
-        from agui_wire import _fast
-    except ImportError:
-        _fast = None  # type: ignore[assignment]
-    if _fast is not None and hasattr(_fast, what):
-        return _fast
-    if _required():
-        raise RuntimeError(f"AGUI_WIRE_REQUIRE_FAST is set but agui_wire._fast has no {what}")
-    return None
+    return fast(what)
 
 
 Decoder = Callable[..., dict[str, Any]]

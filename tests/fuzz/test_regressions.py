@@ -441,7 +441,7 @@ def test_proto_checks_every_key_before_the_values(first: str) -> None:
     raw["k"] = raw
     raw[1] = None
     event = {"type": "RAW", "event": raw}
-    encoders = [proto_writer.encode_frame, *((FAST.encode_frame,) if FAST else ())]
+    encoders = [proto_writer.encode_proto, *((FAST.encode_proto,) if FAST else ())]
     for encode in encoders:
         with pytest.raises(EncodeError) as info:
             encode(event)

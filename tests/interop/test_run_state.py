@@ -1,4 +1,4 @@
-"""``agui_wire.validate._state.RunState`` against ``defaultApplyEvents`` of ``@ag-ui/client``.
+"""``agui_wire._runstate.RunState`` against ``defaultApplyEvents`` of ``@ag-ui/client``.
 
 The same events, folded by RunState and by the reference client (harness.cjs
 ``apply``: a client starting with no messages and the ``RUN_STARTED`` input's
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from agui_wire._runstate import RunState
 from agui_wire.validate import validate_event
-from agui_wire.validate._state import RunState
 from tests.support.corpus import realistic_run
 from tests.support.fold_streams import fold_stream
 from tests.support.validation_cases import STREAMS

@@ -1,6 +1,9 @@
 """Fixtures of the run store's tests: a real ``redis-server`` (tests/redis/harness.py)
 on a free loopback port, one per session for the tests that only need a Redis,
-fresh ones for the tests that kill or restart it; ``run`` runs a coroutine.
+fresh ones for the tests that kill or restart it. Tests are coroutines run by
+anyio's pytest plugin (asyncio); ``opened`` holds the clients and stores a test
+opens and closes them when it ends, passed or failed, then ends the tasks it left,
+which must end within ``SHUTDOWN`` seconds (tests/support/stores.py).
 
 Servers: Debian's redis-server 7.0, and for the tests marked ``valkey`` (whole
 modules: those whose outcome depends on the server's commands, scripts, replies
@@ -8,22 +11,15 @@ and refusals) Valkey 8.1 as well, each test once on each (``[redis-7]``,
 ``[valkey-8]``): ``redis_server`` and ``fresh_redis()`` are then the one of the
 test's parameter. ``fresh_redis(binary=...)`` starts another binary
 (tests/redis/pinned.py).
-
-``run`` is ``asyncio.run`` with a bounded shutdown: the tasks left when the
-coroutine returns are cancelled at once, as ``asyncio.run`` (and a server
-shutting down) does, and must end within ``SHUTDOWN`` seconds; a task that
-survives its cancellation fails the test naming what it awaits, instead of
-hanging the process (a shutdown that never finishes, in production).
 """
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 
@@ -32,6 +28,7 @@ import pytest
 from tests.interop.conftest import node_harness as node_harness
 from tests.redis import pinned
 from tests.redis.harness import RedisClusterNodes, RedisServer
+from tests.support.stores import Opened
 
 #: The servers a test marked ``valkey`` runs on (``None``: Debian's redis-server).
 SERVERS: Final = {"redis-7": None, "valkey-8": pinned.VALKEY_8}
@@ -105,63 +102,17 @@ def run_id() -> str:
     return f"run-{uuid.uuid4()}"
 
 
-#: Seconds the tasks left behind by a test have to end once cancelled: above the
-#: store's own bound for ending a cancelled producer's run (``RunStore.aclose``).
-SHUTDOWN: Final = 30.0
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
 
 
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
+@pytest.fixture
+async def opened(anyio_backend: str) -> AsyncIterator[Opened]:
+    """The test's clients and stores (``opened.redis(url)``, ``opened.store(...)``),
+    closed when it ends; then the tasks it left must end (tests/support/stores.py)."""
+    opened = Opened()
     try:
-        return loop.run_until_complete(coro)
+        yield opened
     finally:
-        try:
-            survivors = shutdown(loop, SHUTDOWN)
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
-        finally:
-            asyncio.set_event_loop(None)
-            loop.close()
-        if survivors:
-            pytest.fail(
-                f"{len(survivors)} task(s) did not end within {SHUTDOWN:g} s of being "
-                "cancelled:\n" + "\n".join(survivors),
-                pytrace=False,
-            )
-
-
-def shutdown(loop: asyncio.AbstractEventLoop, bound: float) -> list[str]:
-    """Cancel every task of ``loop`` at once and run until they end, at most ``bound``
-    seconds (``asyncio.run``'s shutdown, bounded); what each survivor awaits."""
-    tasks = asyncio.all_tasks(loop)
-    for task in tasks:
-        task.cancel()
-    if not tasks:
-        return []
-    _, pending = loop.run_until_complete(asyncio.wait(tasks, timeout=bound))
-    for task in tasks - pending:
-        if not task.cancelled() and task.exception() is not None:
-            loop.call_exception_handler(
-                {
-                    "message": "unhandled exception during shutdown",
-                    "exception": task.exception(),
-                    "task": task,
-                }
-            )
-    return [awaiting(task) for task in pending]
-
-
-def awaiting(task: asyncio.Task[Any]) -> str:
-    """The task and its chain of awaits, innermost last (``print_stack`` shows the
-    outer coroutine only)."""
-    lines = [repr(task)]
-    step: Any = task.get_coro()
-    while step is not None:
-        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
-        if frame is None:
-            lines.append(f"  awaits {step!r}")
-            break
-        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
-        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
-    return "\n".join(lines)
+        await opened.aclose()

@@ -1,4 +1,4 @@
-"""Fault injection for the run store's fault tests (issue 23), all against the real
+"""Fault injection for the run store's fault tests, all against the real
 ``redis-server`` of tests/redis/harness.py.
 
 * ``Proxy``: a TCP proxy on loopback, in a thread of its own, between the store's
@@ -10,8 +10,6 @@
   no RST, no FIN, nothing) until ``heal()``.
 * ``stopped(server, seconds)``: Redis SIGSTOPped (the kernel still accepts
   connections, nothing answers), SIGCONTed after ``seconds`` by a thread.
-* ``redis_do(url, *commands)``: raw commands on a client of its own (configuring
-  ``maxmemory``, writing garbage into a run's key), from synchronous test code.
 """
 
 from __future__ import annotations
@@ -20,11 +18,8 @@ import asyncio
 import contextlib
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
-
-import redis.asyncio as aioredis
 
 
 class Proxy:
@@ -165,24 +160,3 @@ def stopped(server: Any, seconds: float) -> Iterator[threading.Thread]:
         resumed.set()
         thread.join(5)
         process.send_signal(signal.SIGCONT)
-
-
-def redis_do(url: str, *commands: tuple[Any, ...]) -> list[Any]:
-    """Run raw commands on a client of their own; their replies."""
-
-    async def main() -> list[Any]:
-        r = aioredis.from_url(url)
-        try:
-            return [await r.execute_command(*command) for command in commands]
-        finally:
-            await r.aclose()
-
-    return asyncio.run(main())
-
-
-def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.01)

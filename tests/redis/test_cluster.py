@@ -1,10 +1,13 @@
-"""The run store on a real Redis Cluster (issue 22 item 4): 3 masters with a replica
-each, started from Debian's ``redis-server`` on loopback ports and joined by
-``redis-cli --cluster create`` (tests/redis/harness.py), the client
-``redis.asyncio.cluster.RedisCluster``. Resume, fan-out, compaction, lease expiry
-and the idempotent producer hold there; tails read the runs of one shard (one
-hash tag, one slot) per ``XREAD``; a master killed mid-run is replaced by its
-replica, and nothing is lost silently (docs/scaling.md says what each side sees).
+"""The run store on a real Redis Cluster: 3 masters with a replica each, started
+from Debian's ``redis-server`` on loopback ports and joined by ``redis-cli
+--cluster create`` (tests/redis/harness.py), the client
+``redis.asyncio.cluster.RedisCluster``. What only a cluster has: many live runs
+spread over every master (resume, fan-out and compaction across them); tails that
+read the runs of one shard (one hash tag, one slot) per ``XREAD``; a master killed
+mid-run replaced by its replica, nothing lost silently (docs/scaling.md says what
+each side sees). One run's contract on a cluster (ids, resume, fan-out,
+compaction, leases, takeover, the idempotent producer) is tests/runstore's, whose
+tests marked ``cluster`` run there too.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from redis.asyncio.cluster import RedisCluster
 
 from agui_wire.errors import LeaseLost, RunLost, StoreError
 from agui_wire.redis import RunStore
 from agui_wire.redis._keys import key_slot
 from examples.script import scripted_run
-from tests.redis.conftest import run
+from tests.support.stores import Opened
 
 RUN = scripted_run("thread-c", "run-c")
+
+pytestmark = pytest.mark.anyio
 
 
 async def paced(events: list[dict[str, Any]], delay: float) -> Any:
@@ -36,157 +40,79 @@ async def collect(store: RunStore, run_id: str, **kwargs: Any) -> list[tuple[int
     return [item async for item in store.subscribe(run_id, **kwargs)]
 
 
-def client(cluster: Any) -> RedisCluster:
-    return RedisCluster.from_url(cluster.url)
+async def test_live_runs_fan_out_resume_and_compact_across_masters(
+    opened: Opened, redis_cluster, run_id
+) -> None:
+    rc = opened.cluster(redis_cluster.url)
+    store = opened.store(RunStore(rc, lease=2))
+    ids = [f"{run_id}-{n}" for n in range(40)]
+    for i in ids:
+        assert await store.start(i, paced(RUN, 0.01)) is not None
+    readers = [collect(store, i) for i in ids for _ in range(2)]  # fan-out: two each
+
+    async def resume(i: str) -> list[tuple[int, dict[str, Any]]]:
+        while await rc.xlen(store.stream_key(i)) < 5:  # as a client that read 5
+            await asyncio.sleep(0.01)
+        return await collect(store, i, after=5)
+
+    resumed = [resume(i) for i in ids[:10]]
+    results = await asyncio.gather(*readers, *resumed)
+    for got in results[: len(readers)]:
+        assert got == list(enumerate(RUN, 1))
+    for got in results[len(readers) :]:
+        assert got == list(enumerate(RUN, 1))[5:]
+    # the runs are spread over every master
+    masters = Counter(redis_cluster.master_of(key_slot(store.stream_key(i))) for i in ids)
+    assert len(masters) == 3, masters
+    compact = [e for _, e in await collect(store, ids[0], compact=True)]
+    assert [e["type"] for e in compact[:2]] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
 
 
-def test_live_runs_fan_out_resume_and_compact_across_masters(redis_cluster, run_id) -> None:
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc, lease=2)
-        ids = [f"{run_id}-{n}" for n in range(40)]
-        for i in ids:
-            assert await store.start(i, paced(RUN, 0.01)) is not None
-        readers = [collect(store, i) for i in ids for _ in range(2)]  # fan-out: two each
-
-        async def resume(i: str) -> list[tuple[int, dict[str, Any]]]:
-            while await rc.xlen(store.stream_key(i)) < 5:  # as a client that read 5
-                await asyncio.sleep(0.01)
-            return await collect(store, i, after=5)
-
-        resumed = [resume(i) for i in ids[:10]]
-        results = await asyncio.gather(*readers, *resumed)
-        for got in results[: len(readers)]:
-            assert got == list(enumerate(RUN, 1))
-        for got in results[len(readers) :]:
-            assert got == list(enumerate(RUN, 1))[5:]
-        # the runs are spread over every master
-        masters = Counter(redis_cluster.master_of(key_slot(store.stream_key(i))) for i in ids)
-        assert len(masters) == 3, masters
-        compact = [e for _, e in await collect(store, ids[0], compact=True)]
-        assert [e["type"] for e in compact[:2]] == ["RUN_STARTED", "MESSAGES_SNAPSHOT"]
-        await store.aclose()
-        await rc.aclose()
-
-    run(main())
-
-
-def test_tails_read_one_shard_per_xread(redis_cluster, run_id) -> None:
+async def test_tails_read_one_shard_per_xread(opened: Opened, redis_cluster, run_id) -> None:
     """While 200 runs are live, every lane follows runs of one shard only (a
     cluster refuses an XREAD naming keys of two slots), and the replica's
     connections to all the nodes together stay few."""
 
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc, lease=5)
-        ids = [f"{run_id}-{n}" for n in range(200)]
-        gate = asyncio.Event()
+    rc = opened.cluster(redis_cluster.url)
+    store = opened.store(RunStore(rc, lease=5))
+    ids = [f"{run_id}-{n}" for n in range(200)]
+    gate = asyncio.Event()
 
-        async def gated() -> Any:
-            await gate.wait()
-            async for event in paced(RUN, 0.02):
-                yield event
-
-        for i in ids:
-            await store.start(i, gated())
-        readers = asyncio.gather(*(collect(store, i) for i in ids))
-        tails = store._reading.tails
-        while len(tails.runs) < len(ids):  # every reader follows its run's tail
-            await asyncio.sleep(0.01)
-        lanes = [lane for group in tails.lanes.values() for lane in group]
-        assert lanes
-        for lane in lanes:
-            assert {run.keys.shard for run in lane.runs.values()} <= {lane.group}
-            assert len({key_slot(key) for key in [*lane.runs, lane.bell]}) == 1
-        assert len(lanes) <= store.shards
-        connections = 0
-        for port in redis_cluster.masters():
-            listing = redis_cluster.info(port, "CLIENT LIST")
-            # not counted: this redis-cli, and the replicas' links to their masters
-            connections += sum(
-                1
-                for line in listing.splitlines()
-                if "cmd=" in line and "cmd=client|list" not in line and "flags=S" not in line
-            )
-        assert connections <= 32, connections
-        gate.set()
-        for got in await readers:
-            assert got == list(enumerate(RUN, 1))
-        await store.aclose()
-        await rc.aclose()
-
-    run(main())
-
-
-def test_idempotent_publish_and_retry_on_a_cluster(redis_cluster, run_id) -> None:
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc)
-        assert await store.publish(run_id, RUN) == len(RUN)
-        advanced = []
-
-        def again() -> Any:
-            advanced.append(1)
-            yield from RUN
-
-        assert await store.publish(run_id, again()) == len(RUN)
-        assert advanced == []
-        assert len(await rc.xrange(store.stream_key(run_id))) == len(RUN) + 1
-        # a producer that died after 10 events: the retried job (replaying) continues
-        other = f"{run_id}-retry"
-        gate = asyncio.Event()
-
-        async def dies_after_ten() -> Any:
-            for event in RUN[:10]:
-                yield event
-            gate.set()
-            await asyncio.sleep(3600)
-
-        task = await store.start(other, dies_after_ten())
-        assert task is not None
-        task.remove_done_callback(store._task_done)
+    async def gated() -> Any:
         await gate.wait()
-        while await rc.xlen(store.stream_key(other)) < 10:
-            await asyncio.sleep(0.01)
-        await rc.delete(store.stream_key(other) + ":lease")
-        assert await RunStore(rc).publish(other, RUN, replay=True) == len(RUN)
-        assert [e for _, e in await collect(store, other)] == RUN
-        task.cancel()
-        with pytest.raises((LeaseLost, asyncio.CancelledError)):
-            await task
-        await rc.aclose()
+        async for event in paced(RUN, 0.02):
+            yield event
 
-    run(main())
-
-
-def test_lease_expiry_on_a_cluster(redis_cluster, run_id) -> None:
-    async def main() -> None:
-        rc = client(redis_cluster)
-        store = RunStore(rc, lease=0.6)
-        gate = asyncio.Event()
-
-        async def stalls() -> Any:
-            yield RUN[0]
-            gate.set()
-            await asyncio.sleep(3600)
-
-        task = await store.start(run_id, stalls())
-        assert task is not None
-        task.remove_done_callback(store._task_done)
-        await gate.wait()
-        while not await rc.xlen(store.stream_key(run_id)):
-            await asyncio.sleep(0.01)
-        await rc.delete(store.stream_key(run_id) + ":lease")  # as if it had died
-        got = await collect(store, run_id)
-        assert got[-1][1]["code"] == "LEASE_EXPIRED"
-        with pytest.raises(LeaseLost):
-            await task
-        await rc.aclose()
-
-    run(main())
+    for i in ids:
+        await store.start(i, gated())
+    readers = asyncio.gather(*(collect(store, i) for i in ids))
+    tails = store._reading.tails
+    while len(tails.runs) < len(ids):  # every reader follows its run's tail
+        await asyncio.sleep(0.01)
+    lanes = [lane for group in tails.lanes.values() for lane in group]
+    assert lanes
+    for lane in lanes:
+        assert {run.keys.shard for run in lane.runs.values()} <= {lane.group}
+        assert len({key_slot(key) for key in [*lane.runs, lane.bell]}) == 1
+    assert len(lanes) <= store.shards
+    connections = 0
+    for port in redis_cluster.masters():
+        listing = redis_cluster.info(port, "CLIENT LIST")
+        # not counted: this redis-cli, and the replicas' links to their masters
+        connections += sum(
+            1
+            for line in listing.splitlines()
+            if "cmd=" in line and "cmd=client|list" not in line and "flags=S" not in line
+        )
+    assert connections <= 32, connections
+    gate.set()
+    for got in await readers:
+        assert got == list(enumerate(RUN, 1))
 
 
-def test_a_master_killed_mid_run_fails_over_and_loses_nothing_silently(fresh_cluster) -> None:
+async def test_a_master_killed_mid_run_fails_over_and_loses_nothing_silently(
+    opened: Opened, fresh_cluster
+) -> None:
     """20 runs live on the shards of one master; that master is SIGKILLed; its
     replica takes over. Every reader gets either every event once, in order, or
     events 1..k once and then ``RunLost`` (acknowledged writes the replica had not
@@ -194,53 +120,48 @@ def test_a_master_killed_mid_run_fails_over_and_loses_nothing_silently(fresh_clu
     producer either finishes or raises ``RunLost``/``LeaseLost``."""
     cluster = fresh_cluster
 
-    async def main() -> None:
-        rc = client(cluster)
-        store = RunStore(rc, lease=10, reconnect=20)
-        layout = store._settings.layout
-        victim = cluster.master_of(key_slot("{" + layout.tags[0] + "}"))
-        ids = []
-        n = 0
-        while len(ids) < 20:  # runs whose shard lives on the victim
-            candidate = f"fo-{n}"
-            n += 1
-            if cluster.master_of(key_slot(store.stream_key(candidate))) == victim:
-                ids.append(candidate)
-        long_run = RUN * 1  # 33 events, 50 ms apart: about 1.7 s
-        tasks = [await store.start(i, paced(long_run, 0.05)) for i in ids]
-        readers = [asyncio.ensure_future(collect(store, i)) for i in ids]
-        await asyncio.sleep(0.6)
-        killed = time.monotonic()
-        cluster.kill(victim)
-        outcomes = await asyncio.gather(*readers, return_exceptions=True)
-        produced = await asyncio.gather(*tasks, return_exceptions=True)
-        took = time.monotonic() - killed
-        complete = lost = 0
-        for got in outcomes:
-            if isinstance(got, list):
-                assert got == list(enumerate(long_run, 1))
-                complete += 1
-            else:
-                assert isinstance(got, RunLost), repr(got)
-                lost += 1
-        for result in produced:
-            assert result == len(long_run) or isinstance(result, (RunLost, LeaseLost)), result
-        # the readers that were cut off read no gap before the error
-        for i in ids:
-            with_error: list[int] = []
-            try:
-                async for event_id, _ in store.subscribe(i):
-                    with_error.append(event_id)
-            except StoreError:
-                pass
-            assert with_error == list(range(1, len(with_error) + 1))
-        print(
-            f"\nmaster killed: {complete} of {len(ids)} runs complete, {lost} RunLost, "
-            f"all settled {took:.1f} s after the kill"
-        )
-        assert cluster.masters()
-        assert victim not in cluster.masters()
-        await store.aclose()
-        await rc.aclose()
-
-    run(main())
+    rc = opened.cluster(cluster.url)
+    store = opened.store(RunStore(rc, lease=10, reconnect=20))
+    layout = store._settings.layout
+    victim = cluster.master_of(key_slot("{" + layout.tags[0] + "}"))
+    ids = []
+    n = 0
+    while len(ids) < 20:  # runs whose shard lives on the victim
+        candidate = f"fo-{n}"
+        n += 1
+        if cluster.master_of(key_slot(store.stream_key(candidate))) == victim:
+            ids.append(candidate)
+    long_run = RUN * 1  # 33 events, 50 ms apart: about 1.7 s
+    tasks = [await store.start(i, paced(long_run, 0.05)) for i in ids]
+    readers = [asyncio.ensure_future(collect(store, i)) for i in ids]
+    await asyncio.sleep(0.6)
+    killed = time.monotonic()
+    cluster.kill(victim)
+    outcomes = await asyncio.gather(*readers, return_exceptions=True)
+    produced = await asyncio.gather(*tasks, return_exceptions=True)
+    took = time.monotonic() - killed
+    complete = lost = 0
+    for got in outcomes:
+        if isinstance(got, list):
+            assert got == list(enumerate(long_run, 1))
+            complete += 1
+        else:
+            assert isinstance(got, RunLost), repr(got)
+            lost += 1
+    for result in produced:
+        assert result == len(long_run) or isinstance(result, (RunLost, LeaseLost)), result
+    # the readers that were cut off read no gap before the error
+    for i in ids:
+        with_error: list[int] = []
+        try:
+            async for event_id, _ in store.subscribe(i):
+                with_error.append(event_id)
+        except StoreError:
+            pass
+        assert with_error == list(range(1, len(with_error) + 1))
+    print(
+        f"\nmaster killed: {complete} of {len(ids)} runs complete, {lost} RunLost, "
+        f"all settled {took:.1f} s after the kill"
+    )
+    assert cluster.masters()
+    assert victim not in cluster.masters()

@@ -2,12 +2,14 @@
 faults in the first batch, or met while opening, reach the client as the
 ``RUN_ERROR`` docs/scaling.md lists (never an empty 200, nothing escaping the
 app), on both transports, compressed or not; a client closing its socket
-mid-body detaches its reader once and logs nothing.
+mid-body detaches its reader once and logs nothing. The app's store and client
+are closed by its lifespan's shutdown, on the server's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -26,8 +28,8 @@ from agui_wire.errors import DecodeError
 from agui_wire.redis import AFTER_HEADER, RunStore
 from agui_wire.redis import _tails as tails_module
 from tests.e2e.test_serving_failures import loud, wait_for
-from tests.redis.conftest import run
 from tests.support.live import read_some_then_close, uvicorn_thread
+from tests.support.stores import Opened
 
 DELTA = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -46,6 +48,11 @@ class Replica:
         if self.store is None:
             self.store = RunStore(aioredis.from_url(self.url), maxlen=100, batch=50)
         return self.store
+
+    async def aclose(self) -> None:
+        if self.store is not None:
+            await self.store.aclose()
+            await self.store.redis.aclose()
 
 
 REPLICA: Replica | None = None
@@ -74,11 +81,19 @@ async def live(request: Request) -> Response:
     return JSONResponse({"runId": run_id}, status_code=202)
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    yield
+    if REPLICA is not None:
+        await REPLICA.aclose()
+
+
 app = Starlette(
     routes=[
         Route("/runs/{run_id}", events, methods=["GET"]),
         Route("/runs/{run_id}/start", live, methods=["POST"]),
-    ]
+    ],
+    lifespan=lifespan,
 )
 
 
@@ -87,56 +102,48 @@ def server(redis_server: Any) -> Iterator[str]:
     global REPLICA
     REPLICA = Replica(redis_server.url)
     try:
-        with uvicorn_thread(app) as url:
+        with uvicorn_thread(app, lifespan="on") as url:
             yield url
     finally:
         REPLICA = None
 
 
-def _end_id(redis_server: Any, run_id: str) -> bytes:
-    async def main() -> bytes:
-        r = aioredis.from_url(redis_server.url)
-        top = await r.xrevrange(stream_key(run_id), count=1)
-        await r.aclose()
-        return bytes(top[0][0])
-
-    return run(main())  # type: ignore[no-any-return]
+@pytest.fixture
+def r(opened: Opened, redis_server: Any) -> aioredis.Redis:
+    return opened.redis(redis_server.url)
 
 
-def redis_call(redis_server: Any, *commands: tuple[Any, ...]) -> None:
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        for command in commands:
-            await r.execute_command(*command)
-        await r.aclose()
+async def _end_id(r: aioredis.Redis, run_id: str) -> bytes:
+    top = await r.xrevrange(stream_key(run_id), count=1)
+    return bytes(top[0][0])
 
-    run(main())
+
+async def redis_call(r: aioredis.Redis, *commands: tuple[Any, ...]) -> None:
+    for command in commands:
+        await r.execute_command(*command)
 
 
 def stream_key(run_id: str) -> str:
     return RunStore(aioredis.Redis()).stream_key(run_id)  # (no connection is made)
 
 
-def publish(redis_server: Any, run_id: str, events: list[dict[str, Any]]) -> None:
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        await RunStore(r, maxlen=100, batch=50).publish(run_id, events)
-        await r.aclose()
-
-    run(main())
+async def publish(opened: Opened, r: aioredis.Redis, run_id: str, events: list[Any]) -> None:
+    await opened.store(RunStore(r, maxlen=100, batch=50)).publish(run_id, events)
 
 
 TRIMMED = {"code": "HISTORY_TRIMMED"}
 LOST = {"code": "RUN_LOST", "message": "the run's events were lost", "type": "RUN_ERROR"}
 
 
-def get(server: str, run_id: str, accept: str, compress: bool, **params: Any) -> httpx.Response:
-    return httpx.get(
-        f"{server}/runs/{run_id}",
-        params={"compress": int(compress), **params},
-        headers={"accept": accept, "accept-encoding": "gzip"},
-        timeout=10,
-    )
+async def get(
+    server: str, run_id: str, accept: str, compress: bool, **params: Any
+) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=10) as client:
+        return await client.get(
+            f"{server}/runs/{run_id}",
+            params={"compress": int(compress), **params},
+            headers={"accept": accept, "accept-encoding": "gzip"},
+        )
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
@@ -144,31 +151,37 @@ def get(server: str, run_id: str, accept: str, compress: bool, **params: Any) ->
 @pytest.mark.parametrize(
     "fault", ["trimmed", "trimmed, resumed", "lost, resumed past what is stored", "lost stream"]
 )
-def test_a_fault_before_the_first_event_is_the_documented_run_error(
-    server: str, redis_server: Any, run_id: str, fault: str, accept: str, compress: bool, caplog
+@pytest.mark.anyio
+async def test_a_fault_before_the_first_event_is_the_documented_run_error(
+    server: str,
+    opened: Opened,
+    r: aioredis.Redis,
+    run_id: str,
+    fault: str,
+    accept: str,
+    compress: bool,
+    caplog: Any,
 ) -> None:
     params: dict[str, Any] = {}
     if fault.startswith("trimmed"):
-        publish(redis_server, run_id, TRIMMED_RUN)  # maxlen=100: the start is gone
+        await publish(opened, r, run_id, TRIMMED_RUN)  # maxlen=100: the start is gone
         if fault == "trimmed, resumed":
             params["after"] = 5
         expected = TRIMMED
     else:
-        publish(redis_server, run_id, [STARTED, DELTA, FINISHED])
+        await publish(opened, r, run_id, [STARTED, DELTA, FINISHED])
         if fault == "lost stream":  # Redis lost the run's events; a reader resumes after 2
-            redis_call(
-                redis_server,
-                ("DEL", stream_key(run_id)),
-                ("SET", stream_key(run_id) + ":lease", "x"),
+            await redis_call(
+                r, ("DEL", stream_key(run_id)), ("SET", stream_key(run_id) + ":lease", "x")
             )
             params["after"] = 2
         else:  # a live run whose stream holds fewer events than the position
-            redis_call(redis_server, ("SET", stream_key(run_id) + ":lease", "x"))
-            redis_call(redis_server, ("XDEL", stream_key(run_id), _end_id(redis_server, run_id)))
+            await redis_call(r, ("SET", stream_key(run_id) + ":lease", "x"))
+            await redis_call(r, ("XDEL", stream_key(run_id), await _end_id(r, run_id)))
             params["after"] = 50
         expected = LOST
     with caplog.at_level(logging.DEBUG):
-        response = get(server, run_id, accept, compress, **params)
+        response = await get(server, run_id, accept, compress, **params)
     assert response.status_code == 200
     assert response.headers["content-type"] == accept
     assert response.headers.get("content-encoding") == ("gzip" if compress else None)
@@ -183,27 +196,26 @@ def test_a_fault_before_the_first_event_is_the_documented_run_error(
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
-def test_a_stored_event_that_does_not_decode(
-    server: str, redis_server: Any, run_id: str, compress: bool, caplog
+@pytest.mark.anyio
+async def test_a_stored_event_that_does_not_decode(
+    server: str, r: aioredis.Redis, run_id: str, compress: bool, caplog: Any
 ) -> None:
     """SSE decodes the stored payloads: the first batch failing is a
     ``STORE_CORRUPTED`` event naming the key and the entry. Binary frames are the
     stored bytes, never re-encoded: the client's decoder names the bad frame."""
     key = stream_key(run_id)
-    redis_call(
-        redis_server,
-        ("XADD", key, "1-0", "p", b"\xff\xff\xff"),
-        ("XADD", key, "1-1", "end", "finished"),
+    await redis_call(
+        r, ("XADD", key, "1-0", "p", b"\xff\xff\xff"), ("XADD", key, "1-1", "end", "finished")
     )
     with caplog.at_level(logging.DEBUG):
-        response = get(server, run_id, SSE_MEDIA_TYPE, compress)
+        response = await get(server, run_id, SSE_MEDIA_TYPE, compress)
     assert response.status_code == 200
     (got,) = decode(response.content, SSE_MEDIA_TYPE)
     assert got["type"] == "RUN_ERROR"
     assert got["code"] == "STORE_CORRUPTED"
     assert f"{key}, entry 1-0" in got["message"]
     assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
-    response = get(server, run_id, PROTO_MEDIA_TYPE, compress)
+    response = await get(server, run_id, PROTO_MEDIA_TYPE, compress)
     assert response.status_code == 200
     assert response.content == b"\x00\x00\x00\x03\xff\xff\xff"
     with pytest.raises(DecodeError):

@@ -1,4 +1,4 @@
-"""Many live runs on one replica (issue 22 item 1), against a real redis-server: with
+"""Many live runs on one replica, against a real redis-server: with
 the client exactly as docs/scaling.md builds it (``redis.from_url``, redis-py's
 default pool of 100), 1,000 concurrent runs with one local reader each all finish,
 every reader gets every event with contiguous ids, and the replica never holds more
@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
 from agui_wire.errors import StoreError
 from agui_wire.redis import RunStore
-from tests.redis.conftest import run
+from tests.support.stores import Opened
 
 RUNS = 1000
 DELTAS = 8
+
+pytestmark = pytest.mark.anyio
 
 
 def events(run_id: str) -> list[dict[str, Any]]:
@@ -50,85 +53,77 @@ async def connections(admin: aioredis.Redis) -> int:
     return len(clients) - 1
 
 
-def test_a_thousand_live_runs_through_few_connections(fresh_redis) -> None:
+async def test_a_thousand_live_runs_through_few_connections(opened: Opened, fresh_redis) -> None:
     server = fresh_redis()
 
-    async def main() -> None:
-        admin = aioredis.from_url(server.url)
-        await admin.config_set("maxclients", 200)
-        client = aioredis.from_url(server.url)  # as docs/scaling.md makes it
-        store = RunStore(client, lease=5)
-        peak = 0
-        live = True
+    admin = opened.redis(server.url)
+    await admin.config_set("maxclients", 200)
+    client = opened.redis(server.url)  # as docs/scaling.md makes it
+    store = opened.store(RunStore(client, lease=5))
+    peak = 0
+    live = True
 
-        async def watch() -> None:
-            nonlocal peak
-            while live:
-                peak = max(peak, await connections(admin))
-                await asyncio.sleep(0.05)
+    async def watch() -> None:
+        nonlocal peak
+        while live:
+            peak = max(peak, await connections(admin))
+            await asyncio.sleep(0.05)
 
-        async def one(n: int) -> tuple[list[int], list[dict[str, Any]], int]:
-            run_id = f"scale-{n}"
-            task = await store.start(run_id, paced(events(run_id), 0.05))
-            got = [item async for item in store.subscribe(run_id)]
-            assert task is not None
-            return [i for i, _ in got], [e for _, e in got], await task
+    async def one(n: int) -> tuple[list[int], list[dict[str, Any]], int]:
+        run_id = f"scale-{n}"
+        task = await store.start(run_id, paced(events(run_id), 0.05))
+        got = [item async for item in store.subscribe(run_id)]
+        assert task is not None
+        return [i for i, _ in got], [e for _, e in got], await task
 
-        watcher = asyncio.ensure_future(watch())
-        results = await asyncio.gather(*(one(n) for n in range(RUNS)))
-        live = False
-        await watcher
-        for n, (ids, got, produced) in enumerate(results):
-            expected = events(f"scale-{n}")
-            assert produced == len(expected)
-            assert ids == list(range(1, len(expected) + 1))
-            assert got == expected
-        assert 0 < peak <= 32, peak
-        print(f"\n{RUNS} live runs: at most {peak} connections to Redis")
-        await store.aclose()
-        await client.aclose()
-        await admin.aclose()
-
-    run(main())
+    watcher = asyncio.ensure_future(watch())
+    results = await asyncio.gather(*(one(n) for n in range(RUNS)))
+    live = False
+    await watcher
+    for n, (ids, got, produced) in enumerate(results):
+        expected = events(f"scale-{n}")
+        assert produced == len(expected)
+        assert ids == list(range(1, len(expected) + 1))
+        assert got == expected
+    assert 0 < peak <= 32, peak
+    print(f"\n{RUNS} live runs: at most {peak} connections to Redis")
 
 
-def test_one_broken_run_does_not_stop_the_others_of_its_lane(redis_server, run_id) -> None:
+async def test_one_broken_run_does_not_stop_the_others_of_its_lane(
+    opened: Opened, redis_server, run_id
+) -> None:
     """Runs share a lane (one XREAD names them all): a run whose key is overwritten
     by something that is not a stream fails its own readers with a StoreError, and
     the other runs of the lane go on to their end."""
 
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        store = RunStore(r, lease=5)
-        gate = asyncio.Event()
-        ids = [f"{run_id}-{n}" for n in range(20)]
+    r = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r, lease=5))
+    gate = asyncio.Event()
+    ids = [f"{run_id}-{n}" for n in range(20)]
 
-        async def gated(items: list[dict[str, Any]]) -> Any:
-            yield items[0]
-            await gate.wait()
-            async for item in paced(items[1:], 0.01):
-                yield item
+    async def gated(items: list[dict[str, Any]]) -> Any:
+        yield items[0]
+        await gate.wait()
+        async for item in paced(items[1:], 0.01):
+            yield item
 
-        for i in ids:
-            await store.start(i, gated(events(i)))
-        readers = [asyncio.ensure_future(collect(store, i)) for i in ids]
-        tails = store._reading.tails
-        while len(tails.runs) < len(ids):  # all in the lane
-            await asyncio.sleep(0.01)
-        broken = ids[7]
-        await r.delete(store.stream_key(broken))
-        await r.set(store.stream_key(broken), "not a stream")
-        gate.set()
-        results = await asyncio.gather(*readers, return_exceptions=True)
-        for i, got in zip(ids, results, strict=True):
-            if i == broken:
-                assert isinstance(got, StoreError), got
-                assert "string" in str(got)
-            else:
-                assert got == list(enumerate(events(i), 1))
-        await r.aclose()
-
-    run(main())
+    for i in ids:
+        await store.start(i, gated(events(i)))
+    readers = [asyncio.ensure_future(collect(store, i)) for i in ids]
+    tails = store._reading.tails
+    while len(tails.runs) < len(ids):  # all in the lane
+        await asyncio.sleep(0.01)
+    broken = ids[7]
+    await r.delete(store.stream_key(broken))
+    await r.set(store.stream_key(broken), "not a stream")
+    gate.set()
+    results = await asyncio.gather(*readers, return_exceptions=True)
+    for i, got in zip(ids, results, strict=True):
+        if i == broken:
+            assert isinstance(got, StoreError), got
+            assert "string" in str(got)
+        else:
+            assert got == list(enumerate(events(i), 1))
 
 
 async def collect(store: RunStore, run_id: str) -> list[tuple[int, dict[str, Any]]]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
-import redis.asyncio as aioredis
+import pytest
 
 from agui_wire.redis import _claim, _leases, _pages, _producer
 from agui_wire.redis._scripts import PRELUDE, Reply, Script
-from tests.redis.conftest import run
+from tests.redis.harness import RedisServer
+from tests.support.stores import Opened
 
 SCRIPTS: dict[str, Script] = {
     "ACQUIRE": _claim.ACQUIRE,
@@ -55,13 +56,8 @@ def test_the_prelude_declares_each_code_as_its_value() -> None:
     }
 
 
-def test_every_script_compiles_on_redis(redis_server) -> None:
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        try:
-            for script in SCRIPTS.values():
-                assert (await r.script_load(script.body)) == script.sha
-        finally:
-            await r.aclose()
-
-    run(main())
+@pytest.mark.anyio
+async def test_every_script_compiles_on_redis(opened: Opened, redis_server: RedisServer) -> None:
+    r = opened.redis(redis_server.url)
+    for script in SCRIPTS.values():
+        assert (await r.script_load(script.body)) == script.sha

@@ -22,17 +22,17 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import pytest
-import redis.asyncio as aioredis
 
 from agui_wire import PROTO_MEDIA_TYPE, decode
 from agui_wire.errors import RunNotFound, StoreUnavailable
 from agui_wire.redis import RunStore
-from tests.redis.conftest import awaiting, run
 from tests.redis.faults import stopped
-from tests.redis.test_store import call
+from tests.runstore.kit import call
+from tests.support.stores import Opened, awaiting, left_tasks
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
@@ -128,70 +128,63 @@ async def all_end(tasks: dict[str, asyncio.Future[Any]], bound: float) -> dict[s
     return {name: f"{await outcome(t)} (+{took.get(name, 0):.2f} s)" for name, t in tasks.items()}
 
 
-def test_every_task_ends_when_cancelled_at_once(redis_server, run_id) -> None:
+async def test_every_task_ends_when_cancelled_at_once(opened: Opened, redis_server, run_id) -> None:
     """``asyncio.run``'s shutdown: every task cancelled in one go, here just after a
     reader's first command was queued (its command lane created, not yet running)
     while the producer waits on its source. The producer's cancellation stores its
     ``RUN_ERROR`` through the command lanes: it must not wait for the lane that was
     cancelled before it ran."""
 
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        store = RunStore(r)
-        gate = asyncio.Event()
-        producer = await store.start(run_id, waiting(gate))
-        assert producer is not None
-        await first_events(store, run_id, 2)  # stored: the producer waits on its source
-        reader = asyncio.ensure_future(read_all(store, run_id))
-        await asyncio.sleep(0)  # the reader's first command is queued
-        others = asyncio.all_tasks() - {asyncio.current_task()}
-        for task in others:
-            task.cancel()
-        _, pending = await asyncio.wait(others, timeout=10)
-        assert not pending, "\n".join(awaiting(t) for t in pending)  # type: ignore[arg-type]
-        assert reader.cancelled()
-        assert producer.cancelled()
-        last = await ended(RunStore(r), run_id)
-        assert (last["type"], last["code"]) == ("RUN_ERROR", "CANCELLED")
-        await r.aclose()
-
-    run(main())
+    r = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r))
+    gate = asyncio.Event()
+    producer = await store.start(run_id, waiting(gate))
+    assert producer is not None
+    await first_events(store, run_id, 2)  # stored: the producer waits on its source
+    reader = asyncio.ensure_future(read_all(store, run_id))
+    await asyncio.sleep(0)  # the reader's first command is queued
+    others = left_tasks()  # (not the test runner's)
+    for task in others:
+        task.cancel()
+    _, pending = await asyncio.wait(others, timeout=10)
+    assert not pending, "\n".join(awaiting(t) for t in pending)  # type: ignore[arg-type]
+    assert reader.cancelled()
+    assert producer.cancelled()
+    last = await ended(opened.store(RunStore(r)), run_id)
+    assert (last["type"], last["code"]) == ("RUN_ERROR", "CANCELLED")
 
 
-def test_a_reader_attaching_at_the_close_ends(redis_server, run_id) -> None:
+async def test_a_reader_attaching_at_the_close_ends(opened: Opened, redis_server, run_id) -> None:
     """``aclose`` in the very step a reader attached to the tails (its lane created,
     not yet running): the reader ends (``StoreUnavailable``), it does not wait for
     a lane that never ran, and a later reader of the store is not placed on it."""
 
-    async def main() -> None:
-        r = aioredis.from_url(redis_server.url)
-        producing = RunStore(r)
-        gate = asyncio.Event()
-        assert await producing.start(run_id, waiting(gate, ticks=0)) is not None
-        await first_events(producing, run_id, 1)
-        store = RunStore(r)  # a replica of its own: no lane yet
-        reader = store.subscribe(run_id)
-        assert (await reader.__anext__())[1] == STARTED  # the stored part, one page
-        attaching = asyncio.ensure_future(reader.__anext__())
-        await asyncio.sleep(0)  # it attached (a lane for the run) and waits for events
-        await store.aclose()  # in this step (``wait_for`` would run it in a task of its own)
-        with pytest.raises(StoreUnavailable, match="the store was closed"):
-            await asyncio.wait_for(attaching, ACLOSE_BOUND)
-        await reader.aclose()
-        await producing.aclose()
-        await r.aclose()
-
-    run(main())
+    r = opened.redis(redis_server.url)
+    producing = opened.store(RunStore(r))
+    gate = asyncio.Event()
+    assert await producing.start(run_id, waiting(gate, ticks=0)) is not None
+    await first_events(producing, run_id, 1)
+    store = opened.store(RunStore(r))  # a replica of its own: no lane yet
+    reader = store.subscribe(run_id)
+    assert (await reader.__anext__())[1] == STARTED  # the stored part, one page
+    attaching = asyncio.ensure_future(reader.__anext__())
+    await asyncio.sleep(0)  # it attached (a lane for the run) and waits for events
+    await store.aclose()  # in this step (``wait_for`` would run it in a task of its own)
+    with pytest.raises(StoreUnavailable, match="the store was closed"):
+        await asyncio.wait_for(attaching, ACLOSE_BOUND)
+    await reader.aclose()
 
 
 @pytest.mark.parametrize("redis_state", ["answering", "stalled"])
-def test_aclose_returns_within_a_bound_in_every_state(fresh_redis, redis_state) -> None:
+async def test_aclose_returns_within_a_bound_in_every_state(
+    opened: Opened, fresh_redis, redis_state
+) -> None:
     server = fresh_redis()
     stalled = redis_state == "stalled"
 
-    async def main() -> None:
-        r = aioredis.from_url(server.url)
-        store = RunStore(r, lease=2)
+    with anyio.fail_after(120):
+        r = opened.redis(server.url)
+        store = opened.store(RunStore(r, lease=2))
         # a finished run of 20,000 events, for replays and folds
         long_events = [STARTED, *(tick(i) for i in range(20_000)), FINISHED]
         assert await store.publish("long", long_events) == len(long_events)
@@ -246,7 +239,7 @@ def test_aclose_returns_within_a_bound_in_every_state(fresh_redis, redis_state) 
         # before the store gave up, once it was resumed: a lost reply)
         for run_id in ("quiet", "burst", "claimed"):
             try:
-                last = await ended(RunStore(r, lease=2), run_id)
+                last = await ended(opened.store(RunStore(r, lease=2)), run_id)
             except RunNotFound:  # nothing of it ever stored, its lease gone: no run
                 assert stalled
                 assert run_id == "claimed"
@@ -255,6 +248,3 @@ def test_aclose_returns_within_a_bound_in_every_state(fresh_redis, redis_state) 
             assert last["code"] in (("LEASE_EXPIRED", "CANCELLED") if stalled else ("CANCELLED",))
         with pytest.raises(StoreUnavailable, match="the store was closed"):
             await store.publish("after", [STARTED])
-        await r.aclose()
-
-    run(asyncio.wait_for(main(), 120))

@@ -26,6 +26,7 @@ from agui_wire import (
     SSEError,
     TruncatedStream,
     UnknownEventWarning,
+    compat,
     normalize,
 )
 from agui_wire._sample import realistic_run
@@ -66,6 +67,10 @@ def test_strict_negotiation() -> None:
     with pytest.raises(agui_wire.NotAcceptable):
         EventEncoder("application/json", strict=True)
     assert EventEncoder("application/json").content_type == SSE_MEDIA_TYPE
+    # the shared encoder the call without options now finds is never the strict answer
+    assert EventEncoder("application/json") is EventEncoder("application/json")
+    with pytest.raises(agui_wire.NotAcceptable):
+        EventEncoder("application/json", strict=True)
 
 
 @given(
@@ -235,9 +240,95 @@ def test_live_stream_error_is_raised_without_waiting_for_more_data() -> None:
         next(events)
 
 
-# -- the caller's mistakes (issue 15: items 3, 4, 5), on whichever backend runs --------
+# -- the caller's mistakes, on whichever backend runs ------------------------------------
 
 ALL_TYPES = (None, PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE)
+
+
+@pytest.mark.parametrize("accept", [5, 0, 1.5, ["text/event-stream"], object()])
+def test_an_accept_that_is_no_header_is_a_type_error_saying_so(accept: Any) -> None:
+    for make in (EventEncoder, agui_wire.negotiate, compat.SDKEventEncoder):
+        with pytest.raises(TypeError, match="accept must be the request's Accept header") as got:
+            make(accept)
+        assert f"not {type(accept).__name__}" in str(got.value)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "text/event-stream",
+        "application/vnd.ag-ui.event+proto",
+        "application/vnd.ag-ui.event+proto;q=0.5, text/event-stream",
+        "*/*",
+        "application/json",
+        "",
+    ],
+)
+def test_asgi_header_bytes_negotiate_as_their_text(header: str) -> None:
+    raw = header.encode("latin-1")  # what an ASGI scope's headers hold
+    assert EventEncoder(raw).content_type == EventEncoder(header).content_type
+    assert agui_wire.negotiate(raw) == agui_wire.negotiate(header)
+    assert compat.SDKEventEncoder(raw).get_content_type() == agui_wire.negotiate(header)
+    if header == "application/json":
+        with pytest.raises(agui_wire.NotAcceptable, match="application/json"):
+            EventEncoder(raw, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("option", "hint"),
+    [("lossy", "did you mean 'lossy_numbers'?"), ("strikt", "did you mean 'strict'?"), ("x", "")],
+)
+def test_an_unknown_option_names_the_public_class_and_its_options(option: str, hint: str) -> None:
+    with pytest.raises(TypeError) as got:
+        EventEncoder(None, **{option: True})
+    message = str(got.value)
+    assert message.startswith(f"EventEncoder() got an unexpected keyword argument {option!r}")
+    assert hint in message
+    assert "strict, wildcard_proto, lossy_numbers, extra_keys, max_depth" in message
+    assert "_new" not in message
+
+
+NOT_A_STREAM = {
+    "a line of text": (b"hello world", 0, "line 1 ('hello world')"),
+    "a web page": (b"<!doctype html>\n<html></html>\n", 0, "line 1"),
+    "a log after a comment": (b": hi\r\n2026-12-07 INFO started\r\n", 6, "line 2"),
+    "one long line": (b"x" * 5000, 0, "line 1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_A_STREAM))
+def test_text_that_is_no_sse_stream_is_a_decode_error_not_no_events(name: str) -> None:
+    data, offset, line = NOT_A_STREAM[name]
+
+    async def chunks_of(data: bytes) -> Any:
+        for i in range(0, len(data), 7):
+            yield data[i : i + 7]
+
+    async def collect() -> list[dict[str, Any]]:
+        return [e async for e in agui_wire.aiter_decode(chunks_of(data))]
+
+    readers = {
+        "decode": lambda: agui_wire.decode(data),
+        "decode as SSE": lambda: agui_wire.decode(data, SSE_MEDIA_TYPE),
+        "decode a file": lambda: agui_wire.decode(io.BytesIO(data)),
+        "iter_decode": lambda: list(agui_wire.iter_decode(data)),
+        "iter_decode in pieces": lambda: list(agui_wire.iter_decode(chunked(data, [3, 9]))),
+        "aiter_decode": lambda: asyncio.run(collect()),
+    }
+    for reader, read in readers.items():
+        with pytest.raises(DecodeError, match="not an AG-UI stream") as got:
+            read()
+        assert got.value.offset == offset, reader
+        assert f"no event in {len(data):,} bytes, and {line}" in str(got.value), reader
+        assert "neither an SSE field (data:, event:, id:, retry:) nor a comment" in str(got.value)
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\n\n", b": keep-alive\n\n", b"event: ping\nid: 4\n\n", b"\xef\xbb\xbf: hi\n"]
+)
+def test_a_stream_without_events_is_still_no_events(data: bytes) -> None:
+    assert agui_wire.decode(data) == []
+    assert list(agui_wire.iter_decode(data)) == []
 
 
 def test_a_failed_sniff_stays_failed() -> None:

@@ -31,13 +31,13 @@ FAST = fast_module("SSEEncoder")
 Encode = Callable[[Any], bytes]
 ENCODERS: dict[str, Encode] = {
     "sse pure": sse_writer.encode_sse,
-    "proto pure": proto_writer.encode_frame,
+    "proto pure": proto_writer.encode_proto,
     "proto pure many": lambda e: proto_writer.encode_frames([e]),
 }
 if FAST is not None:
     ENCODERS |= {
         "sse cython": FAST.encode_sse,
-        "proto cython": FAST.encode_frame,
+        "proto cython": FAST.encode_proto,
         "proto cython many": lambda e: FAST.encode_frames([e]),
         "proto cython FrameEncoder": FAST.FrameEncoder().encode,
     }
@@ -153,7 +153,7 @@ def test_deeper_than_max_depth_without_a_cycle_is_still_the_depth_error() -> Non
     for _ in range(40):
         value = [value]
     event = {"type": "CUSTOM", "name": "n", "value": value}
-    for encode in (proto_writer.encode_frame, *((FAST.encode_frame,) if FAST else ())):
+    for encode in (proto_writer.encode_proto, *((FAST.encode_proto,) if FAST else ())):
         with pytest.raises(EncodeError, match="nested deeper than max_depth=30") as info:
             encode(event, max_depth=30)
         assert info.value.path == "/value" + "/0" * 30

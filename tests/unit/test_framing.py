@@ -15,21 +15,11 @@ from hypothesis import strategies as st
 from agui_wire import schema
 from agui_wire._codec import framing
 from agui_wire.errors import EncodeError, FrameTooLarge, StreamClosed, TruncatedStream
+from tests.support.twins import fast, needs_fast, twins
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
-
-_need_fast = pytest.mark.skipif(
-    _fast is None or not hasattr(_fast, "FrameReader"),
-    reason="agui_wire._fast not built (python setup.py build_ext --inplace)",
-)
-
-IMPLS = [
-    pytest.param(framing, id="python"),
-    pytest.param(_fast, id="cython", marks=_need_fast),
-]
+_fast = fast("FrameReader")
+_need_fast = needs_fast("FrameReader")
+IMPLS = twins(framing, "FrameReader")
 
 
 @pytest.fixture(params=IMPLS)
@@ -396,9 +386,9 @@ def test_identical_errors_between_impls():
 
 def _backend_name(env: dict[str, str]) -> str:
     code = (
-        "from agui_wire._codec import backend; "
-        "print(backend.NAME, backend.IMPLEMENTATIONS['FrameReader'], "
-        "backend.FrameReader.__module__)"
+        "from agui_wire._codec import selected; "
+        "print(selected.NAME, selected.IMPLEMENTATIONS['FrameReader'], "
+        "selected.FrameReader.__module__)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -420,12 +410,12 @@ def test_backend_default_is_cython():
 
 
 def test_backend_exports():
-    from agui_wire._codec import backend
+    from agui_wire._codec import selected
 
-    assert backend.NAME in ("cython", "python")
-    assert backend.frame(b"ab") == b"\x00\x00\x00\x02ab"
-    assert backend.FrameReader().feed(b"\x00\x00\x00\x01z") == [b"z"]
-    assert set(backend.IMPLEMENTATIONS.values()) <= {"cython", "python"}
+    assert selected.NAME in ("cython", "python")
+    assert selected.frame(b"ab") == b"\x00\x00\x00\x02ab"
+    assert selected.FrameReader().feed(b"\x00\x00\x00\x01z") == [b"z"]
+    assert set(selected.IMPLEMENTATIONS.values()) <= {"cython", "python"}
     if os.environ.get("AGUI_WIRE_PURE", "") not in ("", "0"):
-        assert backend.NAME == "python"
-        assert set(backend.IMPLEMENTATIONS.values()) == {"python"}
+        assert selected.NAME == "python"
+        assert set(selected.IMPLEMENTATIONS.values()) == {"python"}

@@ -21,7 +21,7 @@ EVENT = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
 READERS = {
     "decode": agui_wire.decode,
     "decode_proto": agui_wire.decode_proto,
-    "read_frames": lambda s: list(agui_wire.read_frames(s)),
+    "read_records": lambda s: list(agui_wire.read_records(s)),
     "iter_decode": lambda s: list(agui_wire.iter_decode(s)),
 }
 
@@ -84,16 +84,16 @@ def test_gzip_says_gzip_and_how_to_decompress(read, transport) -> None:
     assert agui_wire.decode(gzip.decompress(gzip.compress(plain))) == [EVENT]
 
 
-def test_read_frames_of_gzip_names_it() -> None:
-    (record,) = agui_wire.read_frames(gzip.compress(encode_proto(EVENT)))
+def test_read_records_of_gzip_names_it() -> None:
+    (record,) = agui_wire.read_records(gzip.compress(encode_proto(EVENT)))
     assert record.fatal
     assert "gzip-compressed" in str(record.error)
 
 
 def _stream_error(read: str, chunks: list[bytes]) -> str:
     """The error a streaming reader stops with, fed ``chunks`` one by one."""
-    if read == "read_frames":
-        errors = [r.error for r in agui_wire.read_frames(iter(chunks)) if r.error]
+    if read == "read_records":
+        errors = [r.error for r in agui_wire.read_records(iter(chunks)) if r.error]
         return str(errors[-1])
     if read == "iter_decode":
         with pytest.raises(DecodeError) as info:
@@ -113,7 +113,7 @@ def _fed_error(chunks: list[bytes]) -> str:
     raise AssertionError("EventDecoder accepted the stream")
 
 
-@pytest.mark.parametrize("read", ["EventDecoder", "iter_decode", "read_frames"])
+@pytest.mark.parametrize("read", ["EventDecoder", "iter_decode", "read_records"])
 @pytest.mark.parametrize("head", [b"\x1f\x8bP\r\n", b"\x1f\x00", b"\x1f"])
 def test_a_stream_cut_after_its_first_byte_says_what_decode_says(read, head) -> None:
     # 0x1f alone cannot tell gzip's magic (1f 8b) from a bad first byte: a streaming

@@ -1,4 +1,4 @@
-"""agui_wire.read_frames / RecordReader: records with positions, past bad frames."""
+"""agui_wire.read_records / RecordReader: records with positions, past bad frames."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from agui_wire import (
     StreamClosed,
     TruncatedStream,
     UnknownEventError,
-    read_frames,
+    read_records,
 )
 from agui_wire.errors import SSELimitExceeded
 
@@ -57,7 +57,7 @@ def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
 
 def test_bad_payload_between_good_frames() -> None:
     data = FRAMES[0] + BAD_PAYLOAD + FRAMES[1]
-    kept = list(read_frames(data, keep_going=True))
+    kept = list(read_records(data, keep_going=True))
     assert [r.event for r in kept] == [EVENTS[0], None, EVENTS[1]]
     second = len(FRAMES[0])
     assert [(r.index, r.offset, r.length) for r in kept] == [
@@ -72,7 +72,7 @@ def test_bad_payload_between_good_frames() -> None:
     assert second + 4 <= (err.offset or 0) < second + 6  # inside the payload
     assert bytes(kept[1].payload or b"") == b"\xff\xff"
     # without keep_going the error record is the last one
-    stopped = list(read_frames(data))
+    stopped = list(read_records(data))
     assert shape(stopped) == shape(kept[:2])
 
 
@@ -94,7 +94,7 @@ def test_stopped_reader_stays_stopped() -> None:
 
 def test_oversize_length_prefix_ends_the_stream() -> None:
     data = FRAMES[0] + b"\x7f\xff\xff\xff" + FRAMES[1]
-    records = list(read_frames(data, keep_going=True))
+    records = list(read_records(data, keep_going=True))
     assert [r.event for r in records] == [EVENTS[0], None]
     last = records[-1]
     assert isinstance(last.error, FrameTooLarge)
@@ -104,7 +104,7 @@ def test_oversize_length_prefix_ends_the_stream() -> None:
 
 def test_cut_mid_frame() -> None:
     data = FRAMES[0] + FRAMES[1][:7]
-    records = list(read_frames(data, PROTO_MEDIA_TYPE, keep_going=True))
+    records = list(read_records(data, PROTO_MEDIA_TYPE, keep_going=True))
     last = records[-1]
     assert isinstance(last.error, TruncatedStream)
     assert last.fatal
@@ -113,14 +113,14 @@ def test_cut_mid_frame() -> None:
 
 def test_unknown_event_policies() -> None:
     data = FRAMES[0] + FUTURE + FRAMES[1]
-    skipped = list(read_frames(data))  # no warning: the record says it
+    skipped = list(read_records(data))  # no warning: the record says it
     assert [r.event for r in skipped] == [EVENTS[0], None, EVENTS[1]]
     assert isinstance(skipped[1].unknown, UnknownEventError)
     assert skipped[1].unknown.frame_offset == len(FRAMES[0])
-    raised = list(read_frames(data, unknown_events="raise", keep_going=True))
+    raised = list(read_records(data, unknown_events="raise", keep_going=True))
     assert isinstance(raised[1].error, UnknownEventError)
     assert len(raised) == 3
-    raw = list(read_frames(data, unknown_events="raw"))[1].event
+    raw = list(read_records(data, unknown_events="raw"))[1].event
     assert raw is not None
     assert raw["source"] == "agui_wire.unknown_event"
 
@@ -129,7 +129,7 @@ def test_sse_bad_json_is_skipped() -> None:
     good = [agui_wire.encode_sse(e) for e in EVENTS]
     bad = b"data: {not json\n\n"
     data = good[0] + bad + good[1] + b"data: [1]\n\n" + good[2]
-    records = list(read_frames(data, keep_going=True))
+    records = list(read_records(data, keep_going=True))
     assert [r.event for r in records] == [EVENTS[0], None, EVENTS[1], None, EVENTS[2]]
     offsets = list(itertools.accumulate([0, len(good[0]), len(bad), len(good[1]), 11]))
     assert [r.offset for r in records] == offsets
@@ -137,14 +137,14 @@ def test_sse_bad_json_is_skipped() -> None:
     assert all(isinstance(r.error, SSEError) for r in (records[1], records[3]))
     assert not any(r.fatal for r in records)
     assert all(r.length is None for r in records)
-    assert len(list(read_frames(data))) == 2
+    assert len(list(read_records(data))) == 2
 
 
 def test_sse_over_max_event_size_then_resync() -> None:
     good = [agui_wire.encode_sse(e) for e in EVENTS]
     big = b"data: " + b"x" * 300 + b"\r\n\r\n"  # CRLF: the resync finds any line end
     data = good[0] + big + good[1] + b"\xff\n\n" + good[2]
-    records = list(read_frames(data, SSE_MEDIA_TYPE, keep_going=True, max_event_size=100))
+    records = list(read_records(data, SSE_MEDIA_TYPE, keep_going=True, max_event_size=100))
     assert [r.event for r in records] == [EVENTS[0], None, EVENTS[1], None, EVENTS[2]]
     assert isinstance(records[1].error, SSELimitExceeded)
     assert isinstance(records[3].error, SSEError)  # invalid UTF-8
@@ -160,7 +160,7 @@ def test_sse_over_max_event_size_then_resync() -> None:
 
 
 def test_unreadable_first_byte() -> None:
-    (record,) = list(read_frames(b"\x80abc", keep_going=True))
+    (record,) = list(read_records(b"\x80abc", keep_going=True))
     assert record.fatal
     assert isinstance(record.error, DecodeError)
     assert "cannot tell the stream format" in str(record.error)
@@ -216,16 +216,16 @@ _SSE_STREAM = (
 @given(cuts=st.lists(st.integers(min_value=0), max_size=12), proto=st.booleans())
 def test_any_chunking_gives_the_same_records(cuts: list[int], proto: bool) -> None:
     data, options = (_PROTO_STREAM, {}) if proto else (_SSE_STREAM, {"max_event_size": 150})
-    whole = shape(list(read_frames([data], keep_going=True, **options)))
-    assert whole == shape(list(read_frames(chunked(data, cuts), keep_going=True, **options)))
+    whole = shape(list(read_records([data], keep_going=True, **options)))
+    assert whole == shape(list(read_records(chunked(data, cuts), keep_going=True, **options)))
     # and a byte at a time
     if not cuts:
         singles = [data[i : i + 1] for i in range(len(data))]
-        assert whole == shape(list(read_frames(singles, keep_going=True, **options)))
+        assert whole == shape(list(read_records(singles, keep_going=True, **options)))
 
 
 def test_the_chunking_stream_is_what_it_claims() -> None:
-    proto = shape(list(read_frames(_PROTO_STREAM, keep_going=True)))
+    proto = shape(list(read_records(_PROTO_STREAM, keep_going=True)))
     assert [(p[0], p[3] is not None, p[4] is not None, p[5], p[6]) for p in proto] == [
         (0, True, False, False, False),
         (1, False, True, False, False),
@@ -233,7 +233,7 @@ def test_the_chunking_stream_is_what_it_claims() -> None:
         (3, True, False, False, False),
         (4, False, True, False, True),
     ]
-    sse = list(read_frames(_SSE_STREAM, keep_going=True, max_event_size=150))
+    sse = list(read_records(_SSE_STREAM, keep_going=True, max_event_size=150))
     assert [r.event for r in sse] == [EVENTS[0], None, None, EVENTS[1], None, EVENTS[2]]
     assert sse[0].offset == 3  # the BOM counts
 
@@ -243,12 +243,12 @@ def test_event_decoder_agrees_with_the_reader() -> None:
     data = FRAMES[0] + BAD_PAYLOAD
     with pytest.raises(DecodeError) as info:
         agui_wire.decode_proto(data)
-    (_, bad) = list(read_frames(data))
+    (_, bad) = list(read_records(data))
     assert str(info.value) == str(bad.error)
     assert info.value.offset == bad.error.offset
 
 
-def test_aread_frames_gives_what_read_frames_gives() -> None:
+def test_aread_records_gives_what_read_records_gives() -> None:
     data = FRAMES[0] + BAD_PAYLOAD + FRAMES[1] + FRAMES[2][:5]
 
     async def collect(**options: Any) -> list[Record]:
@@ -256,11 +256,11 @@ def test_aread_frames_gives_what_read_frames_gives() -> None:
             for i in range(0, len(data), 7):
                 yield data[i : i + 7]
 
-        return [r async for r in agui_wire.aread_frames(chunks(), **options)]
+        return [r async for r in agui_wire.aread_records(chunks(), **options)]
 
     for options in ({}, {"keep_going": True}):
         got = asyncio.run(collect(**options))
-        assert shape(got) == shape(list(read_frames(data, **options)))
+        assert shape(got) == shape(list(read_records(data, **options)))
     assert len(asyncio.run(collect(keep_going=True))) == 4
 
 
@@ -272,7 +272,7 @@ def test_many_resyncs_in_one_chunk_stay_linear() -> None:
         best = float("inf")
         for _ in range(2):
             start = time.process_time()
-            records = list(read_frames(data, SSE_MEDIA_TYPE, keep_going=True))
+            records = list(read_records(data, SSE_MEDIA_TYPE, keep_going=True))
             best = min(best, time.process_time() - start)
         assert len(records) == n
         assert all(isinstance(r.error, SSEError) for r in records)

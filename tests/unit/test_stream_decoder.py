@@ -23,24 +23,14 @@ from agui_wire import (
     UnknownEventWarning,
     UnknownPartWarning,
 )
-from agui_wire._codec import backend, stream_decoder
+from agui_wire._codec import selected, stream_decoder
 from agui_wire._sample import realistic_run
 from agui_wire.errors import SSELimitExceeded
+from tests.support.twins import fast, needs_fast, twins
 
-try:
-    from agui_wire import _fast
-except ImportError:  # pragma: no cover - the extension is optional
-    _fast = None  # type: ignore[assignment]
-
-_need_fast = pytest.mark.skipif(
-    _fast is None or not hasattr(_fast, "FrameDecoder"),
-    reason="agui_wire._fast not built (python setup.py build_ext --inplace)",
-)
-
-IMPLS = [
-    pytest.param(stream_decoder, id="python"),
-    pytest.param(_fast, id="cython", marks=_need_fast),
-]
+_fast = fast("FrameDecoder")
+_need_fast = needs_fast("FrameDecoder")
+IMPLS = twins(stream_decoder, "FrameDecoder")
 
 
 @pytest.fixture(params=IMPLS)
@@ -241,7 +231,7 @@ def test_event_decoder_feed_is_one_call_into_its_reader(content_type: Any) -> No
     body = TMC_FRAME if content_type == PROTO_MEDIA_TYPE else agui_wire.encode_sse(TMC)
     assert decoder.feed(body) == [TMC]
     reader = decoder._reader
-    assert isinstance(reader, backend.FrameDecoder | backend.SSEDecoder)
+    assert isinstance(reader, selected.FrameDecoder | selected.SSEDecoder)
     assert decoder.feed == reader.feed  # no Python frame between them
     assert decoder.feed(chunk=body) == [TMC]  # the signature stays EventDecoder.feed's
     assert decoder.close() == []
@@ -259,9 +249,9 @@ def test_a_skipped_event_warns_at_the_caller_of_feed() -> None:
 
 def test_an_unknown_part_warns_at_the_caller() -> None:
     with pytest.warns(UnknownPartWarning) as record:
-        backend.decode_payload(WARNS_PAYLOAD)  # both backends: the caller's line
+        selected.decode_payload(WARNS_PAYLOAD)  # both backends: the caller's line
     assert record[0].filename == __file__
-    if backend.IMPLEMENTATIONS["FrameDecoder"] == "cython":  # the pure twin's is feed's
+    if selected.IMPLEMENTATIONS["FrameDecoder"] == "cython":  # the pure twin's is feed's
         decoder = EventDecoder(PROTO_MEDIA_TYPE)
         with pytest.warns(UnknownPartWarning) as record:
             decoder.feed(WARNS)

@@ -1,4 +1,4 @@
-"""OpenTelemetry: what ``EventStreamResponse`` and ``compat.EventEncoder`` record,
+"""OpenTelemetry: what ``EventStreamResponse`` and ``compat.SDKEventEncoder`` record,
 read back from the SDK's in-memory reader and span exporter (values: counts equal
 the events sent, bytes equal the body sent), and that nothing is recorded, nor
 anything paid per event, without an SDK or without the API package.
@@ -381,7 +381,7 @@ def test_the_compatible_encoder_counts_each_event_and_its_bytes(rec, accept: str
     """SSE comes back as ``str``: its bytes are the UTF-8 the framework writes."""
     wide = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "héllo ☃ 𝄞"}
     events = [*LONG[:-1], wide, LONG[-1]]
-    encoder = compat.EventEncoder(accept)
+    encoder = compat.SDKEventEncoder(accept)
     out = [encoder.encode(e) for e in events]
     wire = b"".join(o.encode() if isinstance(o, str) else o for o in out)
     assert decode(wire, accept) == events
@@ -395,7 +395,7 @@ def test_the_compatible_encoder_counts_each_event_and_its_bytes(rec, accept: str
 
 def test_the_compatible_encoder_counts_exactly_from_many_threads(rec):
     """Sync frameworks encode in worker threads: no count is lost between them."""
-    encoder = compat.EventEncoder(PROTO_MEDIA_TYPE)
+    encoder = compat.SDKEventEncoder(PROTO_MEDIA_TYPE)
     sizes: list[int] = []
 
     def work() -> None:
@@ -427,16 +427,16 @@ def test_past_256_distinct_event_types_the_rest_count_as_other():
 
 
 def test_the_compatible_encoder_is_made_again_when_telemetry_starts_and_stops():
-    plain = compat.EventEncoder(SSE_MEDIA_TYPE)
+    plain = compat.SDKEventEncoder(SSE_MEDIA_TYPE)
     assert plain.encode is compat._encode_sse  # off: the plain function, nothing added
-    assert compat.EventEncoder(SSE_MEDIA_TYPE) is plain
+    assert compat.SDKEventEncoder(SSE_MEDIA_TYPE) is plain
     with recording() as rec:
-        counted = compat.EventEncoder(SSE_MEDIA_TYPE)
+        counted = compat.SDKEventEncoder(SSE_MEDIA_TYPE)
         assert counted is not plain
-        assert compat.EventEncoder(SSE_MEDIA_TYPE) is counted
+        assert compat.SDKEventEncoder(SSE_MEDIA_TYPE) is counted
         counted.encode(RUN[0])
         assert rec.total("agui.server.events") == 1
-    again = compat.EventEncoder(SSE_MEDIA_TYPE)
+    again = compat.SDKEventEncoder(SSE_MEDIA_TYPE)
     assert again is not counted
     assert again.encode is compat._encode_sse
 
@@ -528,7 +528,7 @@ def test_without_the_api_package_everything_works_and_nothing_records():
         """
 for accept in ("text/event-stream", "application/vnd.ag-ui.event+proto"):
     stream(accept)
-    encoder = compat.EventEncoder(accept)
+    encoder = compat.SDKEventEncoder(accept)
     assert encoder.encode in (compat._encode_sse, compat._encode_proto)
 from agui_wire import _telemetry
 _telemetry.use(object(), object())  # providers without the API: still nothing
@@ -554,7 +554,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 stream("text/event-stream")  # before the SDK: nothing to count it
-plain = compat.EventEncoder("text/event-stream")
+plain = compat.SDKEventEncoder("text/event-stream")
 reader, exporter = InMemoryMetricReader(), InMemorySpanExporter()
 metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 tracer_provider = TracerProvider()
@@ -562,7 +562,7 @@ tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
 trace.set_tracer_provider(tracer_provider)
 # an install()'d framework alone sees it within compat._RECHECK constructions
 for _ in range(compat._RECHECK):
-    encoder = compat.EventEncoder("text/event-stream")
+    encoder = compat.SDKEventEncoder("text/event-stream")
 assert encoder is not plain
 sse = encoder.encode(RUN[1])
 body = stream("application/vnd.ag-ui.event+proto")

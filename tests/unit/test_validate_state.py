@@ -1,4 +1,4 @@
-"""agui_wire.validate._state: ``RunState`` (the client's fold) and ``StateChecker``.
+"""agui_wire._runstate.RunState (the client's fold) and validate._state.StateChecker.
 
 What the fold makes of events is held to the reference client in
 tests/interop/test_run_state.py; here: its own contract (the index agrees with a
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from agui_wire._runstate import UNKNOWN, RunState
 from agui_wire.errors import PatchError
 from agui_wire.validate import validate_stream
-from agui_wire.validate._state import UNKNOWN, RunState
 from tests.support.fold_streams import fold_stream
 
 RS = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}

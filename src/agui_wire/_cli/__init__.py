@@ -41,7 +41,7 @@ USAGE = "usage: agui-wire COMMAND [options] CAPTURE   (agui-wire COMMAND --help 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from .._codec import backend
+    from .._codec import selected
     from . import convert, cost, decode, docs, encode, inspect, record, validate
 
     common = argparse.ArgumentParser(add_help=False)
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     # the implementation in use: "cython" (the compiled extension) or "python" (the pure twins)
-    version = f"agui-wire {__version__} ({backend.NAME})"
+    version = f"agui-wire {__version__} ({selected.NAME})"
     parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (decode, encode, convert, inspect, validate, cost, record, docs):

@@ -5,7 +5,7 @@ event or JSON line: its index, stream byte offset, length, and either the event,
 the ``DecodeError`` that frame raised, or a note (an event of a later protocol
 that was skipped). Binary frames and SSE events are the library's
 ``RecordReader`` records (``agui_wire._reader``: the same reader as
-``agui_wire.read_frames``, which goes past bad frames with ``keep_going``); this
+``agui_wire.read_records``, which goes past bad frames with ``keep_going``); this
 adapter adds the capture's ``Input`` (chunks, progress), the notes, SSE
 lengths, and JSON Lines, a capture format of this command only.
 
@@ -33,7 +33,6 @@ Contract:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from typing import Any, Final
 import orjson
 
 from .._codec.records import Record
+from .._codec.sources import SSE_LINE
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE
 from .._reader import RecordReader
 from ..errors import DecodeError, JsonLineError
@@ -53,7 +53,6 @@ __all__ = ["CaptureFrame", "CaptureStream"]
 _MAX_JSON_DOC: Final = 64 * 1024 * 1024
 _HEAD: Final = 64 * 1024  # bytes kept from the start, to say what an eventless input was
 _ENVELOPE_KEYS: Final = frozenset({"entry", "index", "offset", "event"})
-_SSE_LINE: Final = re.compile(rb"\A(?:|:.*|(?:data|event|id|retry)(?::.*)?)\Z", re.S)
 _UNSET: Final = object()
 
 
@@ -335,7 +334,7 @@ class CaptureStream:
             if not head.strip(b" \t\r\n[]"):
                 return True, f"{size:,} bytes: an empty JSON array or only whitespace"
             return False, f"{size:,} bytes of JSON with no event"
-        if fmt == "sse" and all(_SSE_LINE.match(line) for line in lines):
+        if fmt == "sse" and all(SSE_LINE.match(line) for line in lines):
             comments = sum(line.startswith(b":") for line in lines)
             fields = sum(bool(line) and not line.startswith(b":") for line in lines)
             found = [f"{comments:,} comment line(s)"] if comments else []

@@ -45,8 +45,9 @@ from typing import IO, Any, Final
 import orjson
 
 from .._codec.sources import sniff
+from .._compression import GZIP_MAGIC
 from .._mediatypes import PROTO_MEDIA_TYPE, media_type
-from ..errors import GZIP_MAGIC, DecodeError
+from ..errors import DecodeError
 from ._common import CliError, InputError, UsageError, human_bytes
 
 __all__ = [

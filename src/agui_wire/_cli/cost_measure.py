@@ -51,7 +51,7 @@ from typing import Any, Final
 
 import orjson
 
-from .._codec import backend
+from .._codec import selected
 from .._compression import available, compressor, decompressor
 from .._decoder import EventDecoder
 from .._encoder import encode_proto, encode_sse
@@ -407,7 +407,7 @@ def measure(
         gzip_level=gzip_level,
         repeats=repeats,
         machine=_machine(),
-        implementation=dict(backend.IMPLEMENTATIONS),
+        implementation=dict(selected.IMPLEMENTATIONS),
         send_us=_send_cost(wire, repeats),
         missing=[c for c in ("br", "zstd") if c not in available()],
         lossy_numbers=lossy_numbers,

@@ -15,19 +15,16 @@ from libc.stdint cimport uint32_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
-from agui_wire import schema as _fr_schema
-from agui_wire._codec import framing as _fr_py
-from agui_wire.errors import EncodeError as _fr_EncodeError
-from agui_wire.errors import StreamClosed as _fr_StreamClosed
+from agui_wire._codec import seam as _seam
 
 cdef enum:
     _FR_HEADER = 4
     # Keep at most this much body capacity between frames (a huge frame's buffer is freed).
     _FR_KEEP = 65536
 
-cdef Py_ssize_t _FR_ZERO_COPY_MIN = _fr_py.ZERO_COPY_MIN
-cdef unsigned long long _FR_MAX_FRAME_SIZE = _fr_schema.MAX_FRAME_PAYLOAD
-cdef object _FR_DEFAULT_MAX_FRAME_SIZE = _fr_schema.DEFAULT_MAX_FRAME_SIZE
+cdef Py_ssize_t _FR_ZERO_COPY_MIN = _seam.ZERO_COPY_MIN
+cdef unsigned long long _FR_MAX_FRAME_SIZE = _seam.schema.MAX_FRAME_PAYLOAD
+cdef object _FR_DEFAULT_MAX_FRAME_SIZE = _seam.schema.DEFAULT_MAX_FRAME_SIZE
 
 
 cdef inline uint32_t _fr_be32(const unsigned char* p) noexcept nogil:
@@ -49,7 +46,7 @@ def frame(payload):
         n = <unsigned long long>len(<bytes>payload)
         src = PyBytes_AS_STRING(payload)
         if n > _FR_MAX_FRAME_SIZE:
-            raise _fr_EncodeError(_fr_py._too_long_to_frame(n))
+            raise _seam.EncodeError(_seam.too_long_to_frame(n))
         out = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>n + _FR_HEADER)
         dst = PyBytes_AS_STRING(out)
         dst[0] = <char>((n >> 24) & 0xFF)
@@ -62,7 +59,7 @@ def frame(payload):
     payload = memoryview(payload)
     n = <unsigned long long>payload.nbytes
     if n > _FR_MAX_FRAME_SIZE:
-        raise _fr_EncodeError(_fr_py._too_long_to_frame(n))
+        raise _seam.EncodeError(_seam.too_long_to_frame(n))
     if not payload.c_contiguous:
         payload = payload.tobytes()
     PyObject_GetBuffer(payload, &view, PyBUF_SIMPLE)
@@ -81,7 +78,8 @@ def frame(payload):
 
 
 cdef class FrameReader:
-    """FrameReader(max_frame_size=DEFAULT_MAX_FRAME_SIZE)
+    """FrameReader(max_frame_size=10485756)
+--
 
     Incremental reader of length-prefixed frames (contract: agui_wire._codec.framing).
     """
@@ -107,7 +105,7 @@ cdef class FrameReader:
         self._need = -1
         self._header_len = 0
 
-    def __init__(self, max_frame_size=_fr_schema.DEFAULT_MAX_FRAME_SIZE):
+    def __init__(self, max_frame_size=_FR_DEFAULT_MAX_FRAME_SIZE):
         self._init_reader(max_frame_size)
 
     cdef int _init_reader(self, object max_frame_size) except -1:
@@ -115,7 +113,7 @@ cdef class FrameReader:
         if max_frame_size is _FR_DEFAULT_MAX_FRAME_SIZE:
             self._max = max_frame_size
         else:
-            self._max = _fr_py.check_max_frame_size(max_frame_size)
+            self._max = _seam.check_max_frame_size(max_frame_size)
         self._frames = 0
         self._offset = 0
         self._fed = 0
@@ -221,10 +219,10 @@ cdef class FrameReader:
         if self._error is not None:
             raise self._error
         if self._closed:
-            raise _fr_StreamClosed(_fr_py._CLOSED)
+            raise _seam.StreamClosed(_seam.FEED_AFTER_CLOSE)
         zero_copy = type(chunk) is bytes
         if not zero_copy:
-            chunk = _fr_py.as_bytes_view(chunk)
+            chunk = _seam.as_bytes_view(chunk)
         PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
         try:
             p = <const unsigned char*>view.buf
@@ -244,7 +242,7 @@ cdef class FrameReader:
                         return out
                     size = _fr_be32(self._header)
                     if size > self._max:
-                        self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
+                        self._error = _seam.frame_too_large(self._frames, self._offset, size, self._max)
                         return self._settle(out, start)
                     self._header_len = 0
                     self._need = size
@@ -268,7 +266,7 @@ cdef class FrameReader:
             while n - pos >= _FR_HEADER:
                 size = _fr_be32(p + pos)
                 if size > self._max:
-                    self._error = _fr_py._too_large(self._frames, self._offset, size, self._max)
+                    self._error = _seam.frame_too_large(self._frames, self._offset, size, self._max)
                     return self._settle(out, start)
                 if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
                     self._need = size
@@ -313,7 +311,7 @@ cdef class FrameReader:
             return
         self._closed = True
         if self._need >= 0 or self._header_len > 0:
-            self._error = _fr_py._truncated(
+            self._error = _seam.frame_truncated(
                 self._frames, self._offset, self._fed, self._header_len, self._need
             )
             self._reset_partial()

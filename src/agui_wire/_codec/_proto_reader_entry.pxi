@@ -9,8 +9,7 @@ from libc.stdlib cimport free, malloc
 
 import warnings as _de_warnings
 
-from agui_wire._codec import proto_reader as _de_py
-from agui_wire.errors import UnknownPartWarning as _de_UnknownPartWarning
+from agui_wire._codec import seam as _seam
 
 
 # -- the decoder state -----------------------------------------------------------------
@@ -82,9 +81,7 @@ cdef object _DE_REPLACE = "replace"
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
-    """decode_payload(data, *, invalid_utf8="error", max_depth=1024) -> dict
-
-    Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
+    """Decode one serialized ``ag_ui.Event`` (a frame's payload) to its JSON dict.
     """
     global _de_fallbacks
     cdef const char* errors
@@ -109,7 +106,7 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
             if overflow or depth < 1 or depth > _DE_MAX_DEPTH:
                 depth = -1
     if depth < 0:
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _seam.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
     if capi.PyBytes_Check(<PyObject*>data):
         p = <_de_ptr>capi.PyBytes_AS_STRING(<PyObject*>data)
         n = capi.PyBytes_GET_SIZE(<PyObject*>data)
@@ -120,7 +117,7 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
         n = view.len
     else:
         capi.PyErr_Clear()
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _seam.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
     try:
         out = _de_decode(p, n, errors, depth, data)
     finally:
@@ -128,7 +125,7 @@ def decode_payload(data, *, invalid_utf8="error", max_depth=1024):
             capi.PyBuffer_Release(&view)
     if out is None:
         _de_fallbacks += 1
-        return _de_py.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
+        return _seam.decode_payload(data, invalid_utf8=invalid_utf8, max_depth=max_depth)
     return out
 
 
@@ -161,7 +158,7 @@ cdef object _de_decode(_de_ptr p, Py_ssize_t n, const char* errors, long depth, 
         for text in warns:
             # C has no frame: level 1 is the caller of decode_payload (or of a
             # FrameDecoder.feed), as level 2 is for the pure twin
-            _de_warnings.warn(text, _de_UnknownPartWarning, stacklevel=1)
+            _de_warnings.warn(text, _seam.UnknownPartWarning, stacklevel=1)
     return out
 
 
@@ -196,26 +193,26 @@ cdef object _de_error(_DeState* d, _de_ptr p, Py_ssize_t n, object data):
         finally:
             _de_release(again)
     if code == _DF_WIRE:
-        return _de_py.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
     if code == _DF_GROUP:
-        return _de_py.fault_error(buf, d.max_depth, code, f.a, f.at - p, f.pos - p, f.end - p, f.b)
+        return _seam.fault_error(buf, d.max_depth, code, f.a, f.at - p, f.pos - p, f.end - p, f.b)
     if code == _DF_UTF8:
-        return _de_py.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.at - p, f.end - p)
     if code == _DF_DEPTH or code == _DF_TOOL_RESULT:
-        return _de_py.fault_error(buf, d.max_depth, code, f.at - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.at - p)
     if code == _DF_EMPTY:
-        return _de_py.fault_error(buf, d.max_depth, code)
+        return _seam.fault_error(buf, d.max_depth, code)
     if code == _DF_ONEOF:
-        return _de_py.fault_error(buf, d.max_depth, code, f.b, f.a, f.at - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.b, f.a, f.at - p)
     if code == _DF_NO_ARM:
-        return _de_py.fault_error(buf, d.max_depth, code, *_de_no_arm(p, n))
+        return _seam.fault_error(buf, d.max_depth, code, *_de_no_arm(p, n))
     if code == _DF_NO_BASE:
-        return _de_py.fault_error(buf, d.max_depth, code, f.a, f.at - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.a, f.at - p)
     if code == _DF_TYPE:
         declared = <long>(<int>(<uint32_t>f.b))
-        return _de_py.fault_error(buf, d.max_depth, code, f.a, declared, f.at - p)
+        return _seam.fault_error(buf, d.max_depth, code, f.a, declared, f.at - p)
     if code == _DF_CONTENT:
-        return _de_py.fault_error(
+        return _seam.fault_error(
             buf, d.max_depth, code, <object>f.role,
             None if f.p1 == NULL else f.p1 - p,
             None if f.p2 == NULL else f.p2 - p,

@@ -4,8 +4,7 @@
 
 import sys as _de_sys
 
-from agui_wire._codec import proto_reader as _de_py
-from agui_wire import schema as _de_schema
+from agui_wire._codec import seam as _seam
 
 
 # -- the tables ------------------------------------------------------------------------
@@ -60,7 +59,7 @@ cdef void _de_fill(_DeSpec* sp, object fields, dict ids, int special, tuple extr
     fields = tuple(fields)
     if len(fields) > _DE_MAXF:
         raise ImportError("agui_wire._fast: a message has more fields than the decoder holds")
-    defaults = _de_py._DEFAULTS
+    defaults = _seam.KIND_DEFAULTS
     sp.nfields = len(fields)
     sp.special = special
     sp.type_name = NULL
@@ -87,11 +86,11 @@ cdef void _de_fill(_DeSpec* sp, object fields, dict ids, int special, tuple extr
             fd.dflt = <PyObject*>dflt
         if f.repeated and f.message is not None and ids[f.message] in (_de_part_union, _de_source_union):
             raise ImportError("agui_wire._fast: a repeated field of unions is not supported")
-        if fd.kind not in _de_schema.KIND_WIRE_TYPE or (
+        if fd.kind not in _seam.schema.KIND_WIRE_TYPE or (
             f.repeated and fd.kind not in (_K_STRING, _K_MESSAGE)
         ):
             raise ImportError(f"agui_wire._fast: {f.name}: a field kind the decoder has no code for")
-        wt = _de_schema.KIND_WIRE_TYPE[f.kind]
+        wt = _seam.schema.KIND_WIRE_TYPE[f.kind]
         _de_want(sp, f.number, wt, f.name)
     for number in extra:
         _de_want(sp, number, 2)
@@ -127,7 +126,7 @@ cdef void _de_init() except *:
     global _DE_N_TR_PARTS, _DE_N_RUN_OUTCOME, _DE_N_RUN_IDS, _DE_N_RUN_INTERRUPTS
     global _DE_N_SUB_OUTCOME, _DE_N_SUB_IDS
     cdef int i
-    sc = _de_schema
+    sc = _seam.schema
     M = sc.MESSAGES
     # the C constants of the JSON value walk, and the field kinds, against the schema
     if (

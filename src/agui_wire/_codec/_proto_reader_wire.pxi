@@ -54,8 +54,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from agui_wire._codec import proto_reader as _de_py
-from agui_wire import schema as _de_schema
+from agui_wire._codec import seam as _seam
 
 ctypedef const unsigned char* _de_ptr
 
@@ -183,18 +182,18 @@ ctypedef struct _DeState:
     PyObject* warns             # list of deferred warning texts, or NULL
 
 # the depth limit and proto_reader's fault codes
-cdef long _DE_MAX_DEPTH = _de_schema.MAX_DEPTH_LIMIT
-cdef int _DF_WIRE = _de_py.FAULT_WIRE
-cdef int _DF_GROUP = _de_py.FAULT_GROUP
-cdef int _DF_UTF8 = _de_py.FAULT_UTF8
-cdef int _DF_DEPTH = _de_py.FAULT_DEPTH
-cdef int _DF_EMPTY = _de_py.FAULT_EMPTY
-cdef int _DF_ONEOF = _de_py.FAULT_ONEOF
-cdef int _DF_NO_ARM = _de_py.FAULT_NO_ARM
-cdef int _DF_NO_BASE = _de_py.FAULT_NO_BASE
-cdef int _DF_TYPE = _de_py.FAULT_TYPE
-cdef int _DF_CONTENT = _de_py.FAULT_CONTENT
-cdef int _DF_TOOL_RESULT = _de_py.FAULT_TOOL_RESULT
+cdef long _DE_MAX_DEPTH = _seam.schema.MAX_DEPTH_LIMIT
+cdef int _DF_WIRE = _seam.FAULT_WIRE
+cdef int _DF_GROUP = _seam.FAULT_GROUP
+cdef int _DF_UTF8 = _seam.FAULT_UTF8
+cdef int _DF_DEPTH = _seam.FAULT_DEPTH
+cdef int _DF_EMPTY = _seam.FAULT_EMPTY
+cdef int _DF_ONEOF = _seam.FAULT_ONEOF
+cdef int _DF_NO_ARM = _seam.FAULT_NO_ARM
+cdef int _DF_NO_BASE = _seam.FAULT_NO_BASE
+cdef int _DF_TYPE = _seam.FAULT_TYPE
+cdef int _DF_CONTENT = _seam.FAULT_CONTENT
+cdef int _DF_TOOL_RESULT = _seam.FAULT_TOOL_RESULT
 
 # A group refused by _de_group, for the caller to record: set and read within one
 # C call chain (no Python code runs in between), cleared when read.

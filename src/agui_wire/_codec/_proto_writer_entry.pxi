@@ -1,17 +1,14 @@
 # Cython twin of proto_writer.py, part 3 of 5: the entry points, in proto_writer's order
-# (_prefix, check_encode_options, encode_payload, _encode, encode_frame, encode_frames,
-# FrameEncoder), and the scratch state they write into (strategy: _proto_writer_wire.pxi).
-# A refused event goes to proto_writer, with the fault located first
-# (_proto_writer_refusals.pxi).
+# (encode_payload, encode_proto, encode_frames, FrameEncoder), and the scratch state they
+# write into (strategy: _proto_writer_wire.pxi). A refused event goes to proto_writer,
+# with the fault located first (_proto_writer_refusals.pxi).
 
 cimport cython
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
-from agui_wire._codec import proto_writer as _en_py
-from agui_wire import schema as _en_schema
-from agui_wire.errors import EncodeError as _en_EncodeError
+from agui_wire._codec import seam as _seam
 
 
 # -- the scratch state -----------------------------------------------------------------
@@ -82,7 +79,7 @@ cdef inline void _en_release(_EnState* e) noexcept:
 
 # -- options and entry points ----------------------------------------------------------
 
-cdef long _EN_MAX_DEPTH_LIMIT = _en_schema.MAX_DEPTH_LIMIT
+cdef long _EN_MAX_DEPTH_LIMIT = _seam.schema.MAX_DEPTH_LIMIT
 cdef object _EN_DROP = "drop"       # the same interned objects as the defaults
 cdef object _EN_ERROR = "error"
 
@@ -125,9 +122,7 @@ cdef inline int _en_options(
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    The serialized ``ag_ui.Event`` for one event dict (no length prefix).
+    """The serialized ``ag_ui.Event`` for one event dict (no length prefix).
     """
     cdef Py_ssize_t depth = 0
     cdef int flags = _en_options(
@@ -139,7 +134,7 @@ def encode_payload(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1
         if out is not None:
             return out
         return _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-    return _en_py.encode_payload(
+    return _seam.encode_payload(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
 
@@ -159,7 +154,7 @@ cdef object _en_one(object event, int flags, Py_ssize_t max_depth, bint framed):
             if not framed:
                 return capi.PyBytes_FromStringAndSize(<const char*>e.pos, n)
             if <uint64_t>n > AGW_U32_MAX:
-                raise _en_EncodeError(
+                raise _seam.EncodeError(
                     f"event encodes to {n} bytes, more than a frame can carry"
                 )
             if _en_reserve(e, 4) < 0:
@@ -202,11 +197,8 @@ cdef int _en_retype(_EnState* e, object event) noexcept:
 
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
-def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
-    (public as ``agui_wire.encode_proto``).
+def encode_proto(event, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
@@ -215,7 +207,7 @@ def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
     """
     cdef Py_ssize_t depth = 0
     if type(event) is not dict:
-        event = _en_py.as_event_dict(event)
+        event = _seam.as_event_dict(event)
     cdef int flags = _en_options(
         <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &depth
     )
@@ -225,8 +217,8 @@ def encode_frame(event, *, lossy_numbers=False, extra_keys="drop", max_depth=102
         if out is not None:
             return out
         out = _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-        return _en_py._prefix(out) + out
-    return _en_py.encode_frame(
+        return _seam.frame_prefix(out) + out
+    return _seam.encode_proto(
         event, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
     )
 
@@ -255,9 +247,7 @@ cdef int _en_append(
 
 @cython.binding(False)
 def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024):
-    """encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1024) -> bytes
-
-    Frames for several events, concatenated: a binary stream body.
+    """Frames for several events, concatenated: a binary stream body.
     """
     global _en_fallbacks
     cdef Py_ssize_t depth = 0
@@ -270,7 +260,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
     cdef int r
     cdef bytes payload
     if flags < 0:
-        return _en_py.encode_frames(
+        return _seam.encode_frames(
             events, lossy_numbers=lossy_numbers, extra_keys=extra_keys, max_depth=max_depth
         )
     try:
@@ -288,7 +278,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
                 if r == 0:
                     n = _en_written(e)
                     if <uint64_t>n > AGW_U32_MAX:
-                        raise _en_EncodeError(
+                        raise _seam.EncodeError(
                             f"event encodes to {n} bytes, more than a frame can carry"
                         )
                     _en_append(&out, &size, &cap, e.pos, n)
@@ -297,7 +287,7 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
             if r != 0:
                 _en_fallbacks += 1
                 payload = _en_refused(event, lossy_numbers, extra_keys, max_depth, flags, depth)
-                _en_py._prefix(payload)
+                _seam.frame_prefix(payload)
                 _en_append(
                     &out, &size, &cap, <const unsigned char*><const char*>payload, len(payload)
                 )
@@ -310,8 +300,9 @@ def encode_frames(events, *, lossy_numbers=False, extra_keys="drop", max_depth=1
 
 cdef class FrameEncoder:
     """FrameEncoder(*, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None)
+--
 
-    ``encode_frame`` with its options bound, for a caller that encodes event
+    ``encode_proto`` with its options bound, for a caller that encodes event
     after event (``EventEncoder``): ``.encode(event)`` is one C call with no
     keyword parsing. An event that is not a ``dict`` goes through ``convert``
     first (the official SDK's pydantic events); ``convert=None`` leaves it as is.
@@ -323,7 +314,7 @@ cdef class FrameEncoder:
     cdef object lossy_numbers, extra_keys, max_depth
 
     def __init__(self, *, lossy_numbers=False, extra_keys="drop", max_depth=1024, convert=None):
-        _en_py.check_encode_options(extra_keys, max_depth, lossy_numbers)
+        _seam.check_encode_options(extra_keys, max_depth, lossy_numbers)
         self.flags = _en_options(
             <PyObject*>lossy_numbers, <PyObject*>extra_keys, <PyObject*>max_depth, &self.depth
         )
@@ -333,7 +324,7 @@ cdef class FrameEncoder:
         self.convert = convert
 
     def encode(self, event):
-        """encode(event) -> bytes: one frame."""
+        """One frame."""
         cdef object out
         if type(event) is not dict and self.convert is not None:
             event = self.convert(event)
@@ -344,8 +335,8 @@ cdef class FrameEncoder:
             out = _en_refused(
                 event, self.lossy_numbers, self.extra_keys, self.max_depth, self.flags, self.depth
             )
-            return _en_py._prefix(out) + out
-        return _en_py.encode_frame(
+            return _seam.frame_prefix(out) + out
+        return _seam.encode_proto(
             event,
             lossy_numbers=self.lossy_numbers,
             extra_keys=self.extra_keys,
@@ -353,7 +344,7 @@ cdef class FrameEncoder:
         )
 
     def encode_many(self, events):
-        """encode_many(events) -> bytes: the frames of several events, concatenated."""
+        """The frames of several events, concatenated."""
         if self.convert is not None:
             convert = self.convert
             events = [e if type(e) is dict else convert(e) for e in events]

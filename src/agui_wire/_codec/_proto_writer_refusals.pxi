@@ -7,7 +7,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memset
 
-from agui_wire._codec import proto_writer as _en_py
+from agui_wire._codec import seam as _seam
 
 
 # -- refusals: where proto_writer's walk meets the first fault of a JSON value ---------
@@ -351,7 +351,6 @@ cdef object _en_refused(
 ):
     """The payload of an event the fast path handed over: proto_writer raises the
     refusal _en_find located, or walks the event (with _json_value)."""
-    cdef object found = _en_find(event, flags & 1, depth)
-    if found is not None:
-        _en_py._refuse(event, *found, lossy_numbers, extra_keys, max_depth, _json_value)
-    return _en_py._encode(event, lossy_numbers, extra_keys, max_depth, _json_value)
+    return _seam.encode_handed_over(
+        event, _en_find(event, flags & 1, depth), lossy_numbers, extra_keys, max_depth, _json_value
+    )

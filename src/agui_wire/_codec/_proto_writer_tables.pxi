@@ -9,7 +9,7 @@ from libc.stdlib cimport malloc
 import sys as _en_sys
 from operator import attrgetter as _en_attrgetter
 
-from agui_wire import schema as _en_schema
+from agui_wire._codec import seam as _seam
 
 
 # -- the tables ------------------------------------------------------------------------
@@ -48,8 +48,8 @@ cdef unsigned char _EN_T_BASE_TYPE, _EN_T_BASE_EVENT
 
 cdef uint32_t _en_wire_type(int kind) except? 0:
     if kind >= _K_CONTENT_STR:
-        return _en_schema.WIRE_LEN     # every carrier is length-delimited
-    return _en_schema.KIND_WIRE_TYPE[_en_schema.Kind(kind)]
+        return _seam.schema.WIRE_LEN     # every carrier is length-delimited
+    return _seam.schema.KIND_WIRE_TYPE[_seam.schema.Kind(kind)]
 
 
 cdef unsigned char _en_tag1(int number, int wire_type) except? 0:
@@ -63,7 +63,7 @@ cdef unsigned char _en_tag1(int number, int wire_type) except? 0:
 cdef tuple _en_with(object fields, object carriers):
     """`fields` and the carriers of a special shape ((number, kind, JSON key) each,
     as fields whose kind says what they write), ascending by number."""
-    extra = [_en_schema.Field(key, number, kind) for number, kind, key in carriers]
+    extra = [_seam.schema.Field(key, number, kind) for number, kind, key in carriers]
     out = tuple(sorted([*fields, *extra], key=_en_attrgetter("number")))
     if len({f.number for f in out}) != len(out):
         raise ImportError("agui_wire._fast: two fields of a message share a number")
@@ -84,7 +84,7 @@ cdef list _en_outcome_carriers(int number, object payloads):
 
 
 cdef void _en_fill_field(_EnField* fd, object f, dict index, dict spec_ids) except *:
-    if f.kind < _K_CONTENT_STR and f.kind not in _en_schema.KIND_WIRE_TYPE:
+    if f.kind < _K_CONTENT_STR and f.kind not in _seam.schema.KIND_WIRE_TYPE:
         raise ImportError(f"agui_wire._fast: {f.name}: a field kind the encoder has no code for")
     if f.repeated and f.kind not in (_K_STRING, _K_MESSAGE):
         raise ImportError(f"agui_wire._fast: {f.name}: a repeated field of a kind the encoder has no code for")
@@ -180,7 +180,7 @@ cdef void _en_init() except *:
     global _EN_T_NULL, _EN_T_NUMBER, _EN_T_STRING, _EN_T_BOOL, _EN_T_STRUCT, _EN_T_LIST
     global _EN_T_FIELDS, _EN_T_KEY, _EN_T_VALUE, _EN_T_VALUES, _EN_T_BASE_TYPE, _EN_T_BASE_EVENT
     cdef int i
-    sc = _en_schema
+    sc = _seam.schema
     M = sc.MESSAGES
     if AGW_MAX_EXACT != sc.MAX_EXACT_INT or AGW_MAX_SAFE != sc.MAX_SAFE_INTEGER \
             or AGW_U32_MAX != sc.MAX_FRAME_PAYLOAD:

@@ -37,9 +37,8 @@
 #                               scalars), JSON values (js_key_order, cycles, _scalar, _json)
 #   _proto_writer_messages.pxi  messages (fields, field, message, check_extra, chat_message,
 #                               content_parts, source) and the event (event, outcome)
-#   _proto_writer_entry.pxi     the scratch state and the entry points (_prefix,
-#                               check_encode_options, encode_payload, _encode, encode_frame(s),
-#                               FrameEncoder)
+#   _proto_writer_entry.pxi     the scratch state and the entry points (encode_payload,
+#                               encode_proto, encode_frames, FrameEncoder)
 #   _proto_writer_refusals.pxi  where a refused event's first fault is (_refuse, _located)
 #   _proto_writer_tables.pxi    the C tables, built from agui_wire.schema at import
 

@@ -22,16 +22,15 @@ from collections.abc import Mapping as _SSE_MAPPING
 
 import orjson as _sse_orjson
 
-from agui_wire._codec import sse_writer as _sse_py
-from agui_wire._codec.proto_writer import as_event_dict as _sse_as_event_dict
+from agui_wire._codec import seam as _seam
 
-cdef dict _SSE_SHAPES = _sse_py._EVENTS         # type -> (walk, nested)
+cdef dict _SSE_SHAPES = _seam.SSE_SHAPES         # type -> (walk, nested)
 cdef object _SSE_DUMPS = _sse_orjson.dumps
 cdef object _SSE_ERROR = _sse_orjson.JSONEncodeError
-cdef object _SSE_REFUSAL = _sse_py._refusal
+cdef object _SSE_REFUSAL = _seam.sse_refusal
 cdef object _SSE_TYPE = "type"           # interned: Cython interns identifier-like literals
-cdef int _SSE_DUMPS_MAX_NESTING = _sse_py._DUMPS_MAX_NESTING
-cdef int _SSE_DEEP = _sse_py._SCAN_DEEP
+cdef int _SSE_DUMPS_MAX_NESTING = _seam.DUMPS_MAX_NESTING
+cdef int _SSE_DEEP = _seam.SCAN_DEEP
 cdef Py_ssize_t _sse_fallback_count = 0
 
 # _sse_scan's answers
@@ -260,9 +259,7 @@ cdef object _sse_message(object data):
 
 @cython.binding(False)     # a plain builtin: the cheapest call CPython has
 def encode_sse(event, *, id=None):
-    """encode_sse(event, *, id=None) -> bytes
-
-    One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
+    """One SSE event: ``data: <json>\\n\\n`` (with ``id: <id>`` first if given).
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``proto_writer.as_event_dict``). ``id`` (for resumption with
@@ -270,17 +267,18 @@ def encode_sse(event, *, id=None):
     """
     global _sse_fallback_count
     if type(event) is not dict:
-        event = _sse_as_event_dict(event)
+        event = _seam.as_event_dict(event)
     if id is None:
         data = _sse_json(event)
         if data is not None:
             return _sse_message(data)
     _sse_fallback_count += 1
-    return _sse_py.encode_sse(event, id=id)
+    return _seam.encode_sse(event, id=id)
 
 
 cdef class SSEEncoder:
     """SSEEncoder(*, convert=None)
+--
 
     ``encode_sse`` (without ids) for a caller that encodes event after event
     (``EventEncoder``): ``.encode(event)`` is one C call. An event that is not a
@@ -292,7 +290,7 @@ cdef class SSEEncoder:
 
     def __init__(self, *, convert=None):
         self.convert = convert
-        self.slow = _sse_py.SSEEncoder()
+        self.slow = _seam.SSEEncoder()
 
     def encode(self, event):
         """encode(event) -> bytes: one SSE message."""

@@ -29,29 +29,24 @@ from libc.string cimport memchr
 
 from mmap import mmap as _fd_mmap
 
-from agui_wire import _mediatypes as _fd_mediatypes
-from agui_wire import schema as _fd_schema
-from agui_wire._codec import framing as _fd_framing
-from agui_wire._codec import sources as _fd_sources
-from agui_wire._codec import sse_reader as _fd_sse
-from agui_wire._codec import stream_decoder as _fd_py
-from agui_wire.errors import DecodeError as _fd_DecodeError
+from agui_wire._codec import seam as _seam
 
 # the defaults of the options, the very objects (a call that passes none is told by
 # identity: no check needed)
-cdef object _FD_BATCH = _fd_schema.DEFAULT_MAX_BATCH_EVENTS
+cdef object _FD_BATCH = _seam.schema.DEFAULT_MAX_BATCH_EVENTS
 cdef object _FD_SKIP = "skip"
 cdef object _FD_ERROR = "error"
-cdef object _FD_DEPTH = _fd_schema.DEFAULT_MAX_DEPTH
-cdef object _FD_FRAME_SIZE = _fd_schema.DEFAULT_MAX_FRAME_SIZE
-cdef object _FD_EVENT_SIZE = _fd_schema.DEFAULT_MAX_EVENT_SIZE
-cdef object _FD_PROTO = _fd_mediatypes.PROTO_MEDIA_TYPE
-cdef object _FD_SSE = _fd_mediatypes.SSE_MEDIA_TYPE
+cdef object _FD_DEPTH = _seam.schema.DEFAULT_MAX_DEPTH
+cdef object _FD_FRAME_SIZE = _seam.schema.DEFAULT_MAX_FRAME_SIZE
+cdef object _FD_EVENT_SIZE = _seam.schema.DEFAULT_MAX_EVENT_SIZE
+cdef object _FD_PROTO = _seam.PROTO_MEDIA_TYPE
+cdef object _FD_SSE = _seam.SSE_MEDIA_TYPE
 
 
 cdef class FrameDecoder(FrameReader):
-    """FrameDecoder(max_frame_size=DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-    max_depth=1024, unknown_events="skip", max_events=None)
+    """FrameDecoder(max_frame_size=10485756, *, invalid_utf8="error", max_depth=1024,
+    unknown_events="skip", max_events=None)
+--
 
     Frames in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -68,15 +63,15 @@ cdef class FrameDecoder(FrameReader):
     cdef unsigned long long _rest_index
     cdef unsigned long long _rest_offset
 
-    def __init__(self, max_frame_size=_fd_schema.DEFAULT_MAX_FRAME_SIZE, *, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, unknown_events="skip", max_events=None):
+    def __init__(self, max_frame_size=_FD_FRAME_SIZE, *, invalid_utf8="error",
+                 max_depth=_FD_DEPTH, unknown_events="skip", max_events=None):
         self._init_reader(max_frame_size)
         # the options are EventDecoder's, checked there
         self._decodes = True
         if invalid_utf8 is _FD_ERROR and max_depth is _FD_DEPTH:
             self._decode = decode_payload  # what bound_decoder gives, without the call
         else:
-            self._decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+            self._decode = _seam.bound_decoder(decode_payload, invalid_utf8, max_depth)
         self._errs = NULL
         self._depth = -1
         if invalid_utf8 == "error" or invalid_utf8 == "replace":
@@ -90,6 +85,11 @@ cdef class FrameDecoder(FrameReader):
         self._failed = None
         self._rest = None
         self._refused = None
+
+    @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_PROTO
 
     @property
     def events_read(self):
@@ -116,7 +116,7 @@ cdef class FrameDecoder(FrameReader):
                 if payload is None:
                     payload = PyBytes_FromStringAndSize(<const char*>p, size)
                 event = self._decode(payload)
-        except _fd_DecodeError as exc:
+        except _seam.DecodeError as exc:
             if payload is None:
                 payload = PyBytes_FromStringAndSize(<const char*>p, size)
             self._rest = [payload]
@@ -143,7 +143,7 @@ cdef class FrameDecoder(FrameReader):
             refused = self._refused
             self._rest = None
             self._refused = None
-            return self._deliver(out, _fd_py.decode_rest(
+            return self._deliver(out, _seam.decode_rest(
                 out, rest, refused, self._rest_index, self._rest_offset, self._decode,
                 self._unknown, 2,
             ))
@@ -154,7 +154,7 @@ cdef class FrameDecoder(FrameReader):
 
     cdef list _deliver(self, list events, object error):
         if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
-            error = _fd_py.over_limit(events, self._count, self._limit, False)
+            error = _seam.over_limit(events, self._count, self._limit, False)
         self._count += len(events)
         if error is not None:
             self._failed = error
@@ -174,8 +174,8 @@ cdef class FrameDecoder(FrameReader):
 
 
 cdef class SSEDecoder:
-    """SSEDecoder(*, max_event_size=DEFAULT_MAX_EVENT_SIZE, invalid_utf8="error",
-    max_depth=1024, max_events=None)
+    """SSEDecoder(*, max_event_size=10485760, invalid_utf8="error", max_depth=1024, max_events=None)
+--
 
     SSE in, events out, per chunk (contract: agui_wire._codec.stream_decoder).
     """
@@ -192,9 +192,9 @@ cdef class SSEDecoder:
     cdef object _failed
 
     def __init__(self, *, max_event_size=_FD_EVENT_SIZE, invalid_utf8="error",
-                 max_depth=_fd_schema.DEFAULT_MAX_DEPTH, max_events=None):
+                 max_depth=_FD_DEPTH, max_events=None):
         errors = "strict" if invalid_utf8 == "error" else "replace"
-        self._reader = _fd_sse.SSEEventReader(
+        self._reader = _seam.SSEEventReader(
             max_event_size=max_event_size, errors=errors, max_depth=max_depth,
             plain_blocks=plain_sse_blocks,
         )
@@ -221,6 +221,11 @@ cdef class SSEDecoder:
         """The SSEEventReader (its parser: last_event_id, retry...)."""
         self._settle_due()
         return self._reader
+
+    @property
+    def content_type(self):
+        """The transport it reads."""
+        return _FD_SSE
 
     @property
     def events_read(self):
@@ -279,7 +284,7 @@ cdef class SSEDecoder:
         cdef list out = []
         cdef Py_ssize_t n, end = 0
         cdef bint plain
-        mv = _fd_framing.as_bytes_view(chunk)  # a TypeError for what is not contiguous bytes
+        mv = _seam.as_bytes_view(chunk)  # a TypeError for what is not contiguous bytes
         try:
             PyObject_GetBuffer(mv, &view, PyBUF_SIMPLE)
             try:
@@ -322,7 +327,7 @@ cdef class SSEDecoder:
 
     cdef list _deliver(self, list events):
         if self._limit >= 0 and self._count + <unsigned long long>len(events) > <unsigned long long>self._limit:
-            self._failed = _fd_py.over_limit(events, self._count, self._limit, True)
+            self._failed = _seam.over_limit(events, self._count, self._limit, True)
             if not events:
                 raise self._failed
         self._count += len(events)
@@ -366,15 +371,15 @@ def decode_proto(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
             and type(max_frame_size) is int and 0 <= max_frame_size <= _FR_MAX_FRAME_SIZE
             and type(max_event_size) is int and max_event_size >= 1
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
-        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
-                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
+        return _seam.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+                                 invalid_utf8, max_depth, max_frame_size, max_event_size)
     if type(data) is bytes:
         buf = data
     elif type(data) is bytearray or type(data) is memoryview or type(data) is _fd_mmap:
-        buf = _fd_framing.as_bytes_view(data)  # FrameReader's TypeError for a strided view
+        buf = _seam.as_bytes_view(data)  # FrameReader's TypeError for a strided view
     else:
-        return _fd_py.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
-                                   invalid_utf8, max_depth, max_frame_size, max_event_size)
+        return _seam.decode_whole(EventDecoder, _FD_PROTO, data, max_events, unknown_events,
+                                 invalid_utf8, max_depth, max_frame_size, max_event_size)
     return _fd_decode_frames(buf, max_events, unknown_events, invalid_utf8, max_depth,
                              max_frame_size)
 
@@ -406,7 +411,7 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
         while n - pos >= _FR_HEADER:
             size = _fr_be32(p + pos)
             if size > max_size:
-                error = _fd_framing._too_large(index, pos, size, max_size)
+                error = _seam.frame_too_large(index, pos, size, max_size)
                 break
             if <unsigned long long>size > <unsigned long long>(n - pos - _FR_HEADER):
                 break  # cut short: close()'s TruncatedStream, below
@@ -419,10 +424,10 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
                     if event is None:  # no fault the C decoder can word: the bound decoder's call
                         payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
                         if decode is None:
-                            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+                            decode = _seam.bound_decoder(decode_payload, invalid_utf8, max_depth)
                         event = decode(payload)
                     events.append(event)
-                except _fd_DecodeError as exc:
+                except _seam.DecodeError as exc:
                     if payload is None:
                         payload = PyBytes_FromStringAndSize(<const char*>p + pos + _FR_HEADER, size)
                     rest = [payload]
@@ -438,19 +443,19 @@ cdef list _fd_decode_frames(object buf, object max_events, object unknown_events
     error = None
     if rest is not None:
         if decode is None:
-            decode = _fd_py.bound_decoder(decode_payload, invalid_utf8, max_depth)
+            decode = _seam.bound_decoder(decode_payload, invalid_utf8, max_depth)
         # stacklevel 2: a skipped event warns at the caller (C has no frame)
-        error = _fd_py.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
-                                   unknown_events, 2)
+        error = _seam.decode_rest(events, rest, refused, rest_index, rest_offset, decode,
+                                  unknown_events, 2)
     if limit >= 0 and <unsigned long long>len(events) > <unsigned long long>limit:
-        error = _fd_py.over_limit(events, 0, limit, False)
+        error = _seam.over_limit(events, 0, limit, False)
     if error is None:
         error = framing
     if error is None and pos < n:
         if n - pos < _FR_HEADER:
-            error = _fd_framing._truncated(index, pos, n, n - pos, -1)
+            error = _seam.frame_truncated(index, pos, n, n - pos, -1)
         else:
-            error = _fd_framing._truncated(index, pos, n, 0, size)
+            error = _seam.frame_truncated(index, pos, n, 0, size)
     if error is not None:
         error.events = events
         raise error
@@ -480,8 +485,8 @@ def decode_sse(data, *, max_events=_FD_BATCH, unknown_events=_FD_SKIP,
         out = _fd_plain_sse(data, max_events)
         if out is not None:
             return out
-    return _fd_py.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
-                               invalid_utf8, max_depth, max_frame_size, max_event_size)
+    return _seam.decode_whole(EventDecoder, _FD_SSE, data, max_events, unknown_events,
+                              invalid_utf8, max_depth, max_frame_size, max_event_size)
 
 
 cdef object _fd_plain_sse(bytes data, object max_events):
@@ -495,7 +500,7 @@ cdef object _fd_plain_sse(bytes data, object max_events):
     cdef char* buf = PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
     if _FD_SSE_MAX_SIZE < 0:
-        reader = _fd_sse.SSEEventReader()
+        reader = _seam.SSEEventReader()
         _FD_SSE_MAX_BRACKETS = reader._max_brackets
         _FD_SSE_MAX_SIZE = reader.parser._max
     if memchr(buf, 13, <size_t>n) != NULL:  # a CR: not the fast path's
@@ -524,8 +529,8 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
             and (max_events is None or (type(max_events) is int and max_events >= 0))):
         if kind is None:
             try:
-                kind = _fd_sources.sniff(source)
-            except _fd_DecodeError:
+                kind = _seam.sniff(source)
+            except _seam.DecodeError:
                 kind = None  # the EventDecoder's to raise, as its feed does
         if type(kind) is str:
             if kind == _FD_PROTO:
@@ -535,10 +540,10 @@ def decode(source, content_type=None, *, max_events=_FD_BATCH, **options):
                 out = _fd_plain_sse(source, max_events)
                 if out is not None:
                     return out
-    return _fd_py.decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
+    return _seam.decode_all(EventDecoder(content_type, max_events=max_events, **options), source)
 
 
-class EventDecoder(_fd_py.EventDecoder):
+class EventDecoder(_seam.EventDecoder):
     """EventDecoder(content_type=None, *, unknown_events="skip", invalid_utf8="error",
     max_depth=1024, max_frame_size=DEFAULT_MAX_FRAME_SIZE,
     max_event_size=DEFAULT_MAX_EVENT_SIZE, max_events=None)
@@ -548,4 +553,4 @@ class EventDecoder(_fd_py.EventDecoder):
     """
 
     __slots__ = ()
-    readers = _fd_py.Readers(FrameDecoder, SSEDecoder)
+    readers = _seam.Readers(FrameDecoder, SSEDecoder)

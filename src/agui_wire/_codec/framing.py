@@ -7,7 +7,7 @@ the stream in chunks split anywhere and hands back complete payloads. It never
 touches a socket and never looks inside a payload: a 0-length frame is handed back
 as an empty payload (the event decoder rejects it, the framer is only transport).
 ``agui_wire._fast`` has a Cython twin with identical behaviour and errors;
-``agui_wire._codec.backend`` picks one.
+``agui_wire._codec.selected`` picks one.
 
 Contract of ``FrameReader``:
 
@@ -44,9 +44,8 @@ from mmap import mmap
 from struct import Struct
 from typing import Final
 
+from .._compression import GZIP_HINT, GZIP_MAGIC
 from ..errors import (
-    GZIP_HINT,
-    GZIP_MAGIC,
     DecodeError,
     EncodeError,
     FrameTooLarge,

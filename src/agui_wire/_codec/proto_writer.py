@@ -84,9 +84,10 @@ from ..schema import (
 __all__ = [
     "FrameEncoder",
     "check_encode_options",
-    "encode_frame",
     "encode_frames",
+    "encode_handed_over",
     "encode_payload",
+    "encode_proto",
     "known_event_type",
 ]
 
@@ -818,10 +819,7 @@ def encode_payload(
 def _encode(
     event: Any, lossy: bool, extra: str, max_depth: int, native: NativeJson | None = None
 ) -> bytes:
-    """The payload of ``event``. ``native`` is the Cython twin's ``_json_value``
-    when it hands over an event it did not write (invalid, or valid but read only
-    here): each JSON value goes to it first, so a refusal inside a big value is
-    found in C; the walk here finds the same first fault, in the same order."""
+    """The payload of ``event``; ``native`` as ``encode_handed_over`` is given it."""
     if not isinstance(event, Mapping):
         raise EncodeError(f"an event must be a JSON object (dict), got {json_type(event)}")
     given = event
@@ -830,6 +828,30 @@ def _encode(
     encoder = _Encoder(etype, lossy=lossy, extra=extra, max_depth=max_depth, native=native)
     encoder.opened(given)
     return encoder.event(event)
+
+
+# Where the Cython twin's walk refused an event: (event type, top-level field, whether
+# of the base event, then where inside its JSON value as NativeJson reports it: at,
+# value, keys; or three Nones)
+Refusal = tuple[str, str, bool, int | None, Any, list[str | int] | None]
+
+
+def encode_handed_over(
+    event: Any,
+    found: Refusal | None,
+    lossy: bool,
+    extra: str,
+    max_depth: int,
+    native: NativeJson,
+) -> bytes:
+    """The payload of an event the Cython twin handed over (invalid, or valid but
+    read only here); for it alone (through ``seam``). ``found``: where its walk
+    refused it, or None. ``native`` is its ``_json_value``: each JSON value goes to
+    it first, so a refusal inside a big value is found in C; the walk here finds
+    the same first fault, in the same order."""
+    if found is not None:
+        _refuse(event, *found, lossy, extra, max_depth, native)
+    return _encode(event, lossy, extra, max_depth, native)
 
 
 _ONE_FIELD: dict[tuple[bool, str, str], MessageSpec] = {}
@@ -888,15 +910,14 @@ def as_event_dict(event: Any) -> Any:
     return event  # the encoders reject it with an EncodeError naming its type
 
 
-def encode_frame(
+def encode_proto(
     event: Mapping[str, Any] | Any,
     *,
     lossy_numbers: bool = False,
     extra_keys: str = "drop",
     max_depth: int = DEFAULT_MAX_DEPTH,
 ) -> bytes:
-    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``
-    (public as ``agui_wire.encode_proto``).
+    """One binary frame for ``event``: 4-byte big-endian length + ``ag_ui.Event``.
 
     ``event`` is a dict shaped as ``@ag-ui/core`` JSON, or an official SDK pydantic
     event (``as_event_dict``). Byte-identical to ``@ag-ui/proto`` 1.0.0 for valid
@@ -928,7 +949,7 @@ def encode_frames(
 
 
 class FrameEncoder:
-    """``encode_frame`` with its options bound, for a caller that encodes event after
+    """``encode_proto`` with its options bound, for a caller that encodes event after
     event (``EventEncoder``). An event that is not a ``dict`` goes through
     ``convert`` first (the official SDK's pydantic events). The Cython twin makes
     ``.encode`` a single C call."""

@@ -33,7 +33,7 @@ that byte, so events, errors, indices and offsets are the general parser's
 (tests/differential/test_sse_fast_path.py holds the two to each other). The scan itself is
 ``plain_sse_blocks``, with a Cython twin: a reader is handed the scan it runs
 (``plain_blocks``; the C ``SSEDecoder`` hands it the C one), this module never
-imports ``backend``.
+imports ``selected``.
 
 Decisions:
 

@@ -13,7 +13,7 @@ straight from the chunk's memory (no payload objects, no list of them), and plai
 blocks are parsed straight from the bytes while the parser is at a block start;
 anything else (an error, an event of a later protocol, a limit, a chunk the SSE fast
 path does not take) goes through the functions of this module, so both twins say
-and do the same. This module never imports ``backend``: ``EventDecoder.readers``
+and do the same. This module never imports ``selected``: ``EventDecoder.readers``
 names the per-transport decoders it starts (the pure ones here; the C twin's
 subclass of ``EventDecoder`` names its own), and ``SSEEventReader`` is handed the
 C kernel by the C ``SSEDecoder``.
@@ -46,7 +46,9 @@ Contract of ``EventDecoder``, for both transports:
 ``decode_proto``, ``decode_sse`` and ``decode`` are the one-shots
 (``agui_wire.decode_proto``, ``agui_wire.decode``): a whole capture in one call,
 exactly an ``EventDecoder`` fed it and closed (the same events, errors, warnings;
-the error raised carries the events before it in ``.events``). The pure twins are
+the error raised carries the events before it in ``.events``), then, when that gave
+no event, judged by its first bytes: text that is not SSE is ``not_a_stream``'s
+``DecodeError``, not ``[]`` (``sources``). The pure twins are
 that. The Cython ``decode_proto`` cuts and decodes a buffer's frames with no reader
 object, and hands a refused frame and the rest to the same functions
 (``decode_rest``, ``over_limit``, ``framing``'s error builders); the Cython
@@ -63,10 +65,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol, cast
 
+from .._compression import GZIP_HINT, GZIP_MAGIC
 from .._mediatypes import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, media_type
 from ..errors import (
-    GZIP_HINT,
-    GZIP_MAGIC,
     DecodeError,
     LimitExceeded,
     SSELimitExceeded,
@@ -84,7 +85,7 @@ from . import proto_reader
 from .framing import FrameReader, as_bytes_view
 from .options import UnknownPolicy, Utf8Policy, check_options
 from .records import payload_records
-from .sources import Buffer, ByteSource, chunks, sniff
+from .sources import Buffer, ByteSource, StreamHead, chunks, sniff
 from .sse_reader import SSEEventReader
 
 __all__ = [
@@ -108,6 +109,9 @@ Event = dict[str, Any]
 
 class ChunkDecoder(Protocol):
     """What ``EventDecoder`` drives and ``decode_all`` feeds: bytes in, events out."""
+
+    @property
+    def content_type(self) -> str | None: ...
 
     @property
     def pending_error(self) -> DecodeError | None: ...
@@ -194,6 +198,11 @@ class FrameDecoder(FrameReader):
         self._failed: DecodeError | None = None
 
     @property
+    def content_type(self) -> str:
+        """The transport it reads."""
+        return PROTO_MEDIA_TYPE
+
+    @property
     def events_read(self) -> int:
         """Events handed out so far."""
         return self._count
@@ -265,6 +274,11 @@ class SSEDecoder:
     def reader(self) -> SSEEventReader:
         """The ``SSEEventReader`` (its ``parser``: ``last_event_id``, ``retry``...)."""
         return self._reader
+
+    @property
+    def content_type(self) -> str:
+        """The transport it reads."""
+        return SSE_MEDIA_TYPE
 
     @property
     def events_read(self) -> int:
@@ -466,19 +480,24 @@ class EventDecoder:
 
 def decode_all(reader: ChunkDecoder, source: ByteSource) -> list[Event]:
     """Every event of ``source`` (``chunks``) fed to ``reader``, which is then
-    closed; the ``DecodeError`` raised carries the events before it in ``.events``."""
+    closed; the ``DecodeError`` raised carries the events before it in ``.events``.
+    SSE that gave no event and is text of another kind raises
+    ``sources.not_a_stream``'s error."""
     out: list[Event] = []
-    head = b""
+    head = StreamHead()
     try:
         for chunk in chunks(source):
-            if not head:
-                head = bytes(chunk[:2])
+            head.add(chunk)
             out += reader.feed(chunk)
             if reader.pending_error is not None:  # the events before it are out
                 raise reader.pending_error
         out += reader.close()
+        if not out:
+            error = head.error(reader.content_type)
+            if error is not None:
+                raise error
     except DecodeError as exc:
-        if head == GZIP_MAGIC and not out and GZIP_HINT not in exc.reason:
+        if head.data[:2] == GZIP_MAGIC and not out and GZIP_HINT not in exc.reason:
             exc = exc.with_hint(GZIP_HINT)  # a compressed capture, read as SSE
             exc.events = out
             raise exc from None

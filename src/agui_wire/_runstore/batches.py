@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final, Protocol
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._encoder import EventEncoder, encode_sse
 from .._mediatypes import PROTO_MEDIA_TYPE

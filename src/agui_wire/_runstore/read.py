@@ -33,6 +33,11 @@ from .ids import EventId
 
 R = TypeVar("R", bound=RunRef)
 
+#: Events in the first page of a replay (the first events go out at once), then
+#: four times more each page, up to ``PAGE_EVENTS`` (``page_bytes`` bounds a page
+#: first): what every backend's ``Source.pages`` reads.
+FIRST_PAGE: Final = 32
+PAGE_EVENTS: Final = 16384
 #: Why a reader of a draining store stopped (``StoreDraining``).
 HANDED_OVER: Final = (
     "the store is draining (its process is shutting down): the reader was ended, to "
@@ -179,64 +184,61 @@ class Subscription(Generic[R]):
                 self.generation = fold.prefix.generation
 
     async def batches(self) -> AsyncIterator[EncodedEvents]:
+        # (one generator, not a wrapper around another: a layer per batch costs)
         reader = observe.reader_opened()  # telemetry: agui.store.readers
         try:
-            async for batch in self._batches():
+            if not self.opened:
+                await self.open()
+            self._stop_if_handed_over()
+            if self.prefix is not None:
+                yield self.prefix
+            if self.ended:
+                return
+            async for batch in self._pages():
                 yield batch
+                if batch.end is not None:
+                    return
+            self._stop_if_handed_over()  # (no await until attached: a hand-over fails the inbox)
+            source = self.source
+            inbox = Inbox(source.backlog, 2 * source.page_bytes)
+            tail = source.attach(self.keys, self.cursor, self.generation, inbox)
+            try:
+                while True:
+                    await inbox.wake.wait()
+                    inbox.wake.clear()
+                    if inbox.lagging:
+                        inbox.lagging = False
+                        async for batch in self._pages():
+                            observe.delivered(batch.first, batch.stamps)
+                            yield batch
+                            if batch.end is not None:
+                                return
+                    while inbox.batches:
+                        batch = inbox.pop()
+                        self._check(batch)
+                        if batch.last <= self.cursor and batch.end is None:
+                            continue
+                        if batch.first > self.cursor + 1:  # joined after this tail's start
+                            async for gap in self._pages(batch.first - 1):
+                                observe.delivered(gap.first, gap.stamps)
+                                yield gap
+                        batch = batch.after(self.cursor)
+                        self.cursor = max(self.cursor, batch.last)
+                        self.generation = batch.generation or self.generation
+                        if batch.payloads:
+                            observe.delivered(batch.first, batch.stamps)
+                            yield batch
+                        if batch.end is not None:
+                            return
+                    if inbox.error is not None:
+                        raise inbox.error
+            finally:
+                source.detach(tail, inbox)
         except StoreError as exc:
             self._fault(exc)
             raise
         finally:
             observe.ended(reader)
-
-    async def _batches(self) -> AsyncIterator[EncodedEvents]:
-        if not self.opened:
-            await self.open()
-        self._stop_if_handed_over()
-        if self.prefix is not None:
-            yield self.prefix
-        if self.ended:
-            return
-        async for batch in self._pages():
-            yield batch
-            if batch.end is not None:
-                return
-        self._stop_if_handed_over()  # (no await until attached: a hand-over fails the inbox)
-        source = self.source
-        inbox = Inbox(source.backlog, 2 * source.page_bytes)
-        tail = source.attach(self.keys, self.cursor, self.generation, inbox)
-        try:
-            while True:
-                await inbox.wake.wait()
-                inbox.wake.clear()
-                if inbox.lagging:
-                    inbox.lagging = False
-                    async for batch in self._pages():
-                        observe.delivered(batch.first, batch.stamps)
-                        yield batch
-                        if batch.end is not None:
-                            return
-                while inbox.batches:
-                    batch = inbox.pop()
-                    self._check(batch)
-                    if batch.last <= self.cursor and batch.end is None:
-                        continue
-                    if batch.first > self.cursor + 1:  # joined after this tail's start
-                        async for gap in self._pages(batch.first - 1):
-                            observe.delivered(gap.first, gap.stamps)
-                            yield gap
-                    batch = batch.after(self.cursor)
-                    self.cursor = max(self.cursor, batch.last)
-                    self.generation = batch.generation or self.generation
-                    if batch.payloads:
-                        observe.delivered(batch.first, batch.stamps)
-                        yield batch
-                    if batch.end is not None:
-                        return
-                if inbox.error is not None:
-                    raise inbox.error
-        finally:
-            source.detach(tail, inbox)
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
         """Stored events after the cursor (up to ``stop``), of this run's generation."""

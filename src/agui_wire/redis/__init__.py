@@ -83,12 +83,11 @@ helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
 refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
 (stored events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a
 trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``; a run
-handed over: ``RELEASE``),
-``_watchdog`` (producers fail when Redis is silent), ``_producer`` (a claimed run
-stored: ``APPEND``, ``RENEW``, ``FINISH``, ``FAIL``), ``_claim`` (the lease
-taken: ``ACQUIRE``), ``_tails`` (lanes, lease checks), ``_reading`` (what readers
-and folds read), ``_drain`` (a replica's shutdown: runs handed over, readers
-ended; the signal that starts it), ``_store`` (``RunStore``).
+handed over by a drain: ``RELEASE``), ``_watchdog`` (producers fail when Redis is
+silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``, ``FINISH``,
+``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails`` (lanes, lease
+checks), ``_reading`` (what readers and folds read), ``_store`` (``RunStore``;
+the drain's algorithm and signal are the core's, ``_runstore.drain``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
 and a watchdog fails live producers once Redis has not answered for

@@ -31,15 +31,16 @@ import secrets
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
+from .._runstore.drain import DRAINING
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
 from ..errors import RunAbandoned, RunInProgress, StoreDraining
 from ._keys import PAYLOAD, RunKeys
 from ._leases import expire
 from ._pages import top
-from ._producer import FAIL, Producer, Writing
+from ._producer import FAIL, Producer, Writing, logger
 from ._scripts import PRELUDE, Reply, Script
 
 # KEYS: stream, lease. ARGV: nonce (names the caller), lease_ms, running_ttl_ms,
@@ -82,7 +83,6 @@ HANDED_OVER: Final = (
     "the run was handed over by a draining store (its lease released): only a "
     "producer that replays it (replay=True) takes it over"
 )
-DRAINING: Final = "the store is draining (its process is shutting down): it takes no new run"
 
 
 async def claim(
@@ -115,10 +115,10 @@ async def claim(
         if code == Reply.ABANDONED:  # end the run for its producer, as a reader would
             await _abandon(writing, keys, last)
     except BaseException:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
         raise
     if code != Reply.DONE:
-        await close_unstarted(events)
+        await close_unstarted(events, logger)
     if code == Reply.ENDED:
         if bytes(reply[2]) == b"lease-expired":
             raise RunAbandoned(keys.run_id, TOO_LATE if replay else ABANDONED)

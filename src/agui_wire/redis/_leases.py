@@ -19,20 +19,25 @@ alone).
 
 Contract: ``expire`` returns the script's reply (``Reply.DONE`` with the
 lease's PTTL while it lives, ``EXPIRED`` once this call ended the run, else why
-not); ``release`` the reply of ``RELEASE`` (``DONE`` once the lease is released;
-else, as an append's, why the run is not the caller's); ``lease_generation`` what
-a lease names.
+not); ``terminal_at`` whether event ``n`` is the run's last and a terminal one
+(what ``expire`` asks of a caller that did not read that event itself);
+``release`` the reply of ``RELEASE`` (``DONE`` once the lease is released; else,
+as an append's, why the run is not the caller's); ``lease_generation`` what a
+lease names.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 from typing import Any, Final
 
-from .._codec.backend import encode_payload
-from .._runstore.ids import LEASE_EXPIRED
+from .._codec.selected import frame
+from .._decoder import decode_proto
+from .._runstore.ends import expired_payload
+from .._streaming import TERMINAL
 from ._calls import Calls
-from ._keys import RunKeys
+from ._keys import PAYLOAD, RunKeys
+from ._pages import top
 from ._scripts import PRELUDE, Script
 from ._settings import Settings
 
@@ -97,18 +102,6 @@ return {DONE, last}
 )
 
 
-@functools.cache
-def expired_payload(lease: float) -> bytes:
-    """The ``RUN_ERROR`` a run whose lease lapsed ends with (its protobuf payload)."""
-    return encode_payload(
-        {
-            "type": "RUN_ERROR",
-            "message": f"the run's producer stopped: no heartbeat within its lease of {lease:g} s",
-            "code": LEASE_EXPIRED,
-        }
-    )
-
-
 async def expire(
     calls: Calls,
     settings: Settings,
@@ -132,6 +125,20 @@ async def expire(
         int(look),
     ]
     return await calls.run_script(keys, EXPIRE, keys.both, args)
+
+
+async def terminal_at(calls: Calls, keys: RunKeys, n: int) -> bool:
+    """Is event ``n`` the run's last stored entry, and a terminal event?"""
+    found = await top(calls, keys)
+    if found is None:
+        return False
+    last, seq, fields = found
+    if last != n or seq % 2 or PAYLOAD not in fields:
+        return False
+    with contextlib.suppress(Exception):  # undecodable: the readers name it
+        event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
+        return event.get("type") in TERMINAL
+    return False
 
 
 async def release(

@@ -5,7 +5,8 @@ Strategy: ``PAGE`` (one script) returns the entries after a position up to a
 byte budget, reading in steps sized by the biggest entry seen, so neither Redis
 nor this process holds more than about a page for one reader. The first page is
 small (``FIRST_PAGE`` events: the first events go out at once), each next one 4x
-the last, up to ``PAGE_EVENTS``; the next page is read while the caller uses
+the last, up to ``PAGE_EVENTS`` (both ``_runstore.read``'s, as every backend's
+pages); the next page is read while the caller uses
 this one.
 
 Contract: ``pages`` yields ``Batch``es that follow on from the cursor (checked by
@@ -22,15 +23,13 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from .._runstore.batches import Batch
+from .._runstore.read import FIRST_PAGE, PAGE_EVENTS
 from ..errors import RunLost, StoreCorrupted
 from ._calls import Calls
 from ._entries import entries, fields_of
 from ._keys import LOST, RunKeys, parse_id
 from ._scripts import Script
 from ._settings import Settings
-
-FIRST_PAGE: Final = 32  # events in the first page of a replay (then 4x each page)
-PAGE_EVENTS: Final = 16384  # events in a replay page at most (``page_bytes`` bounds it first)
 
 # The entries after ARGV[1] (an exclusive ``(n-s`` or ``-``) up to ARGV[2] (``n-0``
 # or ``+``), at most ARGV[3] of them, stopping before the entry that would take

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 from collections import deque
 from collections.abc import Awaitable
 from typing import Any, Final, TypeVar
@@ -50,8 +51,15 @@ T = TypeVar("T")
 
 async def within(aw: Awaitable[T], seconds: float) -> T:
     """``await aw`` with a deadline of the store's own (the client's socket_timeout
-    may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection."""
-    try:  # (a task per call; asyncio.timeout is 3.11+)
+    may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection.
+    In the caller's task where ``asyncio.timeout`` exists (3.11): ``wait_for`` runs
+    ``aw`` in a task of its own, whose error is never retrieved when the caller is
+    cancelled as the connection fails (a shutdown: "Task exception was never
+    retrieved" logged)."""
+    try:
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(seconds):
+                return await aw
         return await asyncio.wait_for(aw, seconds)
     except asyncio.TimeoutError:
         raise RedisTimeoutError(f"no reply from Redis within {seconds:g} s") from None

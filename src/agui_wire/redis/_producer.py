@@ -33,11 +33,12 @@ import math
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
-from .._codec.backend import encode_payload
+from .._codec.selected import encode_payload
 from .._runstore import observe
 from .._runstore.appends import Appends, admit
-from .._runstore.ids import STORE_FULL
-from .._streaming import TERMINAL, Source, close_unstarted, default_error_event, event_type
+from .._runstore.drain import Producers
+from .._runstore.ends import failure_event
+from .._streaming import TERMINAL, Source, close_unstarted, event_type
 from ..errors import (
     LeaseLost,
     RunLost,
@@ -193,20 +194,19 @@ return {DONE, last}
 )
 
 
-class Writing:
-    """What the producers of one store share: its settings, calls and watchdog, the
-    producers running, and the store's drain: ``draining`` (no new claim),
-    ``handed_over`` (a producer that starts now releases its run at once)."""
+class Writing(Producers):
+    """What the producers of one store share: its settings, calls and watchdog, and
+    (``_runstore.drain.Producers``) the producers running and the store's drain:
+    ``draining`` (no new claim), ``handed_over`` (a producer that starts now
+    releases its run at once)."""
 
-    __slots__ = ("calls", "draining", "handed_over", "live", "settings", "watchdog")
+    __slots__ = ("calls", "settings", "watchdog")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
+        super().__init__()
         self.settings = settings
         self.calls = calls
         self.watchdog = Watchdog(calls.pipeliner, settings.silence)
-        self.live: set[Producer] = set()
-        self.draining = False
-        self.handed_over = False
 
 
 class Producer:
@@ -279,10 +279,9 @@ class Producer:
             else "the lease is not ours",
         )
 
-    async def append(self, first: int, payloads: list[bytes]) -> None:
+    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         settings = self.settings
         self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
-        stamp = observe.stamp()  # telemetry: the readers' delivery lag
         reply = await self.calls.script(
             self.run_keys,
             APPEND,
@@ -300,7 +299,6 @@ class Producer:
             ],
         )
         self._check(reply)
-        observe.appended(len(payloads), stamp)
         if self.snapshots is not None:
             await self.snapshots.stored(self.stored)
 
@@ -394,13 +392,12 @@ class Producer:
         loop = asyncio.get_running_loop()
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
-        counted = observe.run_started()  # telemetry: agui.store.runs.active
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
         self.renewed = loop.time()  # by the claim
         watchdog = self.writing.watchdog
         watchdog.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
-        source = Source(self.events, None, asyncio.get_running_loop())
+        source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
         count = 0
@@ -449,7 +446,6 @@ class Producer:
                 await source.close()
             finally:
                 self.writing.live.discard(self)
-                observe.ended(counted)
                 finished.set_result(None)
 
     async def end_unstarted(self) -> None:
@@ -461,7 +457,7 @@ class Producer:
         try:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
-            await close_unstarted(self.events)
+            await close_unstarted(self.events, logger)
 
     async def _end_with(
         self,
@@ -476,20 +472,7 @@ class Producer:
         try:
             with contextlib.suppress(Exception):  # the RUN_ERROR follows what Redis has
                 await appends.drain()
-            if exc is None:
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run was cancelled on the server",
-                    "code": "CANCELLED",
-                }
-            elif isinstance(exc, StoreFull):
-                error = {
-                    "type": "RUN_ERROR",
-                    "message": "the run store is full (Redis maxmemory)",
-                    "code": STORE_FULL,
-                }
-            else:
-                error = default_error_event(exc)
+            error = failure_event(exc)
             reply = await self.calls.script(
                 self.run_keys,
                 FAIL,

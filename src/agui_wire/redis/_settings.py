@@ -1,11 +1,12 @@
 """A store's settings: its options checked once, and the timings derived from them.
 
-Contract: ``Settings`` raises ``ValueError`` naming the bad option (or a client
-that cannot work: responses decoded to ``str``, too few connections, a cluster
-client whose ``socket_timeout`` is below the blocking read) and otherwise holds
-plain values, read by every other module and changed by none. The timings are
-derived here alone: ``poll`` (the ``XREAD BLOCK`` time and the interval of lease
-checks, ``min(1 s, lease / 4)``), the store's own deadlines (a blocking read, a
+Contract: ``Settings`` raises ``ValueError`` naming the bad option (those every
+backend takes are checked by ``_runstore.options``, which derives ``poll``, here
+the ``XREAD BLOCK`` time too; or a client that cannot work: responses decoded to
+``str``, too few connections, a cluster client whose ``socket_timeout`` is below
+the blocking read) and otherwise holds plain values, read by every other module
+and changed by none. The Redis timings are derived here alone: the store's own
+deadlines (a blocking read, a
 command round trip) whatever the client's ``socket_timeout``, and ``silence``
 (Redis silent that long fails live producers and readers:
 ``min(reconnect, lease + 1 s)``).
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 from redis.asyncio.cluster import RedisCluster
 
+from .._runstore.options import Options, check_seconds
 from ._keys import Layout
 
 #: Connections the short commands of one store use (each a pipeline at a time).
@@ -66,22 +68,19 @@ class Settings:
     ) -> None:
         self.cluster = isinstance(redis, RedisCluster)
         kwargs = _client_kwargs(redis, self.cluster)
-        for name, value in (("ttl", ttl), ("lease", lease), ("reconnect", reconnect)):
-            _check_seconds(name, value)
-        if maxlen is not None:
-            _check_count("maxlen", maxlen, "a positive int or None")
-        for name, count in (("batch", batch), ("backlog", backlog), ("page_bytes", page_bytes)):
-            _check_count(name, count, "a positive int")
+        options = Options(
+            ttl=ttl, lease=lease, maxlen=maxlen, batch=batch, backlog=backlog, page_bytes=page_bytes
+        )
+        self.reconnect = check_seconds("reconnect", reconnect)
         self.layout = Layout(prefix, shards)
-        self.ttl = float(ttl)
-        self.lease = float(lease)
-        self.maxlen = maxlen
-        self.reconnect = float(reconnect)
-        self.batch = batch
-        self.backlog = backlog
-        self.page_bytes = page_bytes
+        self.ttl = options.ttl
+        self.lease = options.lease
+        self.maxlen = options.maxlen
+        self.batch = options.batch
+        self.backlog = options.backlog
+        self.page_bytes = options.page_bytes
         # Seconds between lease checks of a quiet run (and the ``XREAD BLOCK`` time).
-        self.poll = min(1.0, self.lease / 4)
+        self.poll = options.poll
         self.poll_ms = max(1, int(self.poll * 1000))
         # Deadlines of the store's own: a blocking read ``poll`` plus a margin, a
         # command round trip; Redis silent for ``silence`` s fails live producers
@@ -100,16 +99,6 @@ class Settings:
                 f"{self.poll:g} s, poll = min(1 s, lease / 4), plus a margin): below it "
                 "every quiet run would look like a dead Redis"
             )
-
-
-def _check_seconds(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
-
-
-def _check_count(name: str, value: object, rule: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be {rule}, not {value!r}")
 
 
 def _client_kwargs(redis: Any, cluster: bool) -> dict[str, Any]:

@@ -50,7 +50,7 @@ try:
 except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
-from .._codec.backend import frame
+from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore import observe
 from .._runstore.ids import CLOSED, new_generation
@@ -60,7 +60,7 @@ from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnav
 from ._calls import RETRYABLE, Calls
 from ._entries import entries
 from ._keys import LOST, RunKeys
-from ._leases import expire
+from ._leases import expire, terminal_at
 from ._scripts import Reply
 from ._settings import MAX_LANES, Settings
 
@@ -216,7 +216,10 @@ class Tails:
         # producer's renewal (it may be waiting in a socket)
         look = now < self.checks_held or self._stalled(now)
         try:
-            terminal = run.terminal()
+            if run.last_payload is not None or not run.position:
+                terminal = run.terminal()
+            else:  # replayed by its readers, not read by this tail
+                terminal = await terminal_at(self.calls, keys, run.position)
             reply = await expire(
                 self.calls,
                 settings,

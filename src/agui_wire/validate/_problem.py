@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 
 from .._jsonnames import json_excerpt
 
-__all__ = ["ABSENT", "Problem", "Severity", "entity_key", "label", "short"]
+__all__ = ["ABSENT", "Problem", "Severity", "label", "short"]
 
 Severity = Literal["error", "note"]
 
@@ -71,29 +71,3 @@ def short(value: Any) -> str:
 def label(value: Any) -> str:
     """An id as a message names it: strings bare, ``ABSENT`` as JS prints it."""
     return "undefined" if value is ABSENT else value if isinstance(value, str) else short(value)
-
-
-class _Same:
-    """An id that is a JSON array or object: equal only to itself, as JS compares
-    objects, and named by its JSON in messages."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-    def __repr__(self) -> str:
-        return short(self.value)
-
-
-def entity_key(value: Any) -> Any:
-    """A dict/set key for an id as JS would compare it (objects never match)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return _Same(value)

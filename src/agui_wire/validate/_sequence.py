@@ -37,7 +37,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ._problem import ABSENT, Severity, entity_key, label
+from .._runstate import entity_key
+from ._problem import ABSENT, Severity, label
 
 __all__ = ["REFERENCE_SEQUENCE_RULES", "RULES", "Sequencer"]
 

@@ -1,4 +1,5 @@
-"""Compact prefixes (``agui_wire._apply.Compactor``) held to the reference client.
+"""``agui_wire._apply``: compact prefixes (``Compactor``, the run store's
+compaction) held to the reference client.
 
 For every cut k of a run touching every kind of entity (input echo, text,
 reasoning, tool calls with and without parent, encrypted values, results,
@@ -20,6 +21,9 @@ import pytest
 from agui_wire._apply import Compactor
 from agui_wire.validate import StreamValidator
 from examples.script import scripted_run
+
+# The fold is Python whatever the codec backend: make test's Cython pass runs it once.
+pytestmark = pytest.mark.once
 
 Event = dict[str, Any]
 

@@ -1,0 +1,81 @@
+"""``agui_wire.redis._pipeline`` on a real redis-server: every short command of a
+store goes through ``lanes`` connections, batched by itself when busy (a thousand
+commands at once: a few round trips, at most ``lanes`` connections); each reply
+or error reaches its own caller; a script Redis does not hold is loaded and sent
+again; a round trip past its deadline is redis-py's ``TimeoutError`` for every
+command in it, and the lane carries on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from agui_wire.redis._pipeline import Pipeliner, within
+from agui_wire.redis._scripts import Script
+from tests.redis.faults import stopped
+from tests.redis.harness import RedisServer
+from tests.support.stores import Opened
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_thousand_commands_through_a_few_connections(
+    opened: Opened, redis_server: RedisServer
+) -> None:
+    r = opened.redis(redis_server.url)
+    admin = opened.redis(redis_server.url)
+    before = len(await admin.client_list())
+    lanes = Pipeliner(r, 4, 2.0)
+    replies = await asyncio.gather(*(lanes.call("ECHO", f"m{n}") for n in range(1000)))
+    assert replies == [f"m{n}".encode() for n in range(1000)]
+    assert len(await admin.client_list()) - before <= 4
+    assert lanes.heard > 0  # when Redis last answered
+
+
+async def test_each_caller_gets_its_own_reply_or_error(
+    opened: Opened, redis_server: RedisServer
+) -> None:
+    lanes = Pipeliner(opened.redis(redis_server.url), 2, 2.0)
+    results = await asyncio.gather(
+        lanes.call("SET", "pipeline:k", "v"),
+        lanes.call("INCR", "pipeline:k"),  # not an integer: this one fails alone
+        lanes.call("GET", "pipeline:k"),
+        return_exceptions=True,
+    )
+    assert results[0] == b"OK"  # as Redis sent it
+    assert isinstance(results[1], ResponseError)
+    assert results[2] == b"v"
+
+
+async def test_a_script_redis_does_not_hold_is_loaded_and_sent_again(
+    opened: Opened, redis_server: RedisServer
+) -> None:
+    r = opened.redis(redis_server.url)
+    script = Script("return ARGV[1] .. '!'")
+    await r.script_flush()
+    lanes = Pipeliner(r, 2, 2.0)
+    reply = await lanes.call("EVALSHA", script.sha, 0, "hi", script=script.body)
+    assert reply == b"hi!"
+
+
+async def test_a_round_trip_past_its_deadline_times_out_and_the_lane_goes_on(
+    opened: Opened, fresh_redis: Callable[..., RedisServer]
+) -> None:
+    server = fresh_redis()
+    lanes = Pipeliner(opened.redis(server.url), 1, 0.3)
+    assert await lanes.call("PING") == b"PONG"
+    with stopped(server, 1.0):
+        with pytest.raises(RedisTimeoutError):
+            await lanes.call("PING")
+        await asyncio.sleep(1.0)
+    assert await lanes.call("PING") == b"PONG"  # a new connection, once Redis answers
+
+
+async def test_within_is_a_deadline_of_the_stores_own() -> None:
+    assert await within(asyncio.sleep(0, "done"), 1) == "done"
+    with pytest.raises(RedisTimeoutError, match=r"no reply from Redis within 0\.05 s"):
+        await within(asyncio.sleep(5), 0.05)

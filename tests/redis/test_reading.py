@@ -1,0 +1,37 @@
+"""``agui_wire.redis._reading`` on a real redis-server: what a reader reads of a run
+from Redis: its head (an unknown run ``RunNotFound``, a run claimed before its
+first event by its lease's generation, an ended one by its end marker), and a
+subscription of a run id that is not one is a ``ValueError`` at once."""
+
+from __future__ import annotations
+
+import pytest
+
+from agui_wire.errors import RunNotFound
+from agui_wire.redis import RunStore
+from agui_wire.redis._claim import claim
+from tests.redis.harness import RedisServer
+from tests.support.stores import Opened
+
+pytestmark = pytest.mark.anyio
+
+STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+
+
+async def test_the_head_of_a_run(opened: Opened, redis_server: RedisServer, run_id: str) -> None:
+    store = opened.store(RunStore(opened.redis(redis_server.url)))
+    reading, layout = store._reading, store._settings.layout
+    with pytest.raises(RunNotFound, match="no such run"):
+        await reading.head(layout.keys(None, run_id))
+    claimed = layout.keys(None, f"{run_id}-claimed")
+    producer = await claim(store._writing, claimed, [], replay=False)
+    assert not isinstance(producer, int)
+    generation = int(producer.generation)
+    assert await reading.head(claimed) == (0, generation, False)  # its lease's generation
+    await store.publish(f"{run_id}-ended", [STARTED])
+    stored, gen, ended = await reading.head(layout.keys(None, f"{run_id}-ended"))
+    assert (stored, gen % 2, ended) == (1, 0, True)
+    with pytest.raises(ValueError, match="256 UTF-8 bytes"):
+        reading.subscription(None, "", None, False)
+    assert reading.backlog == store.backlog
+    assert reading.page_bytes == store.page_bytes
