@@ -114,7 +114,8 @@ class Appends:
         if error is not None:
             self.error = error
             return
-        observe.appended(self.sent, self.stamp)
+        if self.stamp is not None:  # (None: telemetry did not record when it was sent)
+            observe.appended(self.sent, self.stamp)
         if self.pending:
             self._start()
 

@@ -7,8 +7,9 @@ its payloads at most once and builds its SSE bytes (``id: n-g`` on every event) 
 its binary frames (the stored bytes, length-prefixed, never re-encoded) at most
 once each, whatever the number of readers; a response writes it in one ASGI send.
 A backend builds batches of what it stores (``agui_wire.redis._entries``: of
-stream entries, checked to follow on), with the stamps of the entries that end an
-append (``stamps``: telemetry's delivery lag, ``observe.delivered``). Telemetry
+stream entries, checked to follow on; ``agui_wire.memory``: of an append), with
+the stamps of the entries that end an append (``stamps``: telemetry's delivery
+lag, ``observe.delivered``). Telemetry
 counts a batch's events from its decoded events (``decoded``), decoded once for
 every response.
 """

@@ -3,9 +3,13 @@ produces, its readers and lanes, its appends and their sizes, the delay from an
 append to a reader's delivery, its faults, drains and hand-overs, and spans of
 its operations that are not per event (a claim, a reader's open, a fold, a drain).
 
-Strategy: a backend calls these where each thing happens; each looks at
-``_telemetry.current()`` once and returns at once when nothing records, so an
-event costs nothing and a batch at most that look. An up-down counter is taken
+Strategy: the core calls these where each thing happens, for every backend
+(``store``: a claim's span, a run live, the faults of ``publish``, ``start`` and
+its background runs; ``appends``: an append's stamp, count and size; ``read``:
+readers, their faults and lag; ``folds``; ``drain``); a backend calls only what
+is its own (Redis: lanes, hand-overs). Each looks at ``_telemetry.current()``
+once and returns at once when nothing records, so an event costs nothing and an
+append or a batch at most that look. An up-down counter is taken
 down on the instruments it was taken up on (``Live``: the caller keeps it), so a
 change of providers meanwhile leaves no count behind. Appends are a running
 total (``_telemetry.Totals``: an SDK's ``add`` costs microseconds); an append's
@@ -13,7 +17,8 @@ size and a delivered batch's lag are one histogram record each.
 
 Delivery lag: a producer whose telemetry records stamps the last event entry of
 each append with its wall-clock time when it sent it (``stamp()``, ms since the
-epoch; a ``Batch`` carries the stamps of its entries). A reader following the
+epoch; Redis keeps it on the entry, a store in memory on the batch it hands its
+live readers; a ``Batch`` carries the stamps of its entries). A reader following the
 live run records, per batch it delivers, its wall-clock time minus the stamp of
 the append holding the batch's first (oldest) event: the first stamp at or after
 that event, so a reader keeps no state, and entries nobody stamped (a lease

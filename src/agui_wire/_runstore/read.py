@@ -209,7 +209,8 @@ class Subscription(Generic[R]):
                     if inbox.lagging:
                         inbox.lagging = False
                         async for batch in self._pages():
-                            observe.delivered(batch.first, batch.stamps)
+                            if batch.stamps:  # (none: nothing to record, nothing to look at)
+                                observe.delivered(batch.first, batch.stamps)
                             yield batch
                             if batch.end is not None:
                                 return
@@ -220,13 +221,15 @@ class Subscription(Generic[R]):
                             continue
                         if batch.first > self.cursor + 1:  # joined after this tail's start
                             async for gap in self._pages(batch.first - 1):
-                                observe.delivered(gap.first, gap.stamps)
+                                if gap.stamps:
+                                    observe.delivered(gap.first, gap.stamps)
                                 yield gap
                         batch = batch.after(self.cursor)
                         self.cursor = max(self.cursor, batch.last)
                         self.generation = batch.generation or self.generation
                         if batch.payloads:
-                            observe.delivered(batch.first, batch.stamps)
+                            if batch.stamps:
+                                observe.delivered(batch.first, batch.stamps)
                             yield batch
                         if batch.end is not None:
                             return
