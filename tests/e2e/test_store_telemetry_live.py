@@ -6,11 +6,11 @@ queries computed on the scrapes as Prometheus would.
 A run is started on replica A (its producer) and read on both: through A's
 response and through B's (B's ``start`` finds the run in progress and reads it
 from Redis). While it streams, "live runs per replica" is 1 on A and 0 on B,
-each replica has a reader and a lane; after it, every gauge is back to 0, A's
-appends add up to the run's events (the "events per append" query), and both
-replicas recorded a delivery lag for the batches their reader delivered: B's
-measures across replicas (A's stamp, B's clock), and the docs' p99 query reads
-it.
+each replica has a reader, a blocking read and its command and page lanes;
+after it, every gauge is back to 0, A's appends add up to the run's events (the
+"events per append" query), and both replicas recorded a delivery lag for the
+batches their reader delivered: B's measures across replicas (A's stamp, B's
+clock), and the docs' p99 query reads it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agui_wire.redis._settings import COMMAND_LANES, PAGE_LANES
 from tests.contract.test_docs import RUN_INPUT, parse
 from tests.e2e.test_telemetry_live import scrape
 from tests.redis.harness import RedisServer
@@ -135,7 +136,13 @@ def test_live_runs_per_replica_and_the_p99_lag_from_scrapes(tmp_path):
     # live runs per replica: sum by (instance) (agui_store_runs_active)
     assert {url: one(live[url], "agui_store_runs_active") for url in urls} == {a: 1, b: 0}
     assert {url: one(live[url], "agui_store_readers") for url in urls} == {a: 1, b: 1}
-    assert {url: one(live[url], "agui_store_lanes") for url in urls} == {a: 1, b: 1}
+    # a blocking read each, and each replica's command and page lanes (one Redis)
+    lanes = {
+        url: {labels["agui_store_lane"]: value for labels, value in live[url]["agui_store_lanes"]}
+        for url in urls
+    }
+    kinds = {"read": 1, "command": COMMAND_LANES, "page": PAGE_LANES}
+    assert lanes == {a: kinds, b: kinds}
     for url in urls:
         assert one(after[url], "agui_store_runs_active") == 0
         assert one(after[url], "agui_store_readers") == 0

@@ -2,11 +2,15 @@
 redis-server, read back from the SDK's in-memory metric reader and span exporter
 (what every store records is tests/runstore/test_telemetry.py's):
 
-* ``agui.store.lanes``: one blocking read per replica, back to 0;
+* ``agui.store.lanes``: one blocking read per replica, back to 0 when its readers
+  end; each replica's command and page lanes, per node on a cluster (its
+  ``server.address`` and ``server.port``), back to 0 when it closes;
 * each append's last entry carries its stamp (``t``) in Redis: the sizes read
   back from the stream are the appends recorded;
 * faults by error type: ``StoreUnavailable`` with Redis stopped (a producer, a
-  reader, a new run), ``StoreCorrupted``;
+  reader, a new run), ``StoreCorrupted``; ``HistoryTrimmed`` and ``RunLost`` where a
+  reader meets events the stream no longer holds (trimmed, or lost from its middle
+  as a failover loses them);
 * a claim cancelled while Redis is stalled is named, not an ERROR;
 * the store's refusals (404, 400, 503) counted by status;
 * an entry's stamp is read; a stamp that is not one, and any other field, is
@@ -31,9 +35,11 @@ from opentelemetry.trace import StatusCode
 from agui_wire import SSE_MEDIA_TYPE, _telemetry
 from agui_wire._codec.selected import encode_payload
 from agui_wire._runstore.batches import Batch, Prefix
-from agui_wire.errors import StoreCorrupted, StoreUnavailable
+from agui_wire.errors import RunLost, StoreCorrupted, StoreUnavailable
 from agui_wire.redis import RunStore
 from agui_wire.redis import _producer as producer_module
+from agui_wire.redis._keys import key_slot
+from agui_wire.redis._settings import COMMAND_LANES, PAGE_LANES
 from tests.redis.app import paced, token_run
 from tests.redis.harness import RedisServer
 from tests.support.stores import Opened
@@ -99,11 +105,54 @@ async def test_lanes_count_the_blocking_reads_and_go_back_to_zero(
     assert task is not None
     readers = [asyncio.ensure_future(drained(s, run_id)) for s in (a, b, b)]
     await until(lambda: rec.total("agui.store.readers") == 3)
-    await until(lambda: rec.total("agui.store.lanes") == 2)  # one per replica (one Redis)
+    # one blocking read per replica (one Redis)
+    await until(lambda: rec.total("agui.store.lanes", {"agui.store.lane": "read"}) == 2)
+    # each replica's command and page lanes, opened at its first call of each kind
+    assert rec.by("agui.store.lanes", "agui.store.lane") == {
+        "read": 2,
+        "command": 2 * COMMAND_LANES,
+        "page": 2 * PAGE_LANES,
+    }
+    # one Redis: its lanes name no node (a cluster's do: test_lanes_are_counted_per_node)
+    assert all(
+        "server.address" not in dict(attributes) for attributes in rec.values("agui.store.lanes")
+    )
     go.set()
     await asyncio.gather(*readers)
     assert await task == len(events)
-    await until(lambda: rec.total("agui.store.lanes") == 0)  # at the lanes' next wake
+    await until(lambda: rec.total("agui.store.lanes", {"agui.store.lane": "read"}) == 0)
+    assert rec.total("agui.store.lanes") == 2 * (COMMAND_LANES + PAGE_LANES)  # until closed
+    await a.aclose()
+    await b.aclose()
+    assert rec.total("agui.store.lanes") == 0
+
+
+async def test_lanes_are_counted_per_node(
+    opened: Opened, rec: Recorded, redis_cluster: Any, run_id: str
+) -> None:
+    """On a cluster each master a store talks to has command and page lanes of its
+    own: counted per node, named by OpenTelemetry's ``server.address`` and
+    ``server.port``, and back to 0 when the store closes."""
+    s = opened.store(RunStore(opened.cluster(redis_cluster.url), lease=2))
+    ids = [f"{run_id}-{n}" for n in range(30)]  # spread over every master
+    for i in ids:
+        events = token_run("t", i, 3)
+        assert await s.publish(i, events) == len(events)
+        assert [e async for _, e in s.subscribe(i)] == events
+    masters = {redis_cluster.master_of(key_slot(s.stream_key(i))) for i in ids}
+    assert len(masters) == 3
+    command: dict[tuple[str, int], int] = {}
+    page: dict[tuple[str, int], int] = {}
+    for attributes, value in rec.values("agui.store.lanes").items():
+        found = dict(attributes)
+        node = (found["server.address"], found["server.port"])
+        {"command": command, "page": page}[found["agui.store.lane"]][node] = value
+    assert {port for _, port in command} == masters
+    assert set(command.values()) == {COMMAND_LANES}
+    assert {port for _, port in page} == masters
+    assert set(page.values()) == {PAGE_LANES}
+    await s.aclose()
+    assert rec.total("agui.store.lanes") == 0
 
 
 # -- the stamp in Redis ------------------------------------------------------------------------
@@ -225,6 +274,28 @@ async def test_faults_are_counted_by_type(
         UNAVAILABLE: 3,  # the reader, the new run, the background run
     }
     assert rec.total("agui.store.runs.active") == 0
+    assert rec.total("agui.store.readers") == 0
+
+
+async def test_events_lost_from_the_stream_are_faults_of_each_reader(
+    opened: Opened, rec: Recorded, redis_server: RedisServer, run_id: str
+) -> None:
+    """Events gone from the middle of a run's stream (as a failover loses them): each
+    reader that reaches them gets ``RunLost``, counted once per reader, whether it
+    replays or resumes; a resume past them reads on, no fault."""
+    s = store(opened, redis_server, batch=50)
+    events = token_run("t", run_id, 300)
+    assert await s.publish(run_id, events) == len(events)
+    entries = await s.redis.xrange(s.stream_key(run_id), count=1)
+    generation = entries[0][0].split(b"-")[1].decode()
+    lost = [f"{n}-{generation}" for n in range(100, 110)]
+    assert await s.redis.xdel(s.stream_key(run_id), *lost) == len(lost)
+    for after in (None, 50):
+        with pytest.raises(RunLost):
+            async for _ in s.subscribe(run_id, after=after):
+                pass
+    assert [e async for _, e in s.subscribe(run_id, after=200)] == events[200:]
+    assert rec.by("agui.store.faults", "error.type") == {"agui_wire.errors.RunLost": 2}
     assert rec.total("agui.store.readers") == 0
 
 

@@ -8,7 +8,8 @@ SDK's in-memory metric reader and span exporter: values, not names.
   the live run (none for a replay), between 0 and what the test measured from
   the batch's first event's production to its delivery;
 * answers about a run (``RunNotFound``, ``RunInProgress``, ``ResumePastEnd``) are
-  not faults;
+  not faults; a trimmed history (``HistoryTrimmed``) is one, once per reader that
+  meets it (a subscriber, a response);
 * a drain with live runs: one drain, a span with no error, no fault (Redis hands
   each run left over: one hand-over each; in memory there is nobody to hand it
   to: none);
@@ -38,7 +39,13 @@ from opentelemetry.trace import StatusCode
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, _telemetry
 from agui_wire._runstore.batches import Batch
-from agui_wire.errors import ResumePastEnd, RunInProgress, RunNotFound, StoreDraining
+from agui_wire.errors import (
+    HistoryTrimmed,
+    ResumePastEnd,
+    RunInProgress,
+    RunNotFound,
+    StoreDraining,
+)
 from agui_wire.memory import _producer as memory_producer
 from agui_wire.redis import _producer as redis_producer
 from tests.redis.app import paced, token_run
@@ -215,6 +222,28 @@ async def test_answers_about_a_run_are_not_faults(kit: Kit, rec: Recorded, run_i
             pass
     assert rec.values("agui.store.faults") == {}
     assert rec.total("agui.store.runs.active") == 0
+    assert rec.total("agui.store.readers") == 0
+
+
+async def test_a_trimmed_history_is_a_fault_of_each_reader_that_meets_it(
+    kit: Kit, rec: Recorded, run_id: str
+) -> None:
+    """``maxlen`` trimmed the events a reader asks for: ``HistoryTrimmed`` for a
+    subscriber, a ``RUN_ERROR`` ``HISTORY_TRIMMED`` body for a response, each
+    counted once; a reader of what is kept meets no fault."""
+    s = kit.store(maxlen=100, batch=50)
+    events = token_run("t", run_id, 2000)
+    assert await s.publish(run_id, events) == len(events)
+    with pytest.raises(HistoryTrimmed) as trimmed:
+        await drained(s, run_id)
+    d = driver(SSE_MEDIA_TYPE, None)
+    await d(s.response(run_id))
+    assert [(e["type"], e.get("code")) for e in received(d, None)] == [
+        ("RUN_ERROR", "HISTORY_TRIMMED")
+    ]
+    kept = [e async for _, e in s.subscribe(run_id, after=trimmed.value.first - 1)]
+    assert kept == events[trimmed.value.first - 1 :]
+    assert rec.by("agui.store.faults", "error.type") == {"agui_wire.errors.HistoryTrimmed": 2}
     assert rec.total("agui.store.readers") == 0
 
 

@@ -7,13 +7,14 @@ Strategy: the core calls these where each thing happens, for every backend
 (``store``: a claim's span, a run live, the faults of ``publish``, ``start`` and
 its background runs; ``appends``: an append's stamp, count and size; ``read``:
 readers, their faults and lag; ``folds``; ``drain``); a backend calls only what
-is its own (Redis: lanes, hand-overs). Each looks at ``_telemetry.current()``
-once and returns at once when nothing records, so an event costs nothing and an
-append or a batch at most that look. An up-down counter is taken
-down on the instruments it was taken up on (``Live``: the caller keeps it), so a
-change of providers meanwhile leaves no count behind. Appends are a running
-total (``_telemetry.Totals``: an SDK's ``add`` costs microseconds); an append's
-size and a delivered batch's lag are one histogram record each.
+is its own (Redis: its lanes of each kind, per node, and hand-overs). Each looks
+at ``_telemetry.current()`` once and returns at once when nothing records, so an
+event costs nothing and an append or a batch at most that look. An up-down
+counter is taken down on the instruments and attributes it was taken up on
+(``Live``: the caller keeps it), so a change of providers meanwhile leaves no
+count behind. Appends are a running total (``_telemetry.Totals``: an SDK's
+``add`` costs microseconds); an append's size and a delivered batch's lag are
+one histogram record each.
 
 Delivery lag: a producer whose telemetry records stamps the last event entry of
 each append with its wall-clock time when it sent it (``stamp()``, ms since the
@@ -56,6 +57,12 @@ OPEN: Final = "agui.store.open"
 FOLD: Final = "agui.store.fold"
 DRAIN: Final = "agui.store.drain"
 
+#: ``agui.store.lane`` values: Redis's blocking reads (the tails), the command
+#: lanes and the page lanes (a set of each per node).
+READ: Final = "read"
+COMMAND: Final = "command"
+PAGE: Final = "page"
+
 _NONE: Final[Mapping[str, Any]] = {}  # the attribute set of the appends' total (kept)
 
 
@@ -63,19 +70,19 @@ _NONE: Final[Mapping[str, Any]] = {}  # the attribute set of the appends' total 
 
 
 class Live:
-    """One thing counted by an up-down counter: up when made, down at ``end()``
-    (once), on the same instrument."""
+    """Things counted by an up-down counter: ``n`` up when made, down at ``end()``
+    (once), on the same instrument and attributes."""
 
-    __slots__ = ("counter",)
+    __slots__ = ("attributes", "counter", "n")
 
-    def __init__(self, counter: Any) -> None:
-        self.counter = counter
-        counter.add(1)
+    def __init__(self, counter: Any, n: int = 1, attributes: Mapping[str, Any] = _NONE) -> None:
+        self.counter, self.n, self.attributes = counter, n, attributes
+        counter.add(n, attributes)
 
     def end(self) -> None:
         counter, self.counter = self.counter, None
         if counter is not None:
-            counter.add(-1)
+            counter.add(-self.n, self.attributes)
 
 
 def run_started() -> Live | None:
@@ -90,10 +97,19 @@ def reader_opened() -> Live | None:
     return None if instruments is None else Live(instruments.meters.store_readers)
 
 
-def lane_opened() -> Live | None:
-    """A blocking read lane: ``agui.store.lanes`` until ``end()``."""
+def lanes_opened(kind: str, node: str = "", count: int = 1) -> Live | None:
+    """``count`` lanes of ``kind`` (``READ``, ``COMMAND``, ``PAGE``) to Redis's
+    ``node`` (``host:port``; ``""``: not named, one Redis or a read lane, whose
+    node follows its shard): ``agui.store.lanes`` until ``end()``."""
     instruments = otel.current()
-    return None if instruments is None else Live(instruments.meters.store_lanes)
+    if instruments is None:
+        return None
+    attributes: dict[str, Any] = {otel.LANE: kind}
+    host, _, port = node.rpartition(":")
+    if host and port.isdigit():
+        attributes[otel.SERVER_ADDRESS] = host
+        attributes[otel.SERVER_PORT] = int(port)
+    return Live(instruments.meters.store_lanes, count, attributes)
 
 
 def ended(live: Live | None) -> None:
