@@ -141,9 +141,9 @@ frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
 # 200,000-event compact fold beside 200 live runs (~1 min), and
 # a replica's memory per request (30 compact joiners of 100,000 events; one slow reader
 # of 300 x 1 MB events; ~1 min); what replica_acks=1 costs per event beside the
-# default (a master and a replica; ~1 min); then the store's cost per event beside the
-# workload alone (bench-redis-throughput). The README and docs/scaling.md figures come
-# from here.
+# default (a master and a replica; ~1 min); telemetry's cost to its delivery, off and
+# on (~4 min; docs/telemetry.md); then the store's cost per event beside the workload
+# alone (bench-redis-throughput). The README and docs/scaling.md figures come from here.
 bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/redis_scale.py
@@ -151,6 +151,7 @@ bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_memory.py
 	nice -n 10 $(BIN)/python benchmarks/redis_durability.py --repeat 5
 	$(BIN)/python benchmarks/runstore_cost.py
+	$(BIN)/python benchmarks/store_telemetry_cost.py
 	$(MAKE) bench-redis-throughput
 
 # RunStore beside the same producers and readers through asyncio.Queues, per delivered

@@ -84,12 +84,6 @@ def _field(event: Any, key: str, attr: str) -> str | None:
     return None if value is None else str(value)
 
 
-def _qualname(exc: BaseException) -> str:
-    cls = type(exc)
-    name = cls.__qualname__
-    return name if cls.__module__ == "builtins" else f"{cls.__module__}.{name}"
-
-
 def refused(status: int) -> None:
     """A request answered without a stream (``406``; the run store's ``400``/``404``/``503``)."""
     instruments = otel.current()
@@ -219,7 +213,7 @@ class Observation:
             outcome = "disconnected"
         elif self.failure is not None:
             outcome = "failed"  # by on_error's RUN_ERROR code, else by the exception
-            error = self.code or _qualname(self.failure)
+            error = self.code or otel.error_type(self.failure)
         elif cancelled:
             outcome = "cancelled"
         elif last_type == "RUN_FINISHED":

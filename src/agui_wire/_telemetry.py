@@ -62,10 +62,13 @@ THREAD_ID: Final = "agui.thread.id"  # span only: ids are unbounded
 RUN_ID: Final = "agui.run.id"
 STREAM_EVENTS: Final = "agui.stream.events"  # span only: the events the response sent
 STREAM_BYTES: Final = "agui.stream.bytes"  # span only: the body bytes it sent
+LANE: Final = "agui.store.lane"  # a store's lanes by kind: "read" | "command" | "page"
 # OpenTelemetry semantic conventions (the HTTP and error registries)
 CONTENT_ENCODING: Final = "http.response.header.content-encoding"  # ["gzip"]: a header's values
 STATUS_CODE: Final = "http.response.status_code"
 ERROR_TYPE: Final = "error.type"
+SERVER_ADDRESS: Final = "server.address"  # a store's lanes: the Redis node they talk to
+SERVER_PORT: Final = "server.port"
 
 PROTOBUF: Final = "protobuf"
 SSE: Final = "sse"
@@ -201,14 +204,16 @@ class Meters:
             STORE_RUNS_ACTIVE, "{run}", "runs this process is producing into the store"
         )
         self.store_readers = updown(STORE_READERS, "{reader}", "subscriptions open in this process")
-        self.store_lanes = updown(STORE_LANES, "{lane}", "blocking stream reads open")
+        self.store_lanes = updown(
+            STORE_LANES, "{lane}", "the store's lanes to Redis: blocking reads, commands, pages"
+        )
         self.store_lag = histogram(
             STORE_LAG,
             "s",
             "from an event's append to its delivery to a local subscriber",
             _LAG_BOUNDS,
         )
-        self.store_appends = counter(STORE_APPENDS, "{append}", "appends of events to the store")
+        self.store_appends = totals(STORE_APPENDS, "{append}", "appends of events to the store")
         self.store_append_size = histogram(
             STORE_APPEND_SIZE, "{event}", "events per append", _BATCH_BOUNDS
         )
@@ -260,8 +265,21 @@ def end_run(
     if exc is not None:
         span.record_exception(exc)
     if error is not None:
-        span.set_status(trace.Status(trace.StatusCode.ERROR, error))
+        set_error(span, error)
     span.end()
+
+
+def error_type(exc: BaseException) -> str:
+    """``error.type`` of an exception: its class, qualified by its module unless a
+    builtin (``KeyError``, ``agui_wire.errors.StoreUnavailable``)."""
+    cls = type(exc)
+    name = cls.__qualname__
+    return name if cls.__module__ == "builtins" else f"{cls.__module__}.{name}"
+
+
+def set_error(span: Any, description: str) -> None:
+    """Mark ``span`` failed (status ``ERROR``, described)."""
+    span.set_status(trace.Status(trace.StatusCode.ERROR, description))
 
 
 def activate(span: Any) -> object:

@@ -312,6 +312,7 @@ class EventStreamResponse(_Base):
         out, that it cannot stream (a 404 for a run it does not know, say). The
         response is then spent; ``background`` does not run."""
         self._used = True
+        refused(status)
         await close_unstarted(self._events, logger)
         body = text.encode()
         raw = [

@@ -78,7 +78,7 @@ async def test_an_abandoned_run_is_ended_unless_replayed(
         one = store._settings.layout.keys(None, f"{run_id}-{name}")
         producer = await claim(store._writing, one, [STARTED], replay=False)
         assert isinstance(producer, Producer)
-        await producer.append(1, [encode_payload(STARTED)])  # stored, then it vanishes
+        await producer.append(1, [encode_payload(STARTED)], None)  # stored, then it vanishes
         await r.delete(producer.run_keys.lease)
     replayed = store._settings.layout.keys(None, f"{run_id}-replayed")
     again = await claim(store._writing, replayed, [STARTED], replay=True)

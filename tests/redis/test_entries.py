@@ -68,8 +68,8 @@ def test_another_generation_is_another_run() -> None:
     [
         ([end(3)], "not an end marker the store writes (after event 0"),
         ([(b"1-43", [b"end", b"x", b"junk", b"1"])], "not an end marker the store writes"),
-        ([(b"1-42", [b"q", b"x"])], "an event entry holds one field 'p'"),
-        ([(b"1-42", [b"p", b"x", b"q", b"y"])], "an event entry holds one field 'p'"),
+        ([(b"1-42", [b"q", b"x"])], "an event entry holds the field 'p'"),
+        ([(b"1-42", [b"p", b"x", b"q", b"y"])], "an event entry holds the field 'p'"),
         ([(b"1-45", [b"end", b"x"])], "an end marker of no generation of this run"),
     ],
 )

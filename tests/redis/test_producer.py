@@ -39,14 +39,14 @@ async def test_an_append_stores_each_event_once(
     opened: Opened, redis_server: RedisServer, run_id: str
 ) -> None:
     r, producer = await claimed(opened, redis_server.url, run_id)
-    await producer.append(1, PAYLOADS[:2])
-    await producer.append(1, PAYLOADS[:3])  # a retry after a lost reply, and one more
+    await producer.append(1, PAYLOADS[:2], None)
+    await producer.append(1, PAYLOADS[:3], None)  # a retry after a lost reply, and one more
     assert producer.stored == 3
     stored = await r.xrange(producer.run_keys.stream)
     assert [fields[b"p"] for _, fields in stored] == PAYLOADS[:3]
     producer.stored = 1  # as if only event 1 were acknowledged: event 2 is checked
     with pytest.raises(StoreCorrupted, match="an entry this producer did not write"):
-        await producer.append(2, [PAYLOADS[3]])  # another payload at a stored index
+        await producer.append(2, [PAYLOADS[3]], None)  # another payload at a stored index
 
 
 @pytest.mark.parametrize(

@@ -151,7 +151,7 @@ class Sends:
         self.release.set()
         self.fail: Exception | None = None
 
-    async def __call__(self, first: int, payloads: list[bytes]) -> None:
+    async def __call__(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         self.appends.append((first, payloads))
         await self.release.wait()
         if self.fail is not None:

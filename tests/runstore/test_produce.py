@@ -265,7 +265,7 @@ class Writer:
     def produced(self, event: Any) -> None:
         self.calls.append(("produced", event["type"]))
 
-    async def append(self, first: int, payloads: list[bytes]) -> None:
+    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         self.calls.append(("append", first, len(payloads)))
         self.stored = first + len(payloads) - 1
 

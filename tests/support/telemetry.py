@@ -5,7 +5,9 @@
 while it is open, and back at the global providers after (``_telemetry.use``:
 the process's global providers can be set once only). ``Recorded.values(name)``
 is a metric's points as ``{attributes: value}`` (a histogram's value: its count),
-``Recorded.total(name, match)`` the sum of the points whose attributes match.
+``Recorded.total(name, match)`` the sum of the points whose attributes match,
+``Recorded.histogram(name)`` a histogram's points whole (count, sum, buckets).
+``WITHOUT_API`` starts a script that runs as without the ``otel`` extra.
 """
 
 from __future__ import annotations
@@ -23,6 +25,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agui_wire import _telemetry
 
 Attributes = frozenset[tuple[str, Any]]
+
+#: The start of a script (``python -c``) run as without the ``otel`` extra: no
+#: ``opentelemetry`` module can be imported.
+WITHOUT_API = """
+import sys
+class NoOtel:
+    def find_spec(self, name, path=None, target=None):
+        if name == "opentelemetry" or name.startswith("opentelemetry."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, NoOtel())
+"""
 
 
 class Recorded:
@@ -45,6 +58,20 @@ class Recorded:
                         value = p.count if isinstance(p, HistogramDataPoint) else p.value
                         points[frozenset(p.attributes.items())] = value
         return out
+
+    def histogram(self, name: str) -> list[HistogramDataPoint]:
+        """A histogram's points, whole (``count``, ``sum``, ``min``, ``max``,
+        ``bucket_counts`` over ``explicit_bounds``)."""
+        data = self.reader.get_metrics_data()
+        return [
+            p
+            for resource in (data.resource_metrics if data else ())
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == name
+            for p in metric.data.data_points
+            if isinstance(p, HistogramDataPoint)
+        ]
 
     def values(self, name: str) -> dict[Attributes, Any]:
         return self.metrics().get(name, {})

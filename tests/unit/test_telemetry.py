@@ -30,7 +30,7 @@ from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, _telemetry, compat, deco
 from agui_wire._compression import available, decompressor
 from agui_wire._sample import realistic_run
 from agui_wire.asgi import EncodedEvents, EventStreamResponse
-from tests.support.telemetry import Recorded, recording
+from tests.support.telemetry import WITHOUT_API, Recorded, recording
 from tests.unit.test_asgi import RUN, Driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -523,14 +523,7 @@ STREAM = """
 
 def test_without_the_api_package_everything_works_and_nothing_records():
     out = _run_script(
-        """
-        import sys
-        class NoOtel:
-            def find_spec(self, name, path=None, target=None):
-                if name == "opentelemetry" or name.startswith("opentelemetry."):
-                    raise ModuleNotFoundError(f"No module named {name!r}")
-        sys.meta_path.insert(0, NoOtel())
-        """,
+        WITHOUT_API,
         STREAM,
         """
 for accept in ("text/event-stream", "application/vnd.ag-ui.event+proto"):

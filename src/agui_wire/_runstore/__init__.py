@@ -4,7 +4,9 @@ talking to a store.
 A backend (``agui_wire.redis``, ``agui_wire.memory``) imports this package; this
 package imports no backend, and no backend imports another. The modules, one
 job each, each importing only those before it: ``ids`` (run ids, owners,
-generations, event ids and positions, the ``RUN_ERROR`` codes), ``options``
+generations, event ids and positions, the ``RUN_ERROR`` codes), ``observe``
+(what a store records: OpenTelemetry's counters, histograms and spans of its
+runs, readers, appends, faults and drains), ``options``
 (the options every backend takes, checked), ``ends`` (the end reasons and the
 ``RUN_ERROR`` events a store writes), ``batches`` (stored events as the batches
 every local reader of a run shares, and compact prefixes), ``folds`` (compact

@@ -6,7 +6,10 @@ framed for binary readers) and refuses one no reader could take. ``Appends``
 keeps one append in flight at a time; what is produced meanwhile goes in the
 next one, started as soon as the previous returns, so a burst costs one round
 trip per batch, a paced run one per event, and nothing waits for a later event.
-It knows nothing of Redis: an append is the ``send`` it is given.
+It knows nothing of Redis: an append is the ``send`` it is given. Telemetry
+(``observe``) is looked at once an append: its stamp (``None``: nothing records)
+goes with the append, for the store to keep on its last event (the readers'
+delivery lag), and an append that was stored is counted with its size.
 
 Contract: an append carries consecutive events (``first`` and its payloads), at
 most ``batch`` of them and ``page_bytes`` of payload (one event at least);
@@ -26,6 +29,7 @@ from .._encoder import as_event_dict, encode_sse
 from .._streaming import event_type
 from ..errors import EventTooLarge
 from ..schema import DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_FRAME_SIZE
+from . import observe
 
 # An SSE event is at most this many times its protobuf payload (field names,
 # escapes): a payload below the limit / this ratio needs no SSE encode to check.
@@ -53,8 +57,9 @@ def admit(event: Any, index: int) -> bytes:
     return payload
 
 
-#: An append: the index of the first event, and the payloads from it on.
-Send = Callable[[int, list[bytes]], Coroutine[Any, Any, None]]
+#: An append: the index of the first event, the payloads from it on, and its
+#: stamp (ms since the epoch; ``None``: telemetry does not record).
+Send = Callable[[int, list[bytes], int | None], Coroutine[Any, Any, None]]
 
 
 class Appends:
@@ -68,6 +73,8 @@ class Appends:
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.task: asyncio.Task[None] | None = None
+        self.sent = 0  # events in the append in flight
+        self.stamp: int | None = None  # its stamp
         self.error: BaseException | None = None
 
     async def add(self, payload: bytes) -> None:
@@ -95,7 +102,8 @@ class Appends:
         self.pending_bytes -= size
         first = self.first
         self.first += len(payloads)
-        self.task = asyncio.ensure_future(self.send(first, payloads))
+        self.sent, self.stamp = len(payloads), observe.stamp()
+        self.task = asyncio.ensure_future(self.send(first, payloads, self.stamp))
         self.task.add_done_callback(self._done)
 
     def _done(self, task: asyncio.Task[None]) -> None:
@@ -105,7 +113,10 @@ class Appends:
         error = task.exception()
         if error is not None:
             self.error = error
-        elif self.pending:
+            return
+        if self.stamp is not None:  # (None: telemetry did not record when it was sent)
+            observe.appended(self.sent, self.stamp)
+        if self.pending:
             self._start()
 
     async def drain(self) -> None:

@@ -7,7 +7,11 @@ its payloads at most once and builds its SSE bytes (``id: n-g`` on every event) 
 its binary frames (the stored bytes, length-prefixed, never re-encoded) at most
 once each, whatever the number of readers; a response writes it in one ASGI send.
 A backend builds batches of what it stores (``agui_wire.redis._entries``: of
-stream entries, checked to follow on).
+stream entries, checked to follow on; ``agui_wire.memory``: of an append), with
+the stamps of the entries that end an append (``stamps``: telemetry's delivery
+lag, ``observe.delivered``). Telemetry
+counts a batch's events from its decoded events (``decoded``), decoded once for
+every response.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class Batch(EncodedEvents):
         "keys",
         "nbytes",
         "payloads",
+        "stamps",
     )
 
     def __init__(
@@ -61,12 +66,15 @@ class Batch(EncodedEvents):
         first: int,
         payloads: list[bytes],
         end: str | None,
+        stamps: tuple[tuple[int, int], ...] = (),
     ) -> None:
         self.keys = keys
         self.generation = generation
         self.first = first
         self.payloads = payloads
         self.end = end  # the end marker follows the last event
+        # (index, ms since the epoch) of the entries that end an append, in order
+        self.stamps = stamps
         self.nbytes = sum(map(len, payloads))
         self._events: list[dict[str, Any]] | None = None
         self._proto: bytes | None = None
@@ -88,6 +96,9 @@ class Batch(EncodedEvents):
                 raise RuntimeError("a stored payload did not decode to one event")
             self._events = events
         return self._events
+
+    def decoded(self) -> list[dict[str, Any]]:
+        return self.events()
 
     def _corrupt(self, exc: DecodeError) -> StoreCorrupted:
         """The stored payload that does not decode, named (found one at a time)."""
@@ -135,7 +146,9 @@ class Batch(EncodedEvents):
         if cursor < self.first:
             return self
         cut = cursor - self.first + 1
-        part = Batch(self.keys, self.generation, cursor + 1, self.payloads[cut:], self.end)
+        part = Batch(
+            self.keys, self.generation, cursor + 1, self.payloads[cut:], self.end, self.stamps
+        )
         if self._events is not None:
             part._events = self._events[cut:]
         return part
@@ -163,6 +176,9 @@ class Prefix(EncodedEvents):
                 data = head + encode_sse(self.events[-1], id=str(self.last_id))
             self._data[binary] = data
         return data
+
+    def decoded(self) -> list[dict[str, Any]]:
+        return self.events
 
     @property
     def last_id(self) -> EventId:

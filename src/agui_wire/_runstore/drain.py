@@ -19,7 +19,8 @@ end. With the default action installed before (no server's handler), the
 default action (terminate) is taken once the drain is done.
 
 Contract: ``drain`` returns once every producer finished or let its run go and the
-readers are ended, within ``grace + limit`` seconds, and logs what it did (INFO).
+readers are ended, within ``grace + limit`` seconds, and logs what it did (INFO);
+telemetry counts it (``agui.store.drains``) and traces it (``agui.store.drain``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import signal
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
+
+from . import observe
 
 #: Why a draining store refuses a claim (``StoreDraining``).
 DRAINING = "the store is draining (its process is shutting down): it takes no new run"
@@ -74,6 +77,19 @@ async def drain(
 ) -> None:
     """Refuse new runs, let live ones finish within ``grace`` s, let the rest go
     (``gone``: what became of them, for the log), end the readers."""
+    observe.drained()
+    with observe.span(observe.DRAIN):
+        await _drain(producers, readers, grace, limit, logger, gone)
+
+
+async def _drain(
+    producers: Producers,
+    readers: Readers,
+    grace: float,
+    limit: float,
+    logger: logging.Logger,
+    gone: str,
+) -> None:
     loop = asyncio.get_running_loop()
     started = loop.time()
     producers.draining = True

@@ -26,6 +26,7 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
 from ..errors import HistoryTrimmed, StoreUnavailable
+from . import observe
 from .batches import Batch, Prefix, RunRef
 from .ids import CLOSED
 
@@ -104,6 +105,10 @@ class Folds(Generic[R]):
             del self.running[key]
 
     async def _fold(self, keys: R) -> Fold:
+        with observe.span(observe.FOLD, keys.run_id):
+            return await self._folded(keys)
+
+    async def _folded(self, keys: R) -> Fold:
         last = -1
         while True:
             snapshot = await self.stored.snapshot(keys)  # a run trimmed by maxlen

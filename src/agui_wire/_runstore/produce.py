@@ -71,8 +71,9 @@ class Writer(Protocol):
     def produced(self, event: Any) -> None:
         """Event ``stored + 1`` (or a later one) was produced, maybe not yet stored."""
 
-    async def append(self, first: int, payloads: list[bytes]) -> None:
-        """Store ``payloads`` as the run's events ``first``... (an ``Appends`` send)."""
+    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
+        """Store ``payloads`` as the run's events ``first``... (an ``Appends`` send;
+        ``stamp``, if not ``None``, kept with the last: the readers' delivery lag)."""
 
     async def finish(self) -> None:
         """The run's end, after its last event."""

@@ -29,7 +29,15 @@ from collections.abc import AsyncIterator
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining, UnknownGeneration
+from ..errors import (
+    ResumePastEnd,
+    RunLost,
+    RunReplaced,
+    StoreDraining,
+    StoreError,
+    UnknownGeneration,
+)
+from . import observe
 from .batches import Batch, Prefix, RunRef
 from .folds import Folds, Stored
 from .ids import EventId, of_run
@@ -130,6 +138,7 @@ class Subscription(Generic[R]):
         self.prefix: Prefix | None = None
         self.ended = False
         self.opened = False
+        self.faulted: StoreError | None = None
 
     @property
     def snapshot_events(self) -> int:
@@ -145,6 +154,20 @@ class Subscription(Generic[R]):
             raise StoreDraining(self.run_id, HANDED_OVER)
 
     async def open(self) -> None:
+        try:
+            with observe.span(observe.OPEN, self.run_id):
+                await self._open()
+        except StoreError as exc:
+            self._fault(exc)
+            raise
+
+    def _fault(self, exc: StoreError) -> None:
+        """Telemetry: the error that ends this reader, counted once."""
+        if exc is not self.faulted:
+            self.faulted = exc
+            observe.fault(exc)
+
+    async def _open(self) -> None:
         self._stop_if_handed_over()
         stored, generation, ended = await self.source.head(self.keys)
         asked = self.generation
@@ -170,56 +193,70 @@ class Subscription(Generic[R]):
                 self.generation = fold.prefix.generation
 
     async def batches(self) -> AsyncIterator[EncodedEvents]:
-        if not self.opened:
-            await self.open()
-        self._stop_if_handed_over()
-        if self.prefix is not None:
-            yield self.prefix
-        if self.ended:
-            return
-        async for batch in self._pages():
-            yield batch
-            if batch.end is not None:
-                return
-        self._stop_if_handed_over()  # (no await until attached: a hand-over fails the inbox)
-        source = self.source
-        inbox = Inbox(source.backlog, 2 * source.page_bytes)
-        tail = source.attach(self.keys, self.cursor, self.generation, inbox)
+        # (one generator, not a wrapper around another: a layer per batch costs)
+        reader = observe.reader_opened()  # telemetry: agui.store.readers
         try:
-            while True:
-                await inbox.wake.wait()
-                inbox.wake.clear()
-                if inbox.lagging:
-                    inbox.lagging = False
-                    async for batch in self._pages():
-                        yield batch
+            if not self.opened:
+                await self.open()
+            self._stop_if_handed_over()
+            if self.prefix is not None:
+                yield self.prefix
+            if self.ended:
+                return
+            async for batch in self._pages():
+                yield batch
+                if batch.end is not None:
+                    return
+            self._stop_if_handed_over()  # (no await until attached: a hand-over fails the inbox)
+            source = self.source
+            inbox = Inbox(source.backlog, 2 * source.page_bytes)
+            tail = source.attach(self.keys, self.cursor, self.generation, inbox)
+            try:
+                while True:
+                    await inbox.wake.wait()
+                    inbox.wake.clear()
+                    if inbox.lagging:
+                        inbox.lagging = False
+                        async for batch in self._pages():
+                            if batch.stamps:  # (none: nothing to record, nothing to look at)
+                                observe.delivered(batch.first, batch.stamps)
+                            yield batch
+                            if batch.end is not None:
+                                return
+                    while inbox.batches:
+                        batch = inbox.pop()
+                        self._check(batch)
+                        if batch.last <= self.cursor and batch.end is None:
+                            continue
+                        if batch.first > self.cursor + 1:  # the tail is ahead: fill the gap
+                            async for gap in self._pages(batch.first - 1):
+                                if gap.stamps:
+                                    observe.delivered(gap.first, gap.stamps)
+                                yield gap
+                            if batch.first > self.cursor + 1:  # (a source's pages say why)
+                                raise RunLost(
+                                    self.run_id,
+                                    f"the store holds no events {self.cursor + 1}.."
+                                    f"{batch.first - 1} of the run",
+                                )
+                        batch = batch.after(self.cursor)
+                        self.cursor = max(self.cursor, batch.last)
+                        self.generation = batch.generation or self.generation
+                        if batch.payloads:
+                            if batch.stamps:
+                                observe.delivered(batch.first, batch.stamps)
+                            yield batch
                         if batch.end is not None:
                             return
-                while inbox.batches:
-                    batch = inbox.pop()
-                    self._check(batch)
-                    if batch.last <= self.cursor and batch.end is None:
-                        continue
-                    if batch.first > self.cursor + 1:  # the tail is ahead: fill the gap
-                        async for gap in self._pages(batch.first - 1):
-                            yield gap
-                        if batch.first > self.cursor + 1:  # (a source's pages say why)
-                            raise RunLost(
-                                self.run_id,
-                                f"the store holds no events {self.cursor + 1}.."
-                                f"{batch.first - 1} of the run",
-                            )
-                    batch = batch.after(self.cursor)
-                    self.cursor = max(self.cursor, batch.last)
-                    self.generation = batch.generation or self.generation
-                    if batch.payloads:
-                        yield batch
-                    if batch.end is not None:
-                        return
-                if inbox.error is not None:
-                    raise inbox.error
+                    if inbox.error is not None:
+                        raise inbox.error
+            finally:
+                source.detach(tail, inbox)
+        except StoreError as exc:
+            self._fault(exc)
+            raise
         finally:
-            source.detach(tail, inbox)
+            observe.ended(reader)
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
         """Stored events after the cursor (up to ``stop``), of this run's generation;

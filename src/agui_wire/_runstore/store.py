@@ -10,7 +10,10 @@ ended; a claim is refused while ``_producers.draining``), ``_drain_runs`` (its
 drain), ``_stop`` (closing: its readers end, every later call fails) and maybe
 ``_closed`` (what to release once the runs ended) and ``_close_grace``. Every
 method documented here behaves alike on every backend; the tests in tests/runstore
-hold it.
+hold it. Telemetry (``observe``) is recorded here for every backend: a claim's
+span, a produced run counted live (``agui.store.runs.active``) while it runs,
+and a ``StoreError`` that leaves ``publish``, ``start`` or a background run
+counted as a fault.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
 from ..errors import StoreDraining, StoreError
+from . import observe
 from .batches import Batch, Prefix, RunRef
 from .drain import Producers, check_grace, on_signal
 from .http import RunResponse, log_fault
@@ -117,10 +121,14 @@ class Store(Generic[R]):
         ``LEASE_EXPIRED``) and ``RunAbandoned`` raised, now and on every retry: a
         reader never gets two producers' events as one run."""
         run = self._run(owner, run_id, events)
-        producer = await self._claim(run, events, replay)
-        if isinstance(producer, int):
-            return producer
-        return await producer.run()
+        try:
+            producer = await self._claimed(run, events, replay)
+            if isinstance(producer, int):
+                return producer
+            return await _produced(producer)
+        except StoreError as exc:
+            observe.fault(exc)
+            raise
 
     async def start(
         self,
@@ -137,13 +145,23 @@ class Store(Generic[R]):
         ``RunInProgress`` and ``RunAbandoned`` like ``publish`` (``replay`` too). A
         failure of the task is logged."""
         run = self._run(owner, run_id, events)
-        producer = await self._claim(run, events, replay)
+        try:
+            producer = await self._claimed(run, events, replay)
+        except StoreError as exc:
+            observe.fault(exc)
+            raise
         if isinstance(producer, int):
             return None
-        task = asyncio.ensure_future(producer.run())
+        task = asyncio.ensure_future(_produced(producer))
         self._track(task)
         task.add_done_callback(functools.partial(self._unstarted, producer))
         return task
+
+    async def _claimed(
+        self, run: R, events: Iterable[Any] | AsyncIterable[Any], replay: bool
+    ) -> Producer | int:
+        with observe.span(observe.CLAIM, run.run_id):
+            return await self._claim(run, events, replay)
 
     def _run(self, owner: str | None, run_id: str, events: object) -> R:
         try:
@@ -159,6 +177,7 @@ class Store(Generic[R]):
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         error = None if task.cancelled() else task.exception()
+        observe.fault(error)
         if isinstance(error, StoreDraining):  # let go by a drain: not a failure
             self._logger.info("background run handed over: %s", error)
         elif isinstance(error, StoreError):  # typed, expected: one line (an outage once)
@@ -321,6 +340,15 @@ class Store(Generic[R]):
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+async def _produced(producer: Producer) -> int:
+    """``producer.run()``, the run counted live (telemetry) while it runs."""
+    live = observe.run_started()
+    try:
+        return await producer.run()
+    finally:
+        observe.ended(live)
 
 
 def _stack(task: asyncio.Task[Any]) -> str:

@@ -213,11 +213,11 @@ class Producer:
     def produced(self, event: Any) -> None:
         pass
 
-    async def append(self, first: int, payloads: list[bytes]) -> None:
+    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         run = self._ours()
         if run.end is not None:  # (ended by this producer: nothing follows its end)
             raise LeaseLost(self.run_id, "the run has ended")
-        run.append(first, payloads, self.options)
+        run.append(first, payloads, self.options, stamp)
         self.stored = run.last
 
     async def finish(self) -> None:

@@ -110,9 +110,13 @@ class Run:
         self.expires = now + options.lease + options.ttl
         return True
 
-    def append(self, first: int, payloads: list[bytes], options: Options) -> None:
+    def append(
+        self, first: int, payloads: list[bytes], options: Options, stamp: int | None = None
+    ) -> None:
         """Store events ``first``... after the last (those at or below it are
-        stored already: skipped), trim to ``maxlen``, and hand them to the readers."""
+        stored already: skipped), trim to ``maxlen``, and hand them to the readers
+        (with ``stamp`` on the last, if given: their delivery lag; a reader that
+        pages through stored events records none)."""
         skip = self.last + 1 - first
         if skip > 0:
             payloads = payloads[skip:]
@@ -122,7 +126,8 @@ class Run:
         self.payloads += payloads
         if options.maxlen is not None and len(self.payloads) > options.maxlen + options.maxlen // 4:
             self._trim(len(self.payloads) - options.maxlen)
-        self._push(Batch(self.key, self.generation, first, payloads, None))
+        stamps = () if stamp is None else ((first + len(payloads) - 1, stamp),)
+        self._push(Batch(self.key, self.generation, first, payloads, None, stamps))
 
     def _trim(self, count: int) -> None:
         trimmed, self.payloads = self.payloads[:count], self.payloads[count:]

@@ -16,7 +16,8 @@ anything shorter than its lease), ``reconnect`` for a call that finds or claims
 a run; an outage is logged once (``_outage``). The scripts are idempotent, so a
 retry never stores twice. On a cluster a connection error reads the slot map
 again (``heal``, with a deadline), so a failover's new master is used once it is
-elected. Blocking reads are the tails' own (``_tails``).
+elected. Blocking reads are the tails' own (``_tails``). Telemetry counts each
+node's lanes of both kinds (``agui.store.lanes``) from their first call to ``close``.
 
 Contract: ``call``/``script`` return the reply or raise a ``StoreError`` naming
 the run: ``StoreUnavailable`` (retries ran out), ``StoreFull`` (out of memory),
@@ -46,6 +47,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .._runstore import observe
 from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
@@ -97,6 +99,7 @@ class Calls:
         self.timeout = settings.command_timeout
         self._lanes: dict[str, Pipeliner] = {}  # by node name ("" on one Redis)
         self._page_lanes: dict[str, Pipeliner] = {}
+        self._counted: list[observe.Live | None] = []  # telemetry: agui.store.lanes
         self.outage = Outage()
         self.closed = False
         self._healed = -1.0
@@ -126,6 +129,8 @@ class Calls:
             )
             if self.closed:
                 lanes.close()
+            else:
+                self._counted.append(observe.lanes_opened(observe.COMMAND, node, COMMAND_LANES))
         return lanes
 
     def page_lanes(self, node: str) -> Pipeliner:
@@ -137,6 +142,8 @@ class Calls:
             )
             if self.closed:
                 lanes.close()
+            else:
+                self._counted.append(observe.lanes_opened(observe.PAGE, node, PAGE_LANES))
         return lanes
 
     def close(self) -> None:
@@ -145,6 +152,9 @@ class Calls:
         self.closed = True
         for lanes in [*self._lanes.values(), *self._page_lanes.values()]:
             lanes.close()
+        counted, self._counted = self._counted, []
+        for live in counted:
+            observe.ended(live)
 
     def heard(self, node: str) -> float:
         """Loop time ``node`` last answered the store (a round trip of either kind of

@@ -4,7 +4,10 @@ Contract: ``entries`` turns the entries Redis returned after a cursor into one
 ``Batch`` and checks that they follow on and are entries the store writes; an
 entry's fields are a mapping (redis-py's XRANGE/XREAD), a flat list (a script's
 reply, or a raw reply), or the payload alone (``bytes``: the page script's usual
-entry); ``fields_of`` reads the first two.
+entry); ``fields_of`` reads the first two. An event entry is its payload (``p``)
+and, on the last entry of an append whose producer's telemetry records, the
+append's stamp (``t``: ms since the epoch, the batch's ``stamps``; the page
+script returns such an entry's fields); any other field is ``StoreCorrupted``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Final
 from .._runstore.batches import Batch
 from .._runstore.ids import generation_of
 from ..errors import HistoryTrimmed, RunLost, RunReplaced, StoreCorrupted
-from ._keys import END, PAYLOAD, RunKeys, parse_id
+from ._keys import END, PAYLOAD, STAMP, RunKeys, parse_id
 
 
 def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> tuple[Batch, bool]:
@@ -27,6 +30,7 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
     entry's fields are a mapping (redis-py's XRANGE/XREAD), a flat list (a
     script's reply, or a raw reply) or its payload alone (the page script's)."""
     payloads: list[bytes] = []
+    stamps: list[tuple[int, int]] = []
     end: str | None = None
     expected = cursor + 1
     fast = None if generation is None else b"%d-%d" % (expected, generation)
@@ -49,6 +53,18 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
             fast = b"%d-%d" % (expected, generation or 0)
             continue
         entry = bytes(raw_id).decode("ascii", "replace")
+        if (  # the last entry of a stamped append
+            raw_id == fast
+            and type(raw_fields) is list
+            and len(raw_fields) == 4
+            and raw_fields[0] == PAYLOAD
+            and raw_fields[2] == STAMP
+        ):
+            stamps.append((expected, _stamp(keys, entry, raw_fields[3])))
+            payloads.append(raw_fields[1])
+            expected += 1
+            fast = b"%d-%d" % (expected, generation or 0)
+            continue
         try:
             n, seq = parse_id(raw_id)
             if isinstance(raw_fields, bytes):
@@ -87,20 +103,39 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
             if not payloads and n > expected:
                 raise HistoryTrimmed(keys.run_id, cursor, n)
             raise RunLost(keys.run_id, f"event {expected} is missing from the stream")
-        if len(fields) != 1 or PAYLOAD not in fields:
+        if PAYLOAD not in fields or not set(fields) <= _EVENT_FIELDS:
             raise StoreCorrupted(
                 keys.run_id,
                 keys.stream,
                 entry,
-                f"an event entry holds one field {PAYLOAD.decode()!r}, not {_shown(fields)}",
+                f"an event entry holds the field {PAYLOAD.decode()!r} (and "
+                f"{STAMP.decode()!r}), not {_shown(fields)}",
             )
+        if STAMP in fields:
+            stamps.append((n, _stamp(keys, entry, fields[STAMP])))
         payloads.append(bytes(fields[PAYLOAD]))
         expected += 1
         fast = b"%d-%d" % (expected, generation)
-    return Batch(keys, generation, cursor + 1, payloads, end), end is not None
+    batch = Batch(keys, generation, cursor + 1, payloads, end, tuple(stamps))
+    return batch, end is not None
 
 
 _END_FIELDS: Final = frozenset({END, b"by"})
+_EVENT_FIELDS: Final = frozenset({PAYLOAD, STAMP})
+_STAMP_DIGITS: Final = 15  # ms since the epoch: 13 digits until the year 2286
+
+
+def _stamp(keys: RunKeys, entry: str, raw: Any) -> int:
+    """An append's stamp: ms since the epoch, as the producer wrote it."""
+    value = bytes(raw)
+    if not (0 < len(value) <= _STAMP_DIGITS and value.isdigit()):
+        raise StoreCorrupted(
+            keys.run_id,
+            keys.stream,
+            entry,
+            f"an append's stamp {STAMP.decode()!r} is ms since the epoch, not {value[:20]!r}",
+        )
+    return int(value)
 
 
 def _shown(fields: Mapping[Any, Any]) -> str:

@@ -18,9 +18,12 @@ script touches one slot, and the runs of one shard can be read by one ``XREAD``
                                          1..k, ``k-<generation>\n`` + binary frames
 
 Entries. ``n-g`` is the run's n-th event (1-based), field ``p`` its protobuf
-payload, ``g`` the run's generation (``_runstore.ids``). ``N-(g+1)`` (after the
-last event ``N-g``), field ``end`` (the reason; and ``by``, the token of the
-producer that ended it, so its retry knows it did), is the run's end.
+payload, ``g`` the run's generation (``_runstore.ids``); the last event of an
+append whose producer's telemetry records has field ``t`` too, the producer's
+wall-clock time when it sent the append (ms since the epoch: the readers'
+delivery lag). ``N-(g+1)`` (after the last event ``N-g``), field ``end`` (the
+reason; and ``by``, the token of the producer that ended it, so its retry knows
+it did), is the run's end.
 
 Imports nothing of the package (only the core's ids): everything else builds on it.
 """
@@ -39,6 +42,7 @@ LOST: Final = (
 )
 
 PAYLOAD: Final = b"p"
+STAMP: Final = b"t"
 END: Final = b"end"
 
 SLOTS: Final = 16384  # Redis Cluster hash slots

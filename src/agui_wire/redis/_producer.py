@@ -34,6 +34,7 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any, Final, Literal
 
 from .._codec.selected import encode_payload
+from .._runstore import observe
 from .._runstore.appends import Appends, admit
 from .._runstore.drain import Producers
 from .._runstore.ends import failure_event
@@ -61,8 +62,9 @@ logger = logging.getLogger("agui_wire.redis")
 
 # KEYS: stream, lease (, snapshot). ARGV: token, lease_ms, running_ttl_ms, maxlen
 # (0: none), known (events this producer knows are stored), first index,
-# generation, payloads... An event at or below the stream's last is skipped when
-# it is the one stored (a retry after a lost reply), else the stored one is corrupt.
+# generation, stamp ('': none), payloads... An event at or below the stream's last
+# is skipped when it is the one stored (a retry after a lost reply), else the
+# stored one is corrupt. The last event, when stored now, carries the stamp (``t``).
 APPEND: Final = Script(
     PRELUDE
     + """
@@ -77,19 +79,28 @@ end
 if not ours(KEYS[2], ARGV[1], ARGV[2]) then return {HELD, last} end
 local maxlen = tonumber(ARGV[4])
 local n = tonumber(ARGV[6]) - 1
-for i = 8, #ARGV do
+local stamp = ARGV[8]
+for i = 9, #ARGV do
   n = n + 1
   if n > last then
     if n ~= last + 1 then return {LOST, last} end
-    if maxlen > 0 then
-      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, n .. '-' .. gen, 'p', ARGV[i])
+    local id = n .. '-' .. gen
+    if i == #ARGV and stamp ~= '' then
+      if maxlen > 0 then
+        redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, id, 'p', ARGV[i], 't', stamp)
+      else
+        redis.call('XADD', KEYS[1], id, 'p', ARGV[i], 't', stamp)
+      end
+    elseif maxlen > 0 then
+      redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, id, 'p', ARGV[i])
     else
-      redis.call('XADD', KEYS[1], n .. '-' .. gen, 'p', ARGV[i])
+      redis.call('XADD', KEYS[1], id, 'p', ARGV[i])
     end
     last = n
   elseif n > known then
     local e = redis.call('XRANGE', KEYS[1], n .. '-' .. gen, n .. '-' .. gen)
-    if #e == 1 and (#e[1][2] ~= 2 or e[1][2][1] ~= 'p' or e[1][2][2] ~= ARGV[i]) then
+    local f = #e == 1 and e[1][2]
+    if f and not (f[1] == 'p' and f[2] == ARGV[i] and (#f == 2 or (#f == 4 and f[3] == 't'))) then
       return {CORRUPTED, last, e[1][1]}
     end
   end
@@ -307,7 +318,7 @@ class Producer:
             else "the lease is not ours",
         )
 
-    async def append(self, first: int, payloads: list[bytes]) -> None:
+    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         settings = self.settings
         self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
         self.sent = max(self.sent, first + len(payloads) - 1)
@@ -323,6 +334,7 @@ class Producer:
                 self.stored,
                 first,
                 self.generation,
+                "" if stamp is None else stamp,
                 *payloads,
             ],
             durable=True,
@@ -401,6 +413,7 @@ class Producer:
             self.generation,
         )
         self._check(reply)
+        observe.handed_over()
         return StoreDraining(
             self.run_id,
             f"the store is draining: the run was handed over after event {self.stored} "

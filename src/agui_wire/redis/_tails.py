@@ -54,6 +54,7 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
 
 from .._codec.selected import frame
 from .._decoder import decode_proto
+from .._runstore import observe
 from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
@@ -313,6 +314,7 @@ class _Lane:
         self.heard = 0.0  # loop time Redis last answered the lane
         self.node = ""  # the node its last read went to
         self.reading: float | None = None  # loop time the pending read was sent
+        self.counted: observe.Live | None = None  # telemetry: agui.store.lanes
 
     def add(self, run: TailRun) -> None:
         self.runs[run.key] = run
@@ -320,6 +322,7 @@ class _Lane:
         if self.task is None:
             self.task = asyncio.ensure_future(self._loop())
             self.task.add_done_callback(self._ended)
+            self.counted = observe.lanes_opened(observe.READ)
         elif not self.rung:
             self.rung = True
             ring = asyncio.ensure_future(self._ring())
@@ -423,6 +426,7 @@ class _Lane:
         if self in lanes:
             lanes.remove(self)
         self.task = None
+        observe.ended(self.counted)
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         # A lane cancelled before it ran (the store closed in the step that made it)
