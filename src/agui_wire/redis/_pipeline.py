@@ -7,8 +7,10 @@ non-transactional pipeline, one round trip for all of them. So a thousand
 producers appending at once cost a few pipelines, not a thousand connections
 (redis-py's pool refuses the 101st), and nobody waits for a connection that a
 reader holds: blocking reads (``_tails``) never come through here. A quiet store
-sends each command at once (an idle lane takes it); a busy one batches by
-itself, with no timer.
+sends each command at once (an idle lane takes it; a lane with nothing to send
+waits ``IDLE`` s for more, keeping its task and connection, then lets them
+go); a busy one batches by itself, with no timer. A round trip runs in its
+lane's task alone (the write and the deadline included).
 
 Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
@@ -45,11 +47,16 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
 MAX_BATCH: Final = 256  # commands per pipeline
+#: Seconds a lane with nothing to send waits for the next command before it ends
+#: and gives its connection back: a store that keeps up sends a round trip every
+#: event or two, and a lane per round trip (a task, a connection taken from the
+#: pool and checked, given back) cost about as much as the round trip itself.
+IDLE: Final = 1.0
 
 T = TypeVar("T")
 
 
-async def within(aw: Awaitable[T], seconds: float) -> T:
+async def within(aw: Awaitable[T], seconds: float, what: str = "from Redis") -> T:
     """``await aw`` with a deadline of the store's own (the client's socket_timeout
     may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection.
     In the caller's task where ``asyncio.timeout`` exists (3.11): ``wait_for`` runs
@@ -62,7 +69,22 @@ async def within(aw: Awaitable[T], seconds: float) -> T:
                 return await aw
         return await asyncio.wait_for(aw, seconds)
     except asyncio.TimeoutError:
-        raise RedisTimeoutError(f"no reply from Redis within {seconds:g} s") from None
+        raise RedisTimeoutError(f"no reply {what} within {seconds:g} s") from None
+
+
+async def send(connection: Any, data: bytes) -> None:
+    """``data`` written on a held ``connection`` in the caller's task. redis-py's
+    ``send_packed_command`` writes in a task of its own whenever the connection
+    has a ``socket_timeout`` (its default: 5 s; ``wait_for``): a task and two loop
+    iterations more per round trip, where the store's callers have a deadline of
+    their own (``within``). A connection without the writer redis-py keeps goes
+    through redis-py."""
+    writer = getattr(connection, "_writer", None)
+    if writer is None or writer.transport.is_closing():
+        await connection.send_packed_command(data, check_health=False)
+        return
+    writer.write(data)
+    await writer.drain()
 
 
 class _Call:
@@ -96,6 +118,7 @@ class Pipeliner:
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
         self.tasks: set[asyncio.Task[None]] = set()
+        self.idle: list[asyncio.Future[bool]] = []  # lanes waiting for a command
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
@@ -106,6 +129,7 @@ class Pipeliner:
         if loop is not self.loop:  # first use, or a new event loop (tests)
             self.loop = loop
             self.tasks = set()
+            self.idle = []
             self.busy = 0
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
@@ -114,10 +138,17 @@ class Pipeliner:
         return await future
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
-        """A lane for what is queued, unless one will take it: a lane in ``tasks``
-        and not ``busy`` is about to drain the queue; a busy one drains it after its
-        round trip, but another is opened while fewer than ``lanes`` run."""
-        if self.busy == len(self.tasks) and len(self.tasks) < self.lanes:
+        """A lane for what is queued, unless one will take it: a lane in ``tasks``,
+        neither ``busy`` nor waiting in ``idle``, is about to drain the queue; a busy
+        one drains it after its round trip, but an idle one is woken, or another
+        opened, while fewer than ``lanes`` run."""
+        waiting = [waiter for waiter in self.idle if not waiter.done()]
+        if len(self.tasks) > self.busy + len(waiting):
+            return
+        if waiting:
+            self.idle.remove(waiting[-1])
+            waiting[-1].set_result(True)
+        elif len(self.tasks) < self.lanes:
             task = loop.create_task(self._lane())
             self.tasks.add(task)
             task.add_done_callback(self._ended)
@@ -134,8 +165,21 @@ class Pipeliner:
         held = (
             _Held() if _pack is not None and not hasattr(self.redis, "get_node_from_key") else None
         )
+        loop = asyncio.get_running_loop()
         try:
-            await self._drain(held)
+            while True:
+                await self._drain(held)
+                waiter: asyncio.Future[bool] = loop.create_future()
+                self.idle.append(waiter)
+                timer = loop.call_later(IDLE, _wake, waiter, False)
+                try:
+                    woken = await waiter
+                finally:
+                    timer.cancel()
+                    if waiter in self.idle:
+                        self.idle.remove(waiter)
+                if not woken and not self.queue:
+                    return
         finally:
             # at once, before a caller can look at ``tasks`` again: a lane past its
             # last look at the queue no longer counts as one that will take a call
@@ -214,9 +258,7 @@ class Pipeliner:
         connection = held.connection
         replies: list[Any] = []
         try:
-            await connection.send_packed_command(
-                b"".join([_pack(args) for args in commands]), check_health=False
-            )
+            await send(connection, b"".join([_pack(args) for args in commands]))
             for _ in commands:
                 try:
                     # the round trip's deadline is ours (``_send``), not socket_timeout
@@ -238,3 +280,8 @@ class Pipeliner:
                 call.future.set_exception(self.closed)
         for task in list(self.tasks):
             task.cancel()
+
+
+def _wake(waiter: asyncio.Future[bool], woken: bool) -> None:
+    if not waiter.done():
+        waiter.set_result(woken)

@@ -43,7 +43,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 try:
     from hiredis import pack_command as _pack
@@ -60,6 +59,7 @@ from ._calls import RETRYABLE, Calls
 from ._entries import entries
 from ._keys import LOST, RunKeys
 from ._leases import expire, terminal_at
+from ._pipeline import send, within
 from ._scripts import Reply
 from ._settings import MAX_LANES, Settings
 
@@ -389,10 +389,7 @@ class _Lane:
         keys per read; redis-py would encode each in Python); in a cluster through
         the client, straight to the master of the lane's slot (else redis-py asks a
         node for the keys of every read, on a connection of its own)."""
-        try:
-            return await asyncio.wait_for(self._xread(*args), timeout)
-        except asyncio.TimeoutError:
-            raise RedisTimeoutError(f"no reply to a blocking read within {timeout:.2f} s") from None
+        return await within(self._xread(*args), timeout, "to a blocking read")
 
     async def _xread(self, *args: Any) -> Any:
         calls = self.tails.calls
@@ -406,7 +403,7 @@ class _Lane:
             self.connection = await pool.get_connection()
         connection = self.connection
         try:
-            await connection.send_packed_command(_pack(args), check_health=False)
+            await send(connection, _pack(args))
             # as Redis sent it (RESP2 or 3); the deadline is ours, not socket_timeout
             reply = await connection.read_response(timeout=math.inf)
         except ResponseError:
