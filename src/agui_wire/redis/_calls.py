@@ -141,13 +141,19 @@ class Calls:
         return await self.retry(keys, lambda: self.pipeliner.call(*args))
 
     async def run_script(
-        self, keys: RunKeys, script: Script, names: list[str], args: list[Any]
+        self,
+        keys: RunKeys,
+        script: Script,
+        names: list[str],
+        args: list[Any],
+        first: bool = False,
     ) -> list[Any]:
-        """A script's reply as Redis sent it, pipelined and retried."""
+        """A script's reply as Redis sent it, pipelined (``first``: ahead of what is
+        queued) and retried."""
 
         def send() -> Awaitable[Any]:
             return self.pipeliner.call(
-                "EVALSHA", script.sha, len(names), *names, *args, script=script.body
+                "EVALSHA", script.sha, len(names), *names, *args, script=script.body, first=first
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
@@ -158,10 +164,15 @@ class Calls:
             raise await self.refused(keys, exc) from exc
 
     async def script(
-        self, keys: RunKeys, script: Script, names: list[str], args: list[Any]
+        self,
+        keys: RunKeys,
+        script: Script,
+        names: list[str],
+        args: list[Any],
+        first: bool = False,
     ) -> list[Any]:
         """A rule script's reply: ``[code, last, ...]`` with the two first as ints."""
-        reply = await self.run_script(keys, script, names, args)
+        reply = await self.run_script(keys, script, names, args, first)
         reply[0], reply[1] = int(reply[0]), int(reply[1])
         return reply
 

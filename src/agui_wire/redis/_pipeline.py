@@ -122,7 +122,10 @@ class Pipeliner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
-    async def call(self, *args: Any, script: str | None = None) -> Any:
+    async def call(self, *args: Any, script: str | None = None, first: bool = False) -> Any:
+        """The command's reply (see the module doc). ``first``: ahead of what is queued
+        (a lease's renewal: a replica that queues more than its lease of commands
+        must not lose its runs' leases to its own queue)."""
         if self.closed is not None:
             raise self.closed
         loop = asyncio.get_running_loop()
@@ -133,7 +136,11 @@ class Pipeliner:
             self.busy = 0
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
-        self.queue.append(_Call(args, future, script))
+        call = _Call(args, future, script)
+        if first:
+            self.queue.appendleft(call)
+        else:
+            self.queue.append(call)
         self._open(loop)
         return await future
 

@@ -301,7 +301,9 @@ class Producer:
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed: an append renews
-        it too, so a run that produces more often than that sends no renewals."""
+        it too, so a run that produces more often than that sends no renewals. A
+        renewal goes ahead of the commands the store has queued: a replica too busy
+        to keep up queues its appends longer than the lease, and its runs live."""
         settings = self.settings
         loop = asyncio.get_running_loop()
         while True:
@@ -322,6 +324,7 @@ class Producer:
                         self.stored,
                         self.generation,
                     ],
+                    first=True,
                 )
                 if reply[0] != Reply.DONE:
                     self._check(reply)
