@@ -68,10 +68,11 @@ logger = logging.getLogger("agui_wire.redis")
 #: Runs per lane (per ``XREAD``) before another lane is opened, and the most lanes.
 LANE_KEYS: Final = 1024
 _FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized by bytes)
-# A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
-# before it re-arms (1,024 runs: 10 ms), so that a read serves many events: the
-# ``XREAD`` names every run, so its cost grows with the lane, not with the events.
-_COALESCE_FROM: Final = 128
+# A lane waits _COALESCE s per run after each read (1,024 runs: 10 ms), and at least
+# _COALESCE_MIN, before it re-arms, so that a read serves many events: the ``XREAD``
+# names every run, so its cost grows with the lane, not with the events, and a
+# lane that re-arms per event pays it per event (and a round trip).
+_COALESCE_MIN: Final = 0.002
 _COALESCE: Final = 1e-5
 #: A lane's read this much past its ``BLOCK`` time is a stall (lease checks wait).
 STALL_SLACK: Final = 0.25
@@ -350,8 +351,8 @@ class _Lane:
                     tails.checks_held = now + settings.lease  # the producer renews first
                 delay = 0.05
                 self._dispatch(reply, now)
-                if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
-                    await asyncio.sleep(len(self.runs) * _COALESCE)  # a few more arrive
+                # a re-arm costs O(runs): let a few more arrive
+                await asyncio.sleep(max(_COALESCE_MIN, len(self.runs) * _COALESCE))
         except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
             self._close()
             raise
