@@ -29,7 +29,10 @@ commandstats`` and its socket reads per event, ~round trips, from ``INFO stats``
 the replica's context switches; ``CPU``: its CPU time / wall (a replica that
 keeps up idles between events; one that cannot uses what the machine gives it),
 ``wait``: the time it was runnable but waiting for a CPU (``/proc`` schedstat), /
-wall: what the shared machine took from it; publish -> deliver p50/p99 over every delta; the
+wall: what the shared machine took from it; ``needs``: the cores it needs to keep
+up at the CPU per event it showed (offered events/s x CPU per event: above ``CPU``,
+the replica falls behind and its queue becomes the latency); publish -> deliver
+p50/p99 over every delta (and per second of the run, in ``--json``); the
 most connections the replica held (``CLIENT LIST``, sampled every 0.2 s); wall
 against the workload's length (``(deltas + 1) / R``: starts are spread over one
 interval). ``ratio`` is RunStore / workload CPU per event, taken per repeat (the
@@ -550,7 +553,7 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 1) -> str:
     return f"{mid:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
 
 
-def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], length: float, offered: float) -> dict[str, Any]:
     """The repeats of one row of a cell: medians (and min-max) per delivered event."""
     per = [r["cpu"] / r["delivered"] for r in rows]
     out = {
@@ -561,6 +564,8 @@ def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
         "switches": [r["switches"] / r["delivered"] for r in rows],
         "lag99_ms": [r["lag99"] * 1e3 for r in rows],
         "busy": [r["cpu"] / r["wall"] for r in rows],
+        # cores the replica needs to keep up at this CPU per event (offered x CPU/event)
+        "needed": [r["cpu"] / r["delivered"] * offered for r in rows],
         "starved": [r["waited"] / r["wall"] for r in rows],
         "gc_us": [r["gc"] / r["delivered"] * 1e6 for r in rows],
         "connections": max(r["connections"] for r in rows),
@@ -596,7 +601,8 @@ def print_cell(runs: int, rate: float, loop: str, memory: dict[str, Any], store:
             f"{_spread(row['p50_ms']):>20} {_spread(row['p99_ms']):>22} "
             f"{row['connections']:>5} {wall:>15} {_spread(row['lag99_ms']):>18} "
             f"{_spread(row['gc_us']):>16} {statistics.median(row['busy']) * 100:>5.0f}% "
-            f"{statistics.median(row['starved']) * 100:>5.0f}%",
+            f"{statistics.median(row['starved']) * 100:>5.0f}% "
+            f"{statistics.median(row['needed']):>6.2f}",
             flush=True,
         )
         head = " " * len(head)
@@ -704,7 +710,7 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
         f"{'runs':>7} {'ev/s':>5} {'offered':>9} {'loop':<8} {'row':<9}{'CPU us/event':>22} "
         f"{'Redis us/event':>20} {'p50 ms':>20} {'p99 ms':>22} {'conns':>5} "
         f"{'wall / length':>15} {'loop lag p99 ms':>18} {'GC CPU us/event':>16} "
-        f"{'CPU':>6} {'wait':>6}"
+        f"{'CPU':>6} {'wait':>6} {'needs':>6}"
     )
     failed = False
     overloaded: list[str] = []
@@ -751,7 +757,9 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
                             )
                         rows[mode].append(r)
                 length = (args.deltas + 1) / rate
-                memory, store = (summarise(rows[m], length) for m in ("memory", "store"))
+                memory, store = (
+                    summarise(rows[m], length, runs * rate) for m in ("memory", "store")
+                )
                 print_cell(runs, rate, loop, memory, store)
                 cells.append(
                     {"runs": runs, "rate": rate, "loop": loop, "workload": memory, "store": store}
@@ -809,8 +817,9 @@ def markdown(cells: list[dict[str, Any]]) -> str:
     lines = [
         "| runs x events/s (offered) | loop | replica CPU / event: workload | RunStore "
         "| ratio | Redis CPU / event | p50 / p99: workload | RunStore | wall / length "
-        "| appends, XREADs per 1,000 events | replica waiting for a CPU | runs failed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| appends, XREADs per 1,000 events | replica waiting for a CPU "
+        "| replica cores: needed / got | runs failed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in cells:
         w, s = c["workload"], c["store"]
@@ -824,7 +833,8 @@ def markdown(cells: list[dict[str, Any]]) -> str:
             f"| {ms(m(s['p50_ms']))} / {ms(m(s['p99_ms']))} ms "
             f"| {m(s['wall_s']):.1f} / {s['length_s']:.1f} s "
             f"| {calls.get('evalsha', 0) * 1e3:,.0f}, {ms(calls.get('xread', 0) * 1e3)} "
-            f"| {m(s['starved']) * 100:.0f}% | {s.get('failed', 0):,} |"
+            f"| {m(s['starved']) * 100:.0f}% | {m(s['needed']):.2f} / {m(s['busy']):.2f} "
+            f"| {s.get('failed', 0):,} |"
         )
     return "\n".join(lines)
 
