@@ -109,9 +109,15 @@ class _Check:
         # overloaded past its deadlines): what they delivered was checked like the rest
         self.gave_up: Counter[str] = Counter()
         self.gave_up_example = ""
+        self.lapsed = 0  # runs its reader saw ended RUN_ERROR LEASE_EXPIRED
 
     def event(self, run_id: str, index: int, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if kind == "RUN_ERROR" and event.get("code") == "LEASE_EXPIRED":
+            # the store ended the run for its readers: its producer's lease lapsed
+            # (the producer raises LeaseLost: counted as a run the store gave up on)
+            self.lapsed += 1
+            return
         deltas = self.deltas
         if 3 <= index <= deltas + 2:
             if kind != "TEXT_MESSAGE_CONTENT":
@@ -295,6 +301,7 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         "problem_count": len(check.problems),
         "gave_up": dict(check.gave_up),
         "gave_up_example": check.gave_up_example[:300],
+        "lapsed": check.lapsed,
         "logged": dict(logged),
         "gc": gc_time,
         "collections": collections,
@@ -735,7 +742,8 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
                         if gave_up:
                             overloaded.append(
                                 f"{mode} {runs:,} runs x {rate:g}/s ({loop}): the store ended "
-                                f"{gave_up:,} runs with its typed error {r['gave_up']} (e.g. "
+                                f"{gave_up:,} runs with its typed error {r['gave_up']} "
+                                f"({r['lapsed']:,} readers got RUN_ERROR LEASE_EXPIRED; e.g. "
                                 f"{r['gave_up_example']}), wall {r['wall']:.0f} s, p50 "
                                 f"{(r['p50'] or 0):.1f} s: overloaded, every event it "
                                 "delivered once and in order"
