@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packaging, as a packager and a new user meet it (issue 16). From a clean clone of HEAD
+# Packaging, as a packager and a new user meet it. From a clean clone of HEAD
 # (committed files only), in fresh venvs under a scratch directory:
 #   A  CPython 3.11: `python -m build` -> sdist + wheel; .ci/check_dist.py on both; the sdist
 #      alone installed in a fresh venv compiles the extension -> .ci/smoke.py; auditwheel

@@ -1,4 +1,4 @@
-"""Memory per request of a run store replica (issue 22 item 2).
+"""Memory per request of a run store replica.
 
     .venv/bin/python benchmarks/redis_memory.py [--events 100000] [--joiners 30]
         [--big 300] [--size 1000000]

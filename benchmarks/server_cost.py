@@ -25,7 +25,7 @@ return of the send carrying the event, measured inside the server) as p50/p99.
     .venv/bin/python benchmarks/server_cost.py --quick      # CI smoke run (~20 s)
     .venv/bin/python benchmarks/server_cost.py --markdown   # tables as Markdown
 
-Targets (issue 14), checked and printed: burst CPU per event <= 1/20 of the
+Targets, checked and printed: burst CPU per event <= 1/20 of the
 official pattern's, both transports; paced within 1.1x of the one-send floor;
 p99 added delay <= 1 ms.
 """

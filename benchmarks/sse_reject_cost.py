@@ -1,4 +1,4 @@
-"""What refusing an event costs the SSE encoders, next to accepting it (issue 15).
+"""What refusing an event costs the SSE encoders, next to accepting it.
 
 For each case, two events that differ in one value at the end of the event: the
 bad one (``EncodeError``) and the same event with that value made valid. Both

@@ -1,4 +1,4 @@
-"""A live stream that arrives one event per chunk (issue 14 item 4): ``EventDecoder.feed``
+"""A live stream that arrives one event per chunk: ``EventDecoder.feed``
 per frame / SSE block over the realistic run, beside the payload decode alone.
 ``decode_cost.py`` prints the same columns side by side with their ratios."""
 

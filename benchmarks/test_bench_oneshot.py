@@ -1,4 +1,4 @@
-"""One-shot functions beside the bound paths (issue 14 item 3): one small event,
+"""One-shot functions beside the bound paths: one small event,
 ``encode_proto``/``encode_sse``/``decode_proto``/``decode`` vs the ``EventEncoder`` /
 ``EventDecoder`` method they stand for. ``oneshot.py`` prints them side by side with
 their ratios."""

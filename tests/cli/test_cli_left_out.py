@@ -1,4 +1,4 @@
-"""Nothing is left out silently (issue 25 item 2): every command that goes past an
+"""Nothing is left out silently: every command that goes past an
 event lists it — input, index, byte offset, type, reason — the first five by
 default, every one with ``-v``, and a count at the end; its words are this command
 line's options, not Python keywords. (``cost``: tests/cli/test_cli_verdict.py.)

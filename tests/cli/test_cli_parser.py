@@ -1,5 +1,5 @@
 """What a user meets before any capture is read: the bare command, a wrong option,
-``--help`` (issue 25 item 6).
+``--help``.
 
 ``main`` runs in-process here (``COLUMNS`` sets the width argparse formats for);
 the console script itself is run by the other tests in this directory.

@@ -95,7 +95,9 @@ def test_record_then_timeline(agent: str, tmp_path: Path, accept: str) -> None:
     tool = spans["tool call"]
     assert tool["label"] == "get_weather (call-1)"
     assert tool["closed"]
-    assert tool["result_at"] - tool["args_end"] >= paced_agent.TOOL_SECONDS - 0.005
+    # (a lower bound only up to the client's delay in reading TOOL_CALL_END, which a
+    # loaded machine stretches: half the pause still tells it from no pause)
+    assert tool["result_at"] - tool["args_end"] >= paced_agent.TOOL_SECONDS / 2
     message = spans["message"]
     assert (message["deltas"], message["chars"]) == (6, len("".join(paced_agent.WORDS)))
     run = spans["run"]

@@ -1,6 +1,6 @@
 """``agui-wire cost``'s verdict: the right sign on real framework traffic and on traffic
 where each transport wins, uncompressed and compressed; what was left out, listed and
-counted (issue 25 items 1, 2 and 6).
+counted.
 
 The real captures (tests/cli/captures) are a LangGraph run, whose RAW events and
 state carry JSON values (and a nanosecond timestamp above 2^53), and a pydantic-ai

@@ -1,4 +1,4 @@
-"""A wrong file is not a valid empty capture (issue 25 item 4).
+"""A wrong file is not a valid empty capture.
 
 Every command that reads a capture, given a text file, an empty file, a stream of
 SSE comments only, or JSON Lines objects without ``type``: it says what it found

@@ -8,7 +8,7 @@ none of its functions binds locally (arguments, ``cdef`` locals, assignment, loo
 ``except`` targets, Python's rule that a name assigned anywhere in a function is local
 unless declared ``global``) nor its module level. A free name must then be found by
 ``tests/contract/test_c_twins.py`` in the file itself, the common include, a declared
-``# uses`` line, or the builtins; include order no longer hides a dependency.
+``# uses`` line, or the builtins, so include order cannot hide a dependency.
 
 Contract: :func:`scan` returns a :class:`Scan` per file; the names are exactly those
 Cython would look up at module scope, so a name read from another include shows up.

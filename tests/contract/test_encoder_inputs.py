@@ -1,4 +1,4 @@
-"""What the encoders take, on every entry point of both transports (issue 15).
+"""What the encoders take, on every entry point of both transports.
 
 Strategy: one event shape (``CUSTOM`` with the value under test) through every
 public way to encode it: ``encode_sse`` (with and without an id), ``encode_proto``,
@@ -10,8 +10,8 @@ tests/fuzz/fuzz_encode.py throws generated object graphs at both.
 Held here:
 * every container kind (list, tuple, dict, their subclasses, other mappings),
   nested thousands deep or inside itself (a cycle), is an ``EncodeError`` with a
-  JSON pointer, never a crash (orjson does not count tuple depth and used to take
-  the process down);
+  JSON pointer, never a crash (orjson does not count tuple depth: a deep tuple
+  handed to it takes the process down);
 * the depth the SSE encoders write is the depth the SSE decoders read;
 * subclasses of str/int/float are written as their plain value, whatever their
   methods say, and the SDK's ``EventType`` enum as ``type`` gives the bytes the
@@ -311,7 +311,7 @@ def test_an_integer_past_the_str_digit_limit_is_an_encode_error(name: str) -> No
 @pytest.mark.parametrize(
     "event",
     [
-        # a deep container where a message used to quote the value with repr()
+        # a deep container: a message must not quote the value with repr()
         {"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "t", "role": "tool",
          "content": [{"type": _deep_tuple(2000)}]},
         {"type": "STATE_DELTA", "delta": [{"op": _deep_tuple(2000), "path": "/a"}]},

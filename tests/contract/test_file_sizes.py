@@ -1,4 +1,4 @@
-"""No hand-written source file over 1,000 lines (issue 26 item 3).
+"""No hand-written source file over 1,000 lines.
 
 A file a reviewer cannot hold beside its twin is split along its seams: the C twins
 into parts in their pure twin's order (``_codec/_proto_writer_*.pxi``), the run store

@@ -1,4 +1,4 @@
-"""Packaging facts that must agree across files (issue 16).
+"""Packaging facts that must agree across files.
 
 The Python versions in the classifiers are the ones .ci/packaging.sh builds and
 smoke-tests and the ones cibuildwheel builds wheels for; the setuptools floor is the
@@ -85,7 +85,7 @@ def test_compiler_flags_follow_the_compiler() -> None:
     assert not any(a.startswith("-") for a in compile_args + link_args)
 
 
-# -- the C sources build with GCC, Clang and MSVC (issue 11 item 8) --------------------
+# -- the C sources build with GCC, Clang and MSVC --------------------
 
 CODEC = ROOT / "src" / "agui_wire" / "_codec"
 PORTABLE = CODEC / "_portable.h"

@@ -291,7 +291,7 @@ def test_http_agent_applies_a_compact_run_like_the_whole_run(
 
 
 def test_two_users_never_share_a_run_across_replicas(cluster) -> None:
-    """Issue 23 items 1-2 over real sockets: Bob POSTing Alice's runId (on the other
+    """Owners over real sockets: Bob POSTing Alice's runId (on the other
     replica) starts a run of his own; anyone but Alice reading her run gets the 404
     of an unknown run, on both replicas and both transports; bad run ids are 400s."""
     run_id = new_run()

@@ -1,3 +1,3 @@
-"""The evolution drill (issue 11 item 2): the schema grows in a scratch copy of the
+"""The evolution drill: the schema grows in a scratch copy of the
 tree, and every backend must carry the new fields and event type, byte for byte
 alike, on the C path. Run by ``make evolution`` (not by ``make test``)."""

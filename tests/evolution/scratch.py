@@ -1,4 +1,4 @@
-"""The evolution drill's scratch tree (issue 11 item 2): evolve the schema as a
+"""The evolution drill's scratch tree: evolve the schema as a
 maintainer would, regenerate, rebuild, and run the checks on the result.
 
 Strategy (one copy, one build; the real tree is never written):
@@ -52,7 +52,7 @@ def _things(edits: str) -> tuple[str, ...]:
 
 # variant -> (edits, things checked); the build happens in the "evolved" tree
 VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "evolved": (tuple("abcde"), _things("abcde")),  # issue 11's drill
+    "evolved": (tuple("abcde"), _things("abcde")),  # the whole drill
     "fields": (tuple("abcd"), _things("abcd")),
     "more": (tuple("abcdefghijkl"), _things("fghijkl")),
     "loud": (("a", "b", "c", "d", "far"), ()),

@@ -1,4 +1,4 @@
-"""Every backend carries what the evolved schema adds (issue 11 item 2), one test
+"""Every backend carries what the evolved schema adds, one test
 per (variant, thing, property); ``scratch.py`` says what the variants are,
 ``evolve.py`` what each thing adds, ``_probe.py`` how each property is checked.
 
@@ -9,8 +9,8 @@ and read back to the input), ``sse-same-bytes``, ``c-path`` (the extension
 handled every check itself: its fallback counters did not move), ``validate``
 (no error from the validator), ``normalize`` (leaves the decoded form as it is).
 
-What fails on main today is marked ``xfail(strict=True)`` with the reason: the
-work of issue 11 item 1 turns them into passes, and then the marker must go.
+What fails today is marked ``xfail(strict=True)`` with the reason; when the work
+turns one into a pass, its marker must go.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ PROPERTIES: dict[str, tuple[str, str] | None] = {
     "normalize": ("cython", "normalize"),
 }
 
-# (variant, thing, property) -> why it fails on main today (an entry here is marked
-# xfail(strict=True) with its reason; issue 11 item 1 emptied it of the rest)
+# (variant, thing, property) -> why it fails today (an entry here is marked
+# xfail(strict=True) with its reason)
 TODAY: dict[tuple[str, str, str], str] = {}
 
 

@@ -1,5 +1,5 @@
 """agui_wire.schema: the wire facts every codec reads are the ones the descriptors
-say (issue 11 item 1), and they are the AG-UI 1.0 numbers docs/wire-format.md
+say, and they are the AG-UI 1.0 numbers docs/wire-format.md
 states: a derivation that read the wrong field would move bytes on the wire.
 
 The codecs are held to these facts by the differential and interop suites; the
@@ -194,11 +194,10 @@ def _grown() -> Descriptor:
 
 @pytest.mark.parametrize("name", list(_FIELD_TYPES))
 def test_a_field_no_codec_carries_is_a_schema_error_naming_it(name: str) -> None:
-    """issue 11 item 2: what no codec has code for fails loudly, with the reason:
+    """What no codec has code for fails loudly, with the reason:
     a SchemaError (an ImportError, so import agui_wire.schema raises it) naming the
-    message, the field, its type and number. It was a bare AssertionError; a
-    message of another package (created, items, other) a bare KeyError later, in
-    the first codec built from the schema."""
+    message, the field, its type and number, also for a message of another
+    package (created, items, other), before any codec is built from the schema."""
     fd = _grown().fields_by_name[name]
     with pytest.raises(SchemaError) as info:
         schema._field(fd)

@@ -8,6 +8,7 @@ producer (never its exception's text), the type of any event, headers of a scope
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from typing import Any
@@ -26,6 +27,9 @@ from agui_wire._streaming import (
     scope_header,
 )
 from agui_wire.errors import EncodeError
+
+#: The logger of the stream's owner (asgi's, a store's): failures to close are logged on it.
+LOG = logging.getLogger("agui_wire.tests")
 
 pytestmark = pytest.mark.anyio
 
@@ -50,7 +54,7 @@ async def test_an_async_iterable_is_used_as_it_is() -> None:
         yield 2
 
     generator = events()
-    source = Source(generator, None, asyncio.get_running_loop())
+    source = Source(generator, None, asyncio.get_running_loop(), LOG)
     assert source.aiter is generator
     assert source.lock is None
     assert await drain(source) == [1, 2]
@@ -58,7 +62,7 @@ async def test_an_async_iterable_is_used_as_it_is() -> None:
 
 async def test_a_collection_runs_inline_and_a_generator_in_a_thread() -> None:
     loop = asyncio.get_running_loop()
-    inline = Source([1, 2, 3], None, loop)
+    inline = Source([1, 2, 3], None, loop, LOG)
     assert inline.lock is None
     assert await drain(inline) == [1, 2, 3]
     assert inline.done
@@ -69,10 +73,10 @@ async def test_a_collection_runs_inline_and_a_generator_in_a_thread() -> None:
             threads.append(threading.current_thread())
             yield n
 
-    threaded = Source(events(), None, loop)
+    threaded = Source(events(), None, loop, LOG)
     assert await drain(threaded) == list(range(5))
     assert threading.main_thread() not in threads
-    assert Source(events(), False, loop).lock is None  # threaded=False: inline
+    assert Source(events(), False, loop, LOG).lock is None  # threaded=False: inline
 
 
 async def test_a_threaded_producer_runs_at_most_ahead_events_ahead() -> None:
@@ -83,7 +87,7 @@ async def test_a_threaded_producer_runs_at_most_ahead_events_ahead() -> None:
             made.append(n)
             yield n
 
-    source = Source(events(), None, asyncio.get_running_loop())
+    source = Source(events(), None, asyncio.get_running_loop(), LOG)
     assert await source.next() == 0
     await asyncio.sleep(0.2)  # the thread fills the queue, then stops
     assert _AHEAD <= len(made) <= _AHEAD + 2
@@ -96,7 +100,7 @@ async def test_a_threaded_producers_exception_is_raised_in_its_place() -> None:
         yield 1
         raise RuntimeError("the model failed")
 
-    source = Source(fails(), None, asyncio.get_running_loop())
+    source = Source(fails(), None, asyncio.get_running_loop(), LOG)
     assert await source.next() == 1
     with pytest.raises(RuntimeError, match="the model failed"):
         await source.next()
@@ -117,7 +121,7 @@ async def test_close_waits_for_a_step_running_in_the_thread() -> None:
         finally:
             closed.append(True)
 
-    source = Source(slow(), None, asyncio.get_running_loop())
+    source = Source(slow(), None, asyncio.get_running_loop(), LOG)
     assert await source.next() == 1
     await asyncio.to_thread(stepping.wait, 5)
     await source.close()
@@ -134,11 +138,11 @@ async def test_close_of_an_async_generator_and_of_a_collection() -> None:
         finally:
             closed.append(True)
 
-    source = Source(events(), None, asyncio.get_running_loop())
+    source = Source(events(), None, asyncio.get_running_loop(), LOG)
     assert await source.next() == 1
     await source.close()
     assert closed == [True]
-    await Source([1], None, asyncio.get_running_loop()).close()
+    await Source([1], None, asyncio.get_running_loop(), LOG).close()
 
 
 async def test_close_unstarted_closes_generators_and_logs_a_failure(caplog: Any) -> None:
@@ -156,9 +160,9 @@ async def test_close_unstarted_closes_generators_and_logs_a_failure(caplog: Any)
 
     started = gen()
     next(started)
-    await close_unstarted(agen())
-    await close_unstarted(started)
-    await close_unstarted([1, 2])
+    await close_unstarted(agen(), LOG)
+    await close_unstarted(started, LOG)
+    await close_unstarted([1, 2], LOG)
     assert closed == ["sync"]
 
     class Broken:
@@ -171,8 +175,9 @@ async def test_close_unstarted_closes_generators_and_logs_a_failure(caplog: Any)
         def close(self):
             raise OSError("cannot close")
 
-    await close_unstarted(Broken())
+    await close_unstarted(Broken(), LOG)
     assert "closing the AG-UI event producer failed" in caplog.text
+    assert {r.name for r in caplog.records} == {"agui_wire.tests"}
 
 
 def test_the_event_of_a_failed_producer_never_says_its_exception() -> None:
