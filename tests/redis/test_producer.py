@@ -116,3 +116,31 @@ async def test_a_replica_that_queues_longer_than_the_lease_keeps_its_leases(
     assert await task == len(EVENTS) + 2
     stored = await r.xrange(store.stream_key(run_id))
     assert [fields.get(b"end") for _, fields in stored[-1:]] == [b"finished"]
+
+
+async def test_a_run_that_starts_late_renews_the_lease_its_claim_took(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """The lease lives from the claim on: a producer whose run starts long after its
+    claim (a busy replica's task, queued) renews it by the claim's time, not its own
+    start's; its first event comes late (no append renews it meanwhile)."""
+    r = opened.redis(redis_server.url)
+    admin = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r, lease=1.5))
+    keys = store._settings.layout.keys(None, run_id)
+
+    async def events() -> Any:
+        await asyncio.sleep(1.0)
+        yield {"type": "RUN_STARTED", "threadId": "t", "runId": run_id}
+        yield {"type": "RUN_FINISHED", "threadId": "t", "runId": run_id}
+
+    producer = await claim(store._writing, keys, events(), replay=False)
+    assert isinstance(producer, Producer)
+    await asyncio.sleep(1.3)  # the run's task starts 1.3 s after its claim
+    task = asyncio.ensure_future(producer.run())
+    lapsed = 0
+    while not task.done():
+        lapsed += not await admin.exists(keys.lease)
+        await asyncio.sleep(0.02)
+    assert lapsed == 0
+    assert await task == 2

@@ -383,7 +383,9 @@ class Producer:
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
-        self.renewed = loop.time()  # by the claim
+        # the claim took the lease (``_claim`` says when it was sent: no later than
+        # Redis set it); a run whose task started late renews at once
+        self.renewed = min(self.renewed, loop.time())
         watchdog = self.writing.watchdog
         watchdog.watch(self)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
