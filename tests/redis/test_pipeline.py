@@ -98,6 +98,23 @@ async def test_a_lane_waits_for_the_next_command_then_lets_its_connection_go(
     assert not lanes.tasks
 
 
+async def test_a_round_trip_whose_replies_keep_coming_outlasts_its_deadline(
+    opened: Opened, fresh_redis: Callable[..., RedisServer]
+) -> None:
+    """The deadline is for a silent Redis: one round trip of four commands, each
+    answered 0.3 s after the one before (a BLPOP that times out), lasts 1.2 s past a
+    0.5 s deadline; a Redis that stops answering still times out."""
+    server = fresh_redis()
+    lanes = Pipeliner(opened.redis(server.url), 1, 0.5)
+    assert await lanes.call("PING") == b"PONG"
+    replies = await asyncio.gather(
+        *(lanes.call("BLPOP", "pipeline:nothing", "0.3") for _ in range(4))
+    )
+    assert replies == [None] * 4
+    with stopped(server, 1.0), pytest.raises(RedisTimeoutError):
+        await lanes.call("PING")
+
+
 async def test_within_is_a_deadline_of_the_stores_own() -> None:
     assert await within(asyncio.sleep(0, "done"), 1) == "done"
     with pytest.raises(RedisTimeoutError, match=r"no reply from Redis within 0\.05 s"):

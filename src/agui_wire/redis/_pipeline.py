@@ -32,7 +32,7 @@ import asyncio
 import math
 import sys
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -56,17 +56,41 @@ IDLE: Final = 1.0
 T = TypeVar("T")
 
 
-async def within(aw: Awaitable[T], seconds: float, what: str = "from Redis") -> T:
+async def within(
+    aw: Awaitable[T],
+    seconds: float,
+    what: str = "from Redis",
+    progress: Callable[[], int] | None = None,
+) -> T:
     """``await aw`` with a deadline of the store's own (the client's socket_timeout
     may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection.
     In the caller's task where ``asyncio.timeout`` exists (3.11): ``wait_for`` runs
     ``aw`` in a task of its own, whose error is never retrieved when the caller is
     cancelled as the connection fails (a shutdown: "Task exception was never
-    retrieved" logged)."""
+    retrieved" logged). With ``progress`` (3.11; a count of replies read), the
+    deadline is ``seconds`` without one: Redis answering a long round trip, read
+    slowly by a replica whose loop lags, is not a silent Redis."""
     try:
         if sys.version_info >= (3, 11):
-            async with asyncio.timeout(seconds):
-                return await aw
+            async with asyncio.timeout(None if progress else seconds) as deadline:
+                if progress is None:
+                    return await aw
+                loop = asyncio.get_running_loop()
+                seen = progress()
+
+                def look() -> None:
+                    nonlocal seen, timer
+                    if progress() == seen:
+                        deadline.reschedule(loop.time())  # silent for ``seconds``
+                    else:
+                        seen = progress()
+                        timer = loop.call_later(seconds, look)
+
+                timer = loop.call_later(seconds, look)
+                try:
+                    return await aw
+                finally:
+                    timer.cancel()
         return await asyncio.wait_for(aw, seconds)
     except asyncio.TimeoutError:
         raise RedisTimeoutError(f"no reply {what} within {seconds:g} s") from None
@@ -101,10 +125,14 @@ class _Call:
 class _Held:
     """A lane's connection on one Redis (taken from the pool while the lane runs)."""
 
-    __slots__ = ("connection",)
+    __slots__ = ("connection", "replies")
 
     def __init__(self) -> None:
         self.connection: Any = None
+        self.replies = 0  # read on it: a round trip's progress
+
+    def read(self) -> int:
+        return self.replies
 
 
 class Pipeliner:
@@ -221,7 +249,9 @@ class Pipeliner:
                 self.busy -= 1
 
     async def _send(self, calls: list[_Call], held: _Held | None) -> None:
-        replies = await within(self._replies(calls, held), self.timeout)  # (per round trip)
+        # a deadline per round trip, running while replies come in (on one Redis)
+        progress = None if held is None else held.read
+        replies = await within(self._replies(calls, held), self.timeout, progress=progress)
         self.heard = asyncio.get_running_loop().time()
         for call, reply in zip(calls, replies, strict=True):
             if call.future.done():
@@ -272,6 +302,7 @@ class Pipeliner:
                     replies.append(await connection.read_response(timeout=math.inf))
                 except ResponseError as exc:
                     replies.append(exc)
+                held.replies += 1
         except BaseException:
             held.connection = None
             await connection.disconnect()
