@@ -16,11 +16,13 @@ Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
 every command in it, and the caller retries (the store's scripts are
 idempotent). A round trip has ``timeout`` seconds (whatever the client's
-``socket_timeout``): past it the connection is dropped and every command gets
-redis-py's ``TimeoutError``, so a stalled or black-holed Redis never holds a lane
-for good. ``heard`` is when Redis last answered (the store's watchdog reads
-it). ``EVALSHA`` of a script Redis does not hold (a restart, a failover to a
-replica that never saw ``SCRIPT LOAD``) loads it and sends the command again.
+``socket_timeout``; on one Redis, ``timeout`` seconds without a reply: a long
+pipeline read by a lagging replica is not a silent Redis): past it the connection
+is dropped and every command gets redis-py's ``TimeoutError``, so a stalled or
+black-holed Redis never holds a lane for good. ``heard`` is when Redis last
+answered (the store's watchdog reads it). ``EVALSHA`` of a script Redis does not
+hold (a restart, a failover to a replica that never saw ``SCRIPT LOAD``) loads it
+and sends the command again.
 Commands of a caller cancelled before they were sent are dropped. After
 ``close`` every command queued, in flight or called later fails at once with
 ``CLOSED`` (a connection error: the store's retries stop on it).
