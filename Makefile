@@ -137,14 +137,19 @@ frameworks: $(EXTENSION) $(NODE_PEERS) $(FW_VENVS:%=.venv-fw/%/.installed)
 	PYTHONPATH=src .venv-fw/sdk-0.1/bin/python -m pytest -q -p no:cacheprovider tests/contract/test_compat.py
 
 # The run store under load: redis-server, two uvicorn replicas, 1/10/100 subscribers
-# (BENCH_ARGS go to it); then 100/1,000/10,000 live runs on one replica (~3 min), and
+# (BENCH_ARGS go to it); then 100/1,000/10,000 live runs on one replica (~3 min), a
+# 200,000-event compact fold beside 200 live runs (~1 min), and
 # a replica's memory per request (30 compact joiners of 100,000 events; one slow reader
-# of 300 x 1 MB events; ~1 min); then the store's cost per event beside the workload
-# alone (bench-redis-throughput). The README and docs/scaling.md figures come from here.
+# of 300 x 1 MB events; ~1 min); what replica_acks=1 costs per event beside the
+# default (a master and a replica; ~1 min); then the store's cost per event beside the
+# workload alone (bench-redis-throughput). The README and docs/scaling.md figures come
+# from here.
 bench-redis: $(EXTENSION) redis-server
 	$(BIN)/python benchmarks/redis_fanout.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/redis_scale.py
+	$(BIN)/python benchmarks/redis_fold_isolation.py --repeat 2
 	$(BIN)/python benchmarks/redis_memory.py
+	nice -n 10 $(BIN)/python benchmarks/redis_durability.py --repeat 5
 	$(BIN)/python benchmarks/runstore_cost.py
 	$(MAKE) bench-redis-throughput
 

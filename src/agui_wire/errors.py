@@ -59,6 +59,7 @@ __all__ = [
     "UnexpectedContentType",
     "UnknownEventError",
     "UnknownEventWarning",
+    "UnknownGeneration",
     "UnknownPartWarning",
 ]
 
@@ -422,9 +423,11 @@ class StoreError(AguiWireError):
 
 
 class StoreUnavailable(StoreError):
-    """Redis could not be reached (or kept failing) for longer than the store's
-    ``reconnect`` window. Nothing was lost: what was acknowledged is stored, and a
-    retry (the producer's ``publish``, the subscriber's resume) continues from it."""
+    """Redis could not be reached (or kept failing, or stayed silent) for longer than
+    the store waits: ``reconnect`` seconds to claim or find a run, ``lease + 1`` s
+    once it is live (as long as its lease may be valid). Nothing was lost: what was
+    acknowledged is stored, and a retry (the producer's ``publish``, the
+    subscriber's resume) continues from it."""
 
 
 class StoreDraining(StoreUnavailable):
@@ -449,9 +452,9 @@ class RunNotFound(StoreError):
 
 class RunLost(StoreError):
     """Events the store had acknowledged are gone: Redis restarted without
-    persistence (or lost writes it had confirmed), or the run's key was deleted.
-    The run cannot continue; its subscribers get a ``RUN_ERROR`` (code
-    ``RUN_LOST``)."""
+    persistence, a failover promoted a replica that lacked them (``replica_acks``
+    prevents it), or the run's key was deleted. The run cannot continue; its
+    subscribers get a ``RUN_ERROR`` (code ``RUN_LOST``)."""
 
 
 class RunReplaced(RunLost):
@@ -487,15 +490,40 @@ class StoreCorrupted(StoreError):
 
 
 class ResumePastEnd(StoreError, ValueError):
-    """A resume position after the last event of a run that has ended: the run never
-    had that event (HTTP: 400). ``after`` is the position, ``last`` the run's last
-    event."""
+    """A resume position after the last event the run has stored (HTTP: 400): a
+    run that has ended never had that event; a live run has not stored it (the
+    position is not one this run gave, or the store lost events it had
+    acknowledged). ``after`` is the position, ``last`` the run's last stored
+    event, ``live`` whether the run goes on."""
 
-    def __init__(self, run_id: str, after: int, last: int) -> None:
+    def __init__(self, run_id: str, after: int, last: int, *, live: bool = False) -> None:
         self.after = after
         self.last = last
+        self.live = live
+        if live:
+            reason = (
+                f"resuming after event {after}, but the run is live with {last} events "
+                f"stored so far: event {after} is not one it gave (or the store lost "
+                "events it had acknowledged)"
+            )
+        else:
+            reason = f"resuming after event {after}, but the run ended after event {last}"
+        super().__init__(run_id, reason)
+
+
+class UnknownGeneration(StoreError, ValueError):
+    """A resume position (``n-<generation>``) naming a generation the run never had:
+    made up, or an id of another run (HTTP: 400). ``generation`` is the one named,
+    ``stored`` the run's."""
+
+    def __init__(self, run_id: str, position: str, generation: int, stored: int) -> None:
+        self.position = position
+        self.generation = generation
+        self.stored = stored
         super().__init__(
-            run_id, f"resuming after event {after}, but the run ended after event {last}"
+            run_id,
+            f"the position {position} names generation {generation}, which is not a "
+            f"generation of this run (its events carry generation {stored})",
         )
 
 

@@ -135,6 +135,8 @@ def every_error() -> list[Exception]:
         e.StoreFull("r", "maxmemory"),
         e.StoreCorrupted("r", "agui:{3}:k", "2-8", "a missing field"),
         e.ResumePastEnd("r", 8, 7),
+        e.ResumePastEnd("r", 50, 2, live=True),
+        e.UnknownGeneration("r", "2-42", 42, 7248736939718),
         e.RunInProgress("r", "another producer holds the lease"),
         e.LeaseLost("r", "the lease expired"),
         e.HistoryTrimmed("r", 2, 50),

@@ -19,12 +19,14 @@ deployment sharing runs through Redis (``AGUI_REDIS_URL``).
 * ``POST /publish?run=R``: a benchmark run whose deltas are their publish time
   (``time.time()``), so subscribers measure latency.
 
-``AGUI_LEASE`` (seconds, default 2) and ``AGUI_TTL`` configure the store. On
-SIGTERM the replica drains (``RunStore.drain_on_signal``, grace
-``AGUI_DRAIN_GRACE`` seconds, default 1). The owner of a request's runs is its
-``x-agui-user`` header (none: the shared namespace), standing for the app's
-authentication; a run id that is not one is a 400; Redis unreachable, or the
-replica draining, a 503 with ``Retry-After``.
+``AGUI_LEASE`` (seconds, default 2), ``AGUI_TTL`` and ``AGUI_RECONNECT`` (default
+10) configure the store. On SIGTERM the replica drains
+(``RunStore.drain_on_signal``, grace ``AGUI_DRAIN_GRACE`` seconds, default 1). The
+owner of a request's runs is its ``x-agui-user`` header (none: the shared
+namespace), standing for the app's authentication; a run id that is not one is a
+400; the store's errors are answered by ``store_error_response`` (Redis
+unreachable, or the replica draining: 503 with ``Retry-After`` on every route).
+Log lines carry their level and logger (the outage tests count them).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncIterator
@@ -43,11 +46,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from agui_wire.errors import RunAbandoned, RunInProgress, StoreUnavailable
-from agui_wire.redis import RunStore, resume_after
+from agui_wire.errors import RunAbandoned, RunInProgress, StoreError
+from agui_wire.redis import RunStore, resume_after, store_error_response
 from examples.script import scripted_run
 
 Event = dict[str, Any]
+
+logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
 
 _store: RunStore | None = None
 
@@ -60,6 +65,7 @@ def store() -> RunStore:
             client,
             lease=float(os.environ.get("AGUI_LEASE", "2")),
             ttl=float(os.environ.get("AGUI_TTL", "600")),
+            reconnect=float(os.environ.get("AGUI_RECONNECT", "10")),
         )
     return _store
 
@@ -106,11 +112,6 @@ async def _start(
         await store().start(run_id, events, owner=_owner(request), replay=replay)
 
 
-def _unavailable(exc: StoreUnavailable) -> Response:
-    """Redis unreachable, or this replica drains: try again (elsewhere)."""
-    return PlainTextResponse(f"{exc}\n", status_code=503, headers={"retry-after": "1"})
-
-
 async def agent(request: Request) -> Response:
     body = await request.json()
     run_id = body.get("runId")
@@ -119,8 +120,6 @@ async def agent(request: Request) -> Response:
         await _start(request, body, run_id, after is not None, int(after or 0))
     except ValueError as exc:  # a runId (or Last-Event-ID) that is not one
         return PlainTextResponse(f"{exc}\n", status_code=400)
-    except StoreUnavailable as exc:
-        return _unavailable(exc)
     compact = request.query_params.get("compact") == "1"
     return store().response(run_id, request, compact=compact, owner=_owner(request))
 
@@ -129,10 +128,7 @@ async def start(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     replay = request.query_params.get("replay") == "1"
     fast = int(request.query_params.get("fast", "0"))
-    try:
-        await _start(request, {"threadId": "thread-1"}, run_id, replay, fast)
-    except StoreUnavailable as exc:
-        return _unavailable(exc)
+    await _start(request, {"threadId": "thread-1"}, run_id, replay, fast)
     return JSONResponse({"runId": run_id}, status_code=202)
 
 
@@ -209,4 +205,5 @@ app = Starlette(
         Route("/page/{run_id}", page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ],
+    exception_handlers={StoreError: store_error_response},
 )

@@ -1,5 +1,6 @@
 """``agui_wire.redis._calls`` on a real redis-server: a store's calls retried while
-Redis is unreachable (then ``StoreUnavailable`` naming the window), its refusals
+Redis is unreachable (then ``StoreUnavailable`` naming the window: ``lease + 1 s``
+for a live run's calls, ``reconnect`` for those that find or claim one), its refusals
 typed (out of memory ``StoreFull``, a key of the wrong type ``StoreCorrupted``
 naming the key, anything else ``StoreError``), a rule script's reply with its code
 and index as ints, and ``ready``'s probe passing once on Redis 7 (refusing 6.2:
@@ -49,14 +50,18 @@ async def test_an_unreachable_redis_is_retried_then_unavailable(
     opened: Opened, fresh_redis: Callable[..., RedisServer]
 ) -> None:
     server = fresh_redis()
-    calls, keys = calls_of(opened, server.url, reconnect=0.5)
+    calls, keys = calls_of(opened, server.url, lease=0.5, reconnect=0.3)
     assert await calls.call(keys, "PING") == b"PONG"
     server.kill()
     loop = asyncio.get_running_loop()
     start = loop.time()
-    with pytest.raises(StoreUnavailable, match=r"Redis unreachable for 0\.5 s"):
-        await calls.call(keys, "PING")
-    assert 0.5 <= loop.time() - start < 5
+    with pytest.raises(StoreUnavailable, match=r"Redis unreachable for 1\.5 s"):
+        await calls.call(keys, "PING")  # a live run's: lease + 1 s
+    assert 1.5 <= loop.time() - start < 6
+    start = loop.time()
+    with pytest.raises(StoreUnavailable, match=r"Redis unreachable for 0\.3 s"):
+        await calls.call(keys, "PING", patience=0.3)  # finding a run: reconnect
+    assert 0.3 <= loop.time() - start < 5
     restart = asyncio.ensure_future(asyncio.to_thread(server.start))
     calls2, _ = calls_of(opened, server.url, reconnect=10)
     assert await calls2.call(keys, "PING") == b"PONG"  # retried until Redis is back

@@ -33,7 +33,7 @@ async def abandoned(opened: Opened, server: RedisServer, run_id: str, events: li
     r = opened.redis(server.url)
     store = opened.store(RunStore(r, lease=5))
     keys = store._settings.layout.keys(None, run_id)
-    generation = new_generation()
+    generation = new_generation(run_id)
     for n, event in enumerate(events, 1):
         await r.xadd(keys.stream, {"p": encode_payload(event)}, id=f"{n}-{generation}")
     return r, Calls(r, store._settings), store._settings, keys, generation

@@ -36,10 +36,10 @@ async def test_pages_grow_four_times_and_end_with_the_run(
 ) -> None:
     calls, settings, keys = await stored(opened, redis_server, run_id, ticks(3000))
     got = [b async for b in pages(calls, settings, keys, 0, None)]
-    assert [len(b.payloads) for b in got] == [32, 128, 512, 2048, 280]
-    assert [b.end for b in got] == [None] * 4 + ["finished"]
+    assert [len(b.payloads) for b in got] == [32, 128, 512, 1024, 1024, 280]  # PAGE_EVENTS
+    assert [b.end for b in got] == [None] * 5 + ["finished"]
     assert got[0].generation is not None
-    assert [b.first for b in got] == [1, 33, 161, 673, 2721]
+    assert [b.first for b in got] == [1, 33, 161, 673, 1697, 2721]
     upto = [b async for b in pages(calls, settings, keys, 10, got[0].generation, stop=100)]
     assert (upto[0].first, upto[-1].last, upto[-1].end) == (11, 100, None)
 

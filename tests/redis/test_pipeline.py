@@ -101,17 +101,18 @@ async def test_a_lane_waits_for_the_next_command_then_lets_its_connection_go(
 async def test_a_round_trip_whose_replies_keep_coming_outlasts_its_deadline(
     opened: Opened, fresh_redis: Callable[..., RedisServer]
 ) -> None:
-    """The deadline is for a silent Redis: one round trip of four commands, each
-    answered 0.3 s after the one before (a BLPOP that times out), lasts 1.2 s past a
-    0.5 s deadline; a Redis that stops answering still times out."""
+    """The deadline is for a silent Redis: one round trip of five commands, each
+    answered 0.4 s after the one before (a BLPOP that times out; Redis times it out
+    within 0.1 s of that, and a loaded machine later), lasts 2 s, twice its 1 s
+    deadline; a Redis that stops answering still times out."""
     server = fresh_redis()
-    lanes = Pipeliner(opened.redis(server.url), 1, 0.5)
+    lanes = Pipeliner(opened.redis(server.url), 1, 1.0)
     assert await lanes.call("PING") == b"PONG"
     replies = await asyncio.gather(
-        *(lanes.call("BLPOP", "pipeline:nothing", "0.3") for _ in range(4))
+        *(lanes.call("BLPOP", "pipeline:nothing", "0.4") for _ in range(5))
     )
-    assert replies == [None] * 4
-    with stopped(server, 1.0), pytest.raises(RedisTimeoutError):
+    assert replies == [None] * 5
+    with stopped(server, 2.5), pytest.raises(RedisTimeoutError):
         await lanes.call("PING")
 
 

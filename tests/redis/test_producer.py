@@ -86,7 +86,7 @@ async def test_a_replica_that_queues_longer_than_the_lease_keeps_its_leases(
     admin = opened.redis(redis_server.url)
     store = opened.store(RunStore(r, lease=2))
     lease = store._settings.layout.keys(None, run_id).lease
-    pipeliner = store._calls.pipeliner
+    pipeliner = store._calls.lanes("")  # (one Redis: its node is "")
     flooded = asyncio.Event()
 
     async def events() -> Any:

@@ -113,6 +113,11 @@ def r(opened: Opened, redis_server: Any) -> aioredis.Redis:
     return opened.redis(redis_server.url)
 
 
+async def _entry_id(r: aioredis.Redis, run_id: str, n: int) -> bytes:
+    found = await r.xrange(stream_key(run_id), count=n)
+    return bytes(found[n - 1][0])
+
+
 async def _end_id(r: aioredis.Redis, run_id: str) -> bytes:
     top = await r.xrevrange(stream_key(run_id), count=1)
     return bytes(top[0][0])
@@ -135,6 +140,14 @@ TRIMMED = {"code": "HISTORY_TRIMMED"}
 LOST = {"code": "RUN_LOST", "message": "the run's events were lost", "type": "RUN_ERROR"}
 
 
+def _levels(records: list[logging.LogRecord]) -> list[tuple[int, str]]:
+    return [
+        (r.levelno, r.getMessage())
+        for r in records
+        if r.name.startswith("agui_wire") and r.levelno > logging.DEBUG
+    ]
+
+
 async def get(
     server: str, run_id: str, accept: str, compress: bool, **params: Any
 ) -> httpx.Response:
@@ -148,9 +161,7 @@ async def get(
 
 @pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
 @pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
-@pytest.mark.parametrize(
-    "fault", ["trimmed", "trimmed, resumed", "lost, resumed past what is stored", "lost stream"]
-)
+@pytest.mark.parametrize("fault", ["trimmed", "trimmed, resumed", "lost, a gap in what is stored"])
 @pytest.mark.anyio
 async def test_a_fault_before_the_first_event_is_the_documented_run_error(
     server: str,
@@ -162,23 +173,18 @@ async def test_a_fault_before_the_first_event_is_the_documented_run_error(
     compress: bool,
     caplog: Any,
 ) -> None:
+    """A 200 whose body is the RUN_ERROR alone; an expected fault of the store,
+    logged on one line (events lost: a WARNING; trimmed: the client's, DEBUG),
+    never with a traceback."""
     params: dict[str, Any] = {}
     if fault.startswith("trimmed"):
         await publish(opened, r, run_id, TRIMMED_RUN)  # maxlen=100: the start is gone
         if fault == "trimmed, resumed":
             params["after"] = 5
         expected = TRIMMED
-    else:
+    else:  # Redis lost event 2 of the run: never a silent gap
         await publish(opened, r, run_id, [STARTED, DELTA, FINISHED])
-        if fault == "lost stream":  # Redis lost the run's events; a reader resumes after 2
-            await redis_call(
-                r, ("DEL", stream_key(run_id)), ("SET", stream_key(run_id) + ":lease", "x")
-            )
-            params["after"] = 2
-        else:  # a live run whose stream holds fewer events than the position
-            await redis_call(r, ("SET", stream_key(run_id) + ":lease", "x"))
-            await redis_call(r, ("XDEL", stream_key(run_id), await _end_id(r, run_id)))
-            params["after"] = 50
+        await redis_call(r, ("XDEL", stream_key(run_id), await _entry_id(r, run_id, 2)))
         expected = LOST
     with caplog.at_level(logging.DEBUG):
         response = await get(server, run_id, accept, compress, **params)
@@ -187,12 +193,50 @@ async def test_a_fault_before_the_first_event_is_the_documented_run_error(
     assert response.headers.get("content-encoding") == ("gzip" if compress else None)
     after, _, generation = response.headers[AFTER_HEADER].partition("-")
     assert after == str(params.get("after", 0))
-    assert generation.isdigit() or fault.startswith("lost")  # (refused: none given)
+    assert generation.isdigit()
     got = decode(response.content, accept)
     assert len(got) == 1
     assert got[0]["type"] == "RUN_ERROR"
     assert expected.items() <= got[0].items()
-    assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
+    levels = [level for level, _ in _levels(caplog.records)]
+    assert levels == ([logging.WARNING] if expected is LOST else [])
+    assert not any(record.exc_info for record in caplog.records)
+
+
+@pytest.mark.parametrize("accept", [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE])
+@pytest.mark.parametrize("fault", ["resumed past what is stored", "stream gone"])
+@pytest.mark.anyio
+async def test_a_position_past_what_a_live_run_stored_is_a_400(
+    server: str,
+    opened: Opened,
+    r: aioredis.Redis,
+    run_id: str,
+    fault: str,
+    accept: str,
+    caplog: Any,
+) -> None:
+    """The position is not one the run gave (or the store lost events it had
+    acknowledged): a 400 saying what was asked and where the run is, as for an
+    ended run, logged at DEBUG."""
+    await publish(opened, r, run_id, [STARTED, DELTA, FINISHED])
+    if fault == "stream gone":  # Redis lost the run's events; a reader resumes after 50
+        await redis_call(
+            r, ("DEL", stream_key(run_id)), ("SET", stream_key(run_id) + ":lease", "x")
+        )
+        stored = 0
+    else:  # a live run whose stream holds fewer events than the position
+        await redis_call(r, ("SET", stream_key(run_id) + ":lease", "x"))
+        await redis_call(r, ("XDEL", stream_key(run_id), await _end_id(r, run_id)))
+        stored = 3
+    with caplog.at_level(logging.DEBUG):
+        response = await get(server, run_id, accept, False, after=50)
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("text/plain")
+    assert (
+        f"resuming after event 50, but the run is live with {stored} events stored so far"
+        in response.text
+    )
+    assert loud(caplog.records) == []
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["identity", "gzip"])
@@ -214,7 +258,8 @@ async def test_a_stored_event_that_does_not_decode(
     assert got["type"] == "RUN_ERROR"
     assert got["code"] == "STORE_CORRUPTED"
     assert f"{key}, entry 1-0" in got["message"]
-    assert [name for name, _ in loud(caplog.records)] == ["agui_wire.asgi"]
+    assert [level for level, _ in _levels(caplog.records)] == [logging.ERROR]  # one line
+    assert not any(record.exc_info for record in caplog.records)  # typed: no traceback
     response = await get(server, run_id, PROTO_MEDIA_TYPE, compress)
     assert response.status_code == 200
     assert response.content == b"\x00\x00\x00\x03\xff\xff\xff"

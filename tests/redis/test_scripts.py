@@ -22,6 +22,7 @@ SCRIPTS: dict[str, Script] = {
     "RENEW": _producer.RENEW,
     "FINISH": _producer.FINISH,
     "FAIL": _producer.FAIL,
+    "LOSE": _producer.LOSE,
     "EXPIRE": _leases.EXPIRE,
     "RELEASE": _leases.RELEASE,
     "PAGE": _pages.PAGE,

@@ -90,6 +90,40 @@ async def test_a_stall_shorter_than_the_lease_loses_nothing(
         assert await reader == (200, events)
 
 
+async def test_a_stall_shorter_than_the_lease_loses_nothing_with_the_defaults(
+    opened: Opened, fresh_redis, run_id
+) -> None:
+    """The defaults (lease 30 s, reconnect 10 s) and Redis stopped for 12 s, longer than
+    ``reconnect``, shorter than the lease, while events flow: the producer's lease is
+    valid in Redis's terms all along, so it keeps retrying and the run carries on for
+    the producer, subscribers on two replicas and HTTP readers on both transports."""
+    server = fresh_redis()
+    events = ticks(300)
+
+    store = opened.store(RunStore(opened.redis(server.url)))
+    other = opened.store(RunStore(opened.redis(server.url)))  # another replica
+    task = await store.start(run_id, paced(events, 0.01))
+    assert task is not None
+    readers = [
+        asyncio.ensure_future(collect(store, run_id)),
+        asyncio.ensure_future(collect(other, run_id)),
+        asyncio.ensure_future(http(store, run_id, SSE_MEDIA_TYPE)),
+        asyncio.ensure_future(http(other, run_id, PROTO_MEDIA_TYPE)),
+    ]
+    await asyncio.sleep(0.5)  # mid-run
+    began = time.monotonic()
+    with stopped(server, 12.0):
+        await asyncio.sleep(12.1)
+    assert await task == len(events)
+    print(f"\n12 s stall, defaults: the run ended {time.monotonic() - began:.1f} s after it")
+    for reader in readers[:2]:
+        got = await reader
+        assert [i for i, _ in got] == list(range(1, len(events) + 1))
+        assert [e for _, e in got] == events
+    for reader in readers[2:]:
+        assert await reader == (200, events)
+
+
 @pytest.mark.parametrize("fault", ["SIGSTOP", "black hole"])
 async def test_redis_silent_longer_than_the_lease(
     opened: Opened, fresh_redis, run_id, fault

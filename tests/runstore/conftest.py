@@ -25,7 +25,8 @@ Intended differences, which the tests here do not hold against either store
   ``StoreUnavailable``, no 503: tests/redis/test_faults.py, test_stalls.py), full
   (``STORE_FULL``), garbage in a key (``STORE_CORRUPTED``: test_store_errors.py),
   lost replies (test_lost_replies.py), a Redis too old (test_redis_version.py), a
-  cluster's failover (test_cluster.py);
+  cluster's failover and a stalled master (test_cluster.py, test_cluster_faults.py),
+  replicas' acknowledgements (test_replica_acks.py);
 * ``maxlen`` keeps at least ``maxlen`` events on both, at most a quarter more in
   memory and up to a stream node more in Redis (``XADD MAXLEN ~``);
 * a lease lapses when its producer's heartbeat stops: in memory only a producer

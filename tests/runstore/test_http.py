@@ -2,7 +2,8 @@
 (a binary frame is the stored payload, never re-encoded), one ASGI send per page
 or batch; resume from ``Last-Event-ID`` or ``?after=`` on both transports; the
 statuses of docs/scaling.md (an unknown run 404, a position that is not one or
-past the end of an ended run 400, a strict ``Accept`` it cannot answer 406 before
+past what the run stored, ended or live, or of a generation the run never had
+400, an over-long id 400 naming our limit, a strict ``Accept`` it cannot answer 406 before
 the run is looked up); a client that leaves does not stop a background run; many
 responses of one run share each batch's bytes.
 """
@@ -10,15 +11,16 @@ responses of one run share each batch's bytes.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import pytest
 
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode, encode_proto
-from agui_wire.errors import ResumePastEnd
+from agui_wire.errors import ResumePastEnd, RunReplaced, UnknownGeneration
 from agui_wire.memory import AFTER_HEADER, SNAPSHOT_HEADER, resume_after
 from examples.script import scripted_run
-from tests.runstore.kit import Kit, call, collect, paced, sse_ids
+from tests.runstore.kit import Kit, call, collect, paced, read, sse_ids
 
 pytestmark = pytest.mark.anyio
 
@@ -132,6 +134,114 @@ async def test_a_resume_past_the_end_is_a_client_error(kit: Kit, run_id: str, ac
     with pytest.raises(ValueError, match="ended after event 7"):
         await collect(store, run_id, after=8)
     assert await collect(store, run_id, after=7) == []
+
+
+async def test_positions_a_live_run_never_gave(kit: Kit, run_id: str, caplog: Any) -> None:
+    """Past what the live run stored: what was asked and where the run is. A made-up
+    generation: what is known (not one of this run's), not "replaced". Too long: our
+    limit, not Python's int conversion's. Each a 400 over HTTP, the client's mistake:
+    logged at DEBUG, never with a traceback."""
+    store = kit.store(lease=5)
+    go = asyncio.Event()
+
+    async def held() -> Any:
+        for event in SEVEN[:3]:
+            yield event
+        await go.wait()
+        for event in SEVEN[3:]:
+            yield event
+
+    task = await store.start(run_id, held())
+    assert task is not None
+    got = [event_id for event_id, _ in await read(store, run_id, 3)]
+    generation = got[-1].generation
+    assert generation is not None
+    with pytest.raises(ResumePastEnd) as caught:
+        await collect(store, run_id, after=f"50-{generation}")
+    assert caught.value.live
+    assert str(caught.value).endswith(
+        "resuming after event 50, but the run is live with 3 events stored so far: "
+        "event 50 is not one it gave (or the store lost events it had acknowledged)"
+    )
+    with pytest.raises(UnknownGeneration) as unknown:
+        await collect(store, run_id, after="2-42")
+    assert not isinstance(unknown.value, RunReplaced)
+    assert isinstance(unknown.value, ValueError)
+    assert (unknown.value.generation, unknown.value.stored) == (42, generation)
+    assert "names generation 42, which is not a generation of this run" in str(unknown.value)
+    for position in ("9" * 10_000, f"1-{'2' * 10_000}", 10**10_000):
+        with pytest.raises(ValueError, match=r"at most|0 to 9,007") as long:
+            await collect(store, run_id, after=position)
+        assert "set_int_max_str_digits" not in str(long.value)
+        assert len(str(long.value)) < 300
+    caplog.set_level(logging.DEBUG)
+    for value, said in (
+        (f"50-{generation}", b"the run is live with 3 events stored so far"),
+        ("2-42", b"which is not a generation of this run"),
+        ("9" * 10_000, b"an index has at most 16 digits"),
+    ):
+        for headers, query in (([("last-event-id", value)], b""), ([], f"after={value}".encode())):
+            start, bodies = await call(store.response(run_id), headers=headers, query=query)
+            assert start["status"] == 400, value[:20]
+            body = b"".join(bodies)
+            assert said in body, body[:300]
+            assert b"set_int_max_str_digits" not in body
+            assert len(body) < 300
+    assert not [r for r in caplog.records if r.levelno > logging.DEBUG or r.exc_info]
+    go.set()
+    assert await task == 7
+
+
+async def test_store_error_response_answers_what_start_and_publish_raise(
+    kit: Kit, run_id: str
+) -> None:
+    """The exception handler of an app's routes answers a store's errors as its
+    responses do: a run in progress 409 with the error's own words, the store
+    draining 503 with ``Retry-After`` and fixed words; the store's module exports it."""
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    from agui_wire import memory
+    from agui_wire import redis as redis_store
+    from agui_wire.errors import StoreError
+
+    module = redis_store if kit.redis else memory
+    store = kit.store()
+    gate = asyncio.Event()
+
+    async def held() -> Any:
+        yield SEVEN[0]
+        await gate.wait()
+        for event in SEVEN[1:]:
+            yield event
+
+    async def start(request: Request) -> Response:
+        await store.start(request.path_params["run_id"], held())
+        return PlainTextResponse("started\n", status_code=202)
+
+    app = Starlette(
+        routes=[Route("/runs/{run_id}", start, methods=["POST"])],
+        exception_handlers={StoreError: module.store_error_response},
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        assert (await client.post(f"/runs/{run_id}")).status_code == 202
+        busy = await client.post(f"/runs/{run_id}")
+        assert busy.status_code == 409
+        assert run_id in busy.text
+        assert "retry-after" not in busy.headers
+        drained = asyncio.ensure_future(store.drain(10))
+        while not store.draining:
+            await asyncio.sleep(0.01)
+        refused = await client.post(f"/runs/{run_id}-new")
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "1"
+        assert refused.text == "this server is draining (shutting down): try again\n"
+        gate.set()
+        await drained
 
 
 async def test_a_strict_response_refuses_an_accept_before_the_run_is_looked_up(

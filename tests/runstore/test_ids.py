@@ -17,6 +17,7 @@ from agui_wire._runstore.ids import (
     check_run_id,
     generation_of,
     new_generation,
+    of_run,
     parse_position,
     run_digest,
 )
@@ -68,9 +69,15 @@ def test_the_digest_keeps_owners_apart() -> None:
 
 
 def test_generations_are_even_random_and_exact_in_lua() -> None:
-    drawn = {new_generation() for _ in range(1000)}
+    drawn = {new_generation("run") for _ in range(1000)}
     assert len(drawn) == 1000
     assert all(g % 2 == 0 and 2 <= g < MAX_GENERATION for g in drawn)
+    assert all(of_run("run", g) for g in drawn)
+    # a generation checks against its run id: another run's, or a made-up one,
+    # is told apart 999 times in 1,000
+    assert sum(of_run("other", g) for g in drawn) < 10
+    assert not of_run("run", 42)
+    assert of_run("run", 0)  # a run stored before generations: any run's
     assert MAX_GENERATION < 2**53  # Lua's numbers are doubles
     assert generation_of(42) == generation_of(43) == 42  # an event's, its end's
 
@@ -113,7 +120,8 @@ def test_positions(raw: object, index: int, generation: int | None) -> None:
         ("1e3", "not an event index (n) or id"),
         ("٣", "not an event index (n) or id"),  # a digit, not an ASCII one
         ("7-3", "no such generation"),
-        (f"7-{MAX_GENERATION}", "no such generation"),
+        (f"7-{MAX_GENERATION}", "its generation has 14 digits, '7-10000000000000' (at most 13"),
+        ("9" * 10_000, "10,000 digits, '9999999999"),
         (MAX_INDEX + 1, "not an event index"),
         (True, "an event index is an int or a string, not bool"),
         (1.0, "an event index is an int or a string, not float"),

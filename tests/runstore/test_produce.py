@@ -154,6 +154,44 @@ async def test_aclose_cancels_the_background_runs_and_closes_the_store(
             assert got[-1][1]["code"] == "CANCELLED"
 
 
+async def test_aclose_returns_when_a_run_outlives_its_cancellation(
+    kit: Kit, run_id: str, caplog: Any
+) -> None:
+    """A run whose events' source swallows every cancellation (a model client that
+    retries its close) does not hold the shutdown: ``aclose`` returns within twice
+    the store's close grace, the task logged at ERROR with what it awaits."""
+    store = kit.store()
+    store._close_grace = grace = 0.5  # (the backend's: 4 s by default)
+    stop, running = asyncio.Event(), asyncio.Event()
+
+    async def stubborn():
+        yield RUN[0]
+        running.set()  # (no reader: a tail's lane is another test's)
+        while not stop.is_set():
+            try:
+                await stop.wait()
+            except asyncio.CancelledError:
+                continue  # swallowed, every time
+
+    task = await store.start(run_id, stubborn())
+    assert task is not None
+    await asyncio.wait_for(running.wait(), 10)
+    closing = asyncio.ensure_future(store.aclose())
+    try:
+        done, _ = await asyncio.wait({closing}, timeout=2 * grace + 5)
+        assert closing in done, "aclose waits for a run that outlives its cancellation"
+        await closing
+        assert not task.done()
+        said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+        assert any(
+            "did not end within 1 s of its cancellation" in m and "in stubborn" in m for m in said
+        ), said
+    finally:
+        stop.set()  # the source gives up: the task ends (the store is closed)
+        await asyncio.wait({task, closing}, timeout=10)
+    assert task.done()
+
+
 BAD_IDS = [123, None, b"run", "\ud800", "x" * 257, "é" * 129, "", 10**30]
 
 

@@ -3,10 +3,17 @@ reader asking for a trimmed one gets ``HistoryTrimmed`` (HTTP: a 200 whose body
 is one ``RUN_ERROR``, code ``HISTORY_TRIMMED``), never a silent gap; a compact
 joiner of a trimmed run gets a snapshot standing for the events it cannot
 replay, then the rest, applying to the same messages and state as the whole run.
+A reader too slow for a live run stored with ``maxlen`` (its catch-up from the
+store, and the gap between it and a tail that moved ahead) gets every event it
+reads once and in order, then ``HistoryTrimmed``, as a subscriber, a compact
+joiner and an HTTP client on both transports.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,7 +22,7 @@ from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire._apply import Compactor
 from agui_wire.errors import HistoryTrimmed
 from examples.script import scripted_run
-from tests.runstore.kit import Kit, call, collect
+from tests.runstore.kit import Kit, call, collect, sse_ids
 
 pytestmark = pytest.mark.anyio
 
@@ -25,6 +32,140 @@ ACCEPTS = [SSE_MEDIA_TYPE, PROTO_MEDIA_TYPE]
 
 def ticks(n: int) -> list[dict[str, Any]]:
     return [RUN[0], *({"type": "CUSTOM", "name": "tick", "value": i} for i in range(n)), RUN[-1]]
+
+
+DELTAS = 20_000  # of the slow readers' run: they fall ~10 maxlens behind
+MAXLEN = 1000
+HEAD = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+]
+
+
+def delta(i: int) -> dict[str, Any]:
+    return {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": f"{i} "}
+
+
+def index_of(event: dict[str, Any]) -> int:
+    """The run's index of a delta (its text says which it is)."""
+    return int(event["delta"]) + len(HEAD) + 1
+
+
+class Fast:
+    """A run produced as fast as the store takes it, once ``gate`` opens, pausing
+    after ``pause_at`` events until ``resume`` is set; ``produced`` counts the
+    events taken."""
+
+    def __init__(self, pause_at: int = -1) -> None:
+        self.gate = asyncio.Event()
+        self.resume = asyncio.Event()
+        self.pause_at = pause_at
+        self.produced = 0
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        await self.gate.wait()
+        run = itertools.chain(
+            HEAD,
+            (delta(i) for i in range(DELTAS)),
+            [
+                {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+                {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+            ],
+        )
+        for event in run:
+            self.produced += 1
+            if self.produced % 100 == 0:
+                await asyncio.sleep(0)
+            if self.produced == self.pause_at:
+                await self.resume.wait()
+            yield event
+
+
+def consecutive(indexes: list[int]) -> None:
+    jumps = [(a, b) for a, b in itertools.pairwise(indexes) if b != a + 1]
+    assert not jumps, f"a silent gap: {jumps[:3]} after {len(indexes)} events"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("compact", [False, True], ids=["replay", "compact"])
+async def test_a_slow_subscriber_gets_history_trimmed_never_a_gap(
+    kit: Kit, run_id: str, compact: bool
+) -> None:
+    store = kit.store(maxlen=MAXLEN, backlog=8)
+    run = Fast(pause_at=3 * MAXLEN if compact else -1)
+    task = await store.start(run_id, run.events())
+    assert task is not None
+    if compact:  # a joiner of a live run trimmed already: a snapshot (the run paused
+        run.gate.set()  # while it is folded, so it is live), then the tail
+        while run.produced < 3 * MAXLEN:
+            await asyncio.sleep(0.001)
+        await asyncio.sleep(0.1)  # what was taken is stored
+    else:  # a reader from the start: the run begins once it follows the tail
+        asyncio.get_running_loop().call_later(0.3, run.gate.set)
+    seen: list[int] = []
+    ending: BaseException | None = None
+    try:
+        async for event_id, event in store.subscribe(run_id, compact=compact):
+            if event["type"] == "TEXT_MESSAGE_CONTENT":
+                assert event_id == index_of(event)
+            if not seen or event_id != seen[-1]:  # (a compact prefix shares its id)
+                seen.append(int(event_id))
+                consecutive(seen[-2:])
+            run.resume.set()  # the joiner has its snapshot: the run goes on
+            await asyncio.sleep(0.002)
+    except HistoryTrimmed as exc:
+        ending = exc
+    assert isinstance(ending, HistoryTrimmed), "the reader kept up: no test"
+    assert ending.after == seen[-1]
+    assert ending.first > seen[-1] + 1
+    await task
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("accept", ACCEPTS)
+async def test_a_slow_http_client_gets_history_trimmed_never_a_gap(
+    kit: Kit, run_id: str, accept: str
+) -> None:
+    store = kit.store(maxlen=MAXLEN, backlog=8)
+    run = Fast()
+    task = await store.start(run_id, run.events())
+    assert task is not None
+    sent: list[dict[str, Any]] = []
+    done = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.start":  # the run begins once the
+            asyncio.get_running_loop().call_later(0.3, run.gate.set)  # response tails it
+        if message["type"] == "http.response.body":
+            # a slow client: the socket drains 2 ms per event
+            await asyncio.sleep(0.002 * len(decode(message["body"], accept)))
+            if not message.get("more_body"):
+                done.set()
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "http_version": "1.1",
+        "headers": [(b"accept", accept.encode())],
+        "query_string": b"",
+    }
+    await store.response(run_id)(scope, receive, send)
+    body = b"".join(m["body"] for m in sent if m["type"] == "http.response.body")
+    events = decode(body, accept)
+    assert events[-1]["type"] == "RUN_ERROR", events[-1]
+    assert events[-1]["code"] == "HISTORY_TRIMMED"
+    indexes = [index_of(e) for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert events[: len(HEAD)] == HEAD
+    assert indexes[0] == len(HEAD) + 1
+    consecutive(indexes)
+    if accept == SSE_MEDIA_TYPE:  # the ids are the indexes
+        consecutive([int(i.split("-")[0]) for i in sse_ids(body)])
+    await task
 
 
 async def test_maxlen_trims_and_resuming_into_the_trim_is_an_error(kit: Kit, run_id: str) -> None:

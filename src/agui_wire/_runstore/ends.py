@@ -1,7 +1,8 @@
 """How a run ends: the reasons its end marker gives, and the ``RUN_ERROR`` events a
 store writes for the ends its producer did not write itself.
 
-Contract: every backend ends a run with one of the four reasons and, after a
+Contract: every backend ends a run with one of the four reasons (Redis also with
+``LOST``, after a failover lost events it had acknowledged) and, after a
 failure, the same ``RUN_ERROR`` (same message, same code), so a reader cannot
 tell the backends apart by a run's end.
 """
@@ -23,6 +24,7 @@ FINISHED: Final = (
 CANCELLED: Final = "cancelled"  # the producer was cancelled (RUN_ERROR CANCELLED)
 FAILED: Final = "failed"  # the producer raised (RUN_ERROR)
 LEASE_LAPSED: Final = "lease-expired"  # the producer vanished (RUN_ERROR LEASE_EXPIRED)
+LOST: Final = "lost"  # the store lost acknowledged events (RUN_ERROR RUN_LOST)
 
 
 def failure_event(exc: Exception | None) -> dict[str, Any]:

@@ -12,7 +12,8 @@ run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
 joiner replays it whole), the last event it stands for, and whether the run had
 ended. A run stored with ``maxlen`` has its producer's prefix of its first
 events (``Stored.snapshot``): the fold starts from it, so the trimmed events are
-folded in, not lost. Store errors of the fold reach every joiner awaiting it;
+folded in, not lost (trimmed past it meanwhile: it starts again from the
+newer one). Store errors of the fold reach every joiner awaiting it;
 ``cancel`` (the store closes) stops the folds, their joiners get
 ``StoreUnavailable`` (not a cancellation of their own tasks).
 """
@@ -21,12 +22,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
-from ..errors import StoreUnavailable
+from ..errors import HistoryTrimmed, StoreUnavailable
 from .batches import Batch, Prefix, RunRef
 from .ids import CLOSED
+
+#: Events a fold feeds between two turns of the event loop (~1 ms of CPU), so a
+#: long run's fold never holds the loop for the other runs' deliveries.
+FEED_STEP: Final = 64
 
 R = TypeVar("R", bound=RunRef)
 R_contra = TypeVar("R_contra", bound=RunRef, contravariant=True)
@@ -43,7 +48,8 @@ class Stored(Protocol[R_contra]):
         self, run: R_contra, cursor: int, generation: int | None, stop: int | None = None
     ) -> AsyncIterator[Batch]:
         """The stored events after ``cursor`` (up to ``stop``), in batches bounded
-        in bytes."""
+        in bytes, each following on from the last: events that are not stored
+        raise ``HistoryTrimmed`` (trimmed by ``maxlen``) or ``RunLost``, never a gap."""
 
 
 class Fold:
@@ -98,18 +104,33 @@ class Folds(Generic[R]):
             del self.running[key]
 
     async def _fold(self, keys: R) -> Fold:
+        last = -1
+        while True:
+            snapshot = await self.stored.snapshot(keys)  # a run trimmed by maxlen
+            try:
+                return await self._fold_from(keys, snapshot)
+            except HistoryTrimmed:  # trimmed past the snapshot while it was read: a
+                if snapshot is None or snapshot[0] <= last:  # newer one reaches past
+                    raise  # the trim (a live run's producer rewrites it); else none will
+                last = snapshot[0]
+
+    async def _fold_from(
+        self, keys: R, snapshot: tuple[int, int, list[dict[str, Any]]] | None
+    ) -> Fold:
         folder = Compactor()
         ended = False
         cursor, generation = 0, None
-        snapshot = await self.stored.snapshot(keys)  # a run trimmed by maxlen
         if snapshot is not None:
             cursor, generation, events = snapshot
             for event in events:
                 folder.feed(event)
         async for batch in self.stored.pages(keys, cursor, generation):
             generation = batch.generation  # (pages checks each entry's)
-            for event in batch.events():
-                folder.feed(event)
+            events = batch.events()
+            for start in range(0, len(events), FEED_STEP):
+                for event in events[start : start + FEED_STEP]:
+                    folder.feed(event)
+                await asyncio.sleep(0)  # the other runs of this event loop go first
             cursor = batch.last
             ended = batch.end is not None
             if not folder.foldable:

@@ -1,44 +1,63 @@
-"""A run as an HTTP response: ``RunStore.response`` of every backend, and where a
-request resumes.
+"""A run as an HTTP response: ``RunStore.response`` of every backend, where a
+request resumes, and what a client may know of the store's errors.
 
 Contract: the subscription is opened before the headers go out, so an unknown
-run is a 404, a bad resume position a 400, the store unreachable (or draining:
-``StoreDraining`` is a ``StoreUnavailable``) a 503 (with ``Retry-After``), and
-the headers say where the body starts (``agui-after``, ``agui-snapshot-events``);
-other faults, met opening or after the headers, become the ``RUN_ERROR`` events
-docs/scaling.md lists (or a body without a terminal event, to resume), through
-``EventStreamResponse``'s ``on_error``; a drain met after the headers ends the
-body without a terminal event, quietly (the client resumes elsewhere). A backend
-hands the response a ``Subscribe``: how to open a ``Reader`` of a run.
+run is a 404, a bad resume position a 400, the store unreachable a 503 (with
+``Retry-After``), and the headers say where the body starts (``agui-after``,
+``agui-snapshot-events``); other faults, met opening or after the headers,
+become the ``RUN_ERROR`` events docs/scaling.md lists (or a body without a
+terminal event, to resume), through the response's ``on_error``; the store
+draining (``StoreDraining``, a ``StoreUnavailable``) is a 503 too, and ends a body
+without a terminal event, quietly (the client resumes elsewhere). A backend hands
+the response a ``Subscribe``: how to open a ``Reader`` of a run.
+
+What a client is told of a ``StoreError`` (``refusal``; ``store_error_response``
+is the same as a Starlette or FastAPI exception handler, for the errors of
+``start``/``publish`` in an app's routes): a status by the error's class, the
+most specific row of ``REFUSALS`` in its MRO, and a body that is either the
+error's own words (what the request asked for: a run id, a position) or a fixed
+text, never an error that may name a host, a port, a key or an errno. The log
+has those (``log_fault``): one line per fault, no traceback (the store's faults
+are typed and expected; an outage is logged once where it is met, so a request
+that meets it logs at DEBUG), the client's mistakes at DEBUG too.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, MutableMapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import parse_qs
 
+from .._mediatypes import SSE_MEDIA_TYPE
 from .._streaming import (
     AFTER_HEADER,
     SNAPSHOT_HEADER,
+    TERMINAL,
     EncodedEvents,
     HasHeaders,
     Receive,
     Scope,
     Send,
     default_error_event,
+    event_type,
     scope_header,
 )
 from ..asgi import EventStreamResponse
 from ..errors import (
     HistoryTrimmed,
     ResumePastEnd,
+    RunAbandoned,
+    RunInProgress,
     RunLost,
     RunNotFound,
     RunReplaced,
     StoreCorrupted,
     StoreDraining,
+    StoreError,
+    StoreFull,
     StoreUnavailable,
+    UnknownGeneration,
 )
 from .ids import (
     RUN_LOST,
@@ -49,6 +68,82 @@ from .ids import (
     check_run_id,
     parse_position,
 )
+
+if TYPE_CHECKING:
+    from starlette.responses import Response
+
+logger = logging.getLogger("agui_wire.asgi")
+
+#: Seconds a client is told to wait (``Retry-After``) before trying again.
+RETRY_AFTER: Final = 1
+
+#: What a client is told of a store's error: the status, the body (``None``: the
+#: error's own words, about what the request asked; else this fixed text) and
+#: whether it says when to try again. The most specific class of an error's MRO
+#: picks the row: a subclass maps with its base unless it has a row of its own.
+REFUSALS: Final[dict[type[StoreError], tuple[int, str | None, bool]]] = {
+    StoreError: (500, "the run store failed", False),
+    StoreUnavailable: (503, "the run store is unavailable: try again", True),
+    StoreDraining: (503, "this server is draining (shutting down): try again", True),
+    StoreFull: (503, "the run store is full: try again later", True),
+    RunNotFound: (404, None, False),
+    ResumePastEnd: (400, None, False),
+    UnknownGeneration: (400, None, False),
+    HistoryTrimmed: (410, None, False),
+    RunInProgress: (409, None, False),
+    RunAbandoned: (409, "the run's producer vanished: the run was ended", False),
+}
+
+#: How ``log_fault`` logs a store's error, by the same MRO rule: what the request
+#: asked for (a client's mistake) and an outage (logged once by the store where it
+#: is met) at DEBUG; events lost at WARNING; the store's own faults at ERROR.
+LEVELS: Final[dict[type[StoreError], int]] = {
+    StoreError: logging.ERROR,
+    StoreUnavailable: logging.DEBUG,
+    RunNotFound: logging.DEBUG,
+    ResumePastEnd: logging.DEBUG,
+    UnknownGeneration: logging.DEBUG,
+    HistoryTrimmed: logging.DEBUG,
+    RunInProgress: logging.DEBUG,
+    RunLost: logging.WARNING,
+    RunAbandoned: logging.WARNING,
+}
+
+
+def _row(table: dict[type[StoreError], Any], exc: StoreError) -> Any:
+    for cls in type(exc).__mro__:
+        if cls in table:
+            return table[cls]
+    raise AssertionError("StoreError has a row")  # pragma: no cover
+
+
+def refusal(exc: StoreError) -> tuple[int, str, dict[str, str]]:
+    """The status, plain-text body and headers answering ``exc`` (see ``REFUSALS``)."""
+    status, text, retry = _row(REFUSALS, exc)
+    body = f"{exc if text is None else text}\n"
+    return status, body, {"retry-after": str(RETRY_AFTER)} if retry else {}
+
+
+def log_fault(exc: StoreError, doing: str, log: logging.Logger = logger) -> None:
+    """``exc`` met ``doing`` something, logged on one line at its level (``LEVELS``)."""
+    level = _row(LEVELS, exc)
+    if log.isEnabledFor(level):
+        log.log(level, "%s: %s: %s", doing, type(exc).__name__, exc)
+
+
+async def store_error_response(request: Any, exc: Exception) -> Response:
+    """A Starlette (or FastAPI) exception handler for ``StoreError``: the
+    ``refusal`` as a plain-text response, the error logged by ``log_fault``.
+    ``Starlette(exception_handlers={StoreError: store_error_response})`` or
+    ``app.add_exception_handler(StoreError, store_error_response)``. Needs
+    Starlette (the ``asgi`` extra)."""
+    from starlette.responses import PlainTextResponse
+
+    if not isinstance(exc, StoreError):
+        raise exc
+    log_fault(exc, f"{request.method} {request.url.path}")
+    status, body, headers = refusal(exc)
+    return PlainTextResponse(body, status_code=status, headers=headers)
 
 
 class Reader(Protocol):
@@ -118,17 +213,29 @@ class RunResponse(EventStreamResponse):
         options.setdefault("on_error", _store_error_event)
         super().__init__(self._stream(), request, **options)
 
-    async def _stream(self) -> AsyncIterator[EncodedEvents]:
-        if self._failure is not None:
-            raise self._failure  # the response's on_error turns it into the RUN_ERROR
-        assert self._subscription is not None
+    async def _stream(self) -> AsyncIterator[EncodedEvents | dict[str, Any]]:
+        last: Any = None
         try:
+            if self._failure is not None:
+                raise self._failure
+            assert self._subscription is not None
+            sse = self.content_type == SSE_MEDIA_TYPE
             async for batch in self._subscription.batches():
+                if sse:  # built here (once, shared): a payload that does not decode is
+                    batch.data(False)  # a StoreCorrupted met in this stream, typed
+                last = batch
                 yield batch
-        except StoreDraining:
-            # The store hands its readers over: the body ends without a terminal
-            # event, so the client resumes elsewhere (arun_agent, EventSource).
-            return
+        except StoreError as exc:
+            # The store's faults are typed and expected: said in the body as
+            # ``on_error`` says, logged on one line, never with a traceback (any
+            # other exception is a bug: the response logs it whole).
+            log_fault(exc, f"reading run {self._run_id!r}")
+            policy = self._on_error
+            if policy == "raise":
+                raise
+            event = policy(exc) if callable(policy) else default_error_event(exc)
+            if event is not None and event_type(last) not in TERMINAL:
+                yield event
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.streams(scope):
@@ -152,12 +259,9 @@ class RunResponse(EventStreamResponse):
         subscription = self._subscribe(owner, run_id, after, self._compact)
         try:
             await subscription.open()
-        except RunNotFound as exc:
-            return 404, f"{exc}\n", {}
-        except ResumePastEnd as exc:
-            return 400, f"{exc}\n", {}
-        except StoreUnavailable as exc:
-            return 503, f"{exc}\n", {"retry-after": "1"}
+        except (RunNotFound, ResumePastEnd, UnknownGeneration, StoreUnavailable) as exc:
+            log_fault(exc, f"opening run {run_id!r}")
+            return refusal(exc)
         except Exception as exc:  # RunLost, HistoryTrimmed, a stored event that does not decode
             self._failure = exc  # a 200 whose body is the RUN_ERROR, as for the same fault later
         self._subscription = subscription

@@ -6,8 +6,13 @@ back, and the ``RUN_ERROR`` codes the store writes.
 Generations. A run's *generation* is an even number drawn when the run is first
 stored (``new_generation``), so a run produced again after its store lost it has
 other ids and a reader never takes one for the other; the run's end is
-``generation + 1`` (``generation_of`` maps both back). Clients get ids ``n-g``
-(``EventId``): the run's n-th event (1-based) of generation ``g``.
+``generation + 1`` (``generation_of`` maps both back). Its last three digits
+(halved) are a check of the rest against the run id (``of_run``), so a position
+naming a generation the run never had (made up, another run's) is told from one
+of a generation lost and produced again (999 times in 1,000). Clients get ids
+``n-g`` (``EventId``): the run's n-th event (1-based) of generation ``g``.
+Positions are parsed by their length before their value (``INDEX_DIGITS``,
+``GENERATION_DIGITS``), so a 10 KB id is refused naming these limits.
 
 Imports nothing of the run store: everything else builds on it.
 """
@@ -32,6 +37,9 @@ CLOSED: Final = "the store was closed"
 MAX_RUN_ID_BYTES: Final = 256
 MAX_GENERATION: Final = 10**13  # generations are even numbers below it
 MAX_INDEX: Final = 2**53  # the largest event index a position may name
+INDEX_DIGITS: Final = len(str(MAX_INDEX))  # 16
+GENERATION_DIGITS: Final = len(str(MAX_GENERATION - 1))  # 13
+_CHECK: Final = 1000  # a generation is 2 * (draw * _CHECK + check)
 
 
 def check_run_id(run_id: object) -> str:
@@ -74,11 +82,29 @@ def run_digest(owner: str | None, run_id: str) -> bytes:
     return h.digest()
 
 
-def new_generation() -> int:
-    """A new run's generation: even (its end is ``generation + 1``), at least 2, and
-    below 10**13 (exact in Lua's numbers), random so that a run produced again
-    after its store lost it never reuses it."""
-    return 2 + 2 * secrets.randbelow(MAX_GENERATION // 2 - 1)
+def new_generation(run_id: str) -> int:
+    """A new generation of run ``run_id``: even (its end is ``generation + 1``), at
+    least 2,000, below 10**13 (exact in Lua's numbers), random so that a run
+    produced again after its store lost it never reuses it (one in 5 * 10**9), and
+    checked against the run id (``of_run``)."""
+    draw = 1 + secrets.randbelow(MAX_GENERATION // (2 * _CHECK) - 1)
+    return 2 * (draw * _CHECK + _check(run_id, draw))
+
+
+def of_run(run_id: str, generation: int) -> bool:
+    """Could ``generation`` be one of run ``run_id``'s: its check holds (generation
+    0 is a run stored before generations, any run's)."""
+    if generation == 0:
+        return True
+    draw, check = divmod(generation // 2, _CHECK)
+    return generation % 2 == 0 and check == _check(run_id, draw)
+
+
+def _check(run_id: str, draw: int) -> int:
+    h = hashlib.blake2b(digest_size=8, person=b"agui-wire-gen")
+    h.update(draw.to_bytes(8, "big"))
+    h.update(run_id.encode("utf-8", "surrogatepass"))
+    return int.from_bytes(h.digest(), "big") % _CHECK
 
 
 def generation_of(seq: int) -> int:
@@ -113,23 +139,40 @@ class EventId(int):
 
 def parse_position(raw: object) -> EventId:
     """A resume position: an index ``n`` (int or digits) or an id ``n-<generation>``
-    as given to clients; ``ValueError`` naming what is wrong."""
+    as given to clients; ``ValueError`` naming what is wrong (and the limit, for a
+    number too long: its length is looked at before its value)."""
     if isinstance(raw, EventId):
         return raw
     if isinstance(raw, int) and not isinstance(raw, bool):
         index, generation = raw, None
-    elif isinstance(raw, str):
-        text = raw.strip()
-        head, dash, tail = text.partition("-")
-        if not (
-            head.isdigit() and head.isascii() and (not dash or (tail.isdigit() and tail.isascii()))
-        ):
-            raise ValueError(f"not an event index (n) or id (n-<generation>): {text[:40]!r}")
-        index, generation = int(head), int(tail) if dash else None
-        if generation is not None and (generation % 2 or generation >= MAX_GENERATION):
-            raise ValueError(f"not an event id (no such generation): {text[:40]!r}")
-    else:
+        if not 0 <= index <= MAX_INDEX:
+            shown = f"{index}" if abs(index) < 10**40 else f"a {index.bit_length()}-bit int"
+            raise ValueError(f"not an event index: {shown} (0 to {MAX_INDEX:,})")
+        return EventId(index, generation)
+    if not isinstance(raw, str):
         raise ValueError(f"an event index is an int or a string, not {type(raw).__name__}")
-    if not 0 <= index <= MAX_INDEX:
+    text = raw.strip()
+    head, dash, tail = text.partition("-")
+    digits = head.isdigit() and head.isascii() and (not dash or (tail.isdigit() and tail.isascii()))
+    if not digits:
+        raise ValueError(f"not an event index (n) or id (n-<generation>): {_cut(text)}")
+    if len(head) > INDEX_DIGITS:
+        raise ValueError(
+            f"not an event index: {len(head):,} digits, {_cut(text)} (an index has at most "
+            f"{INDEX_DIGITS} digits: 0 to {MAX_INDEX:,})"
+        )
+    if len(tail) > GENERATION_DIGITS:
+        raise ValueError(
+            f"not an event id: its generation has {len(tail):,} digits, {_cut(text)} (at "
+            f"most {GENERATION_DIGITS}: an even number below {MAX_GENERATION:,})"
+        )
+    index, generation = int(head), int(tail) if dash else None
+    if generation is not None and generation % 2:
+        raise ValueError(f"not an event id (no such generation): {_cut(text)}")
+    if index > MAX_INDEX:
         raise ValueError(f"not an event index: {index} (0 to {MAX_INDEX:,})")
     return EventId(index, generation)
+
+
+def _cut(text: str) -> str:
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}..."

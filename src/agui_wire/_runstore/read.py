@@ -3,18 +3,22 @@ prefix, replay the stored events, then follow the live tail.
 
 Contract: ``Subscription.open()`` raises ``RunNotFound`` for an unknown run (also a
 run of another owner: the same error, so existence never leaks; before anything
-is sent, so HTTP can answer 404), ``ResumePastEnd`` for a position past the end
-of a run that has ended (HTTP 400), ``RunReplaced`` for a position of another
-generation of the run and ``RunLost`` for one the live run does not hold;
-``batches()`` then yields the prefix (if any) and batches with no gap and no
-duplicate until the run's end. Replay and catch-up read pages bounded
-in bytes; a reader more than ``backlog`` batches (or two pages of bytes) behind
-the tail is cut loose and catches up from the store, so it holds no more than
-that. A backend gives its readers a ``Source``: a run's head, its stored pages,
-its live tail (batches pushed to an ``Inbox``), and its folds. Once the backend's
-store drains (``Source.handed_over``) every reader stops with ``StoreDraining``:
-a tailing one when the backend fails its inbox, a replaying one after its page,
-a new one when it opens; its position is where it resumes on another replica.
+is sent, so HTTP can answer 404), ``ResumePastEnd`` for a position past the
+run's last stored event, live or ended, and ``UnknownGeneration`` for a position
+of a generation the run never had (both ``ValueError``s: HTTP 400),
+``RunReplaced`` for a position of a generation of the run lost and produced
+again; ``batches()`` then yields the prefix (if any) and batches with no gap and
+no duplicate until the run's end: events the store no longer holds are
+``HistoryTrimmed`` (``maxlen``) or ``RunLost``, on every path (replay, a
+catch-up, the gap between a reader and a tail ahead of it), never skipped.
+Replay and catch-up read pages bounded in bytes; a reader more than ``backlog``
+batches (or two pages of bytes) behind the tail is cut loose and catches up from
+the store, so it holds no more than that. A backend gives its readers a
+``Source``: a run's head, its stored pages, its live tail (batches pushed to an
+``Inbox``), and its folds. Once the backend's store drains
+(``Source.handed_over``) every reader stops with ``StoreDraining``: a tailing
+one when the backend fails its inbox, a replaying one after its page, a new one
+when it opens; its position is where it resumes on another replica.
 """
 
 from __future__ import annotations
@@ -25,10 +29,10 @@ from collections.abc import AsyncIterator
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._streaming import EncodedEvents
-from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining
+from ..errors import ResumePastEnd, RunLost, RunReplaced, StoreDraining, UnknownGeneration
 from .batches import Batch, Prefix, RunRef
 from .folds import Folds, Stored
-from .ids import EventId
+from .ids import EventId, of_run
 
 R = TypeVar("R", bound=RunRef)
 
@@ -36,7 +40,7 @@ R = TypeVar("R", bound=RunRef)
 #: four times more each page, up to ``PAGE_EVENTS`` (``page_bytes`` bounds a page
 #: first): what every backend's ``Source.pages`` reads.
 FIRST_PAGE: Final = 32
-PAGE_EVENTS: Final = 16384
+PAGE_EVENTS: Final = 1024
 #: Why a reader of a draining store stopped (``StoreDraining``).
 HANDED_OVER: Final = (
     "the store is draining (its process is shutting down): the reader was ended, to "
@@ -143,20 +147,18 @@ class Subscription(Generic[R]):
     async def open(self) -> None:
         self._stop_if_handed_over()
         stored, generation, ended = await self.source.head(self.keys)
-        if None not in (self.generation, generation) and generation != self.generation:
+        asked = self.generation
+        if asked is not None and generation is not None and asked != generation:
+            if not of_run(self.run_id, asked):  # made up, or another run's id
+                position = str(EventId(self.cursor, asked))
+                raise UnknownGeneration(self.run_id, position, asked, generation)
             raise RunReplaced(
                 self.run_id,
-                f"the position is of generation {self.generation} of the run, the "
-                f"store holds generation {generation}: the run was lost and produced again",
+                f"the position is of generation {asked} of the run, the store holds "
+                f"generation {generation}: the run was lost and produced again",
             )
         if self.cursor > stored:
-            if ended:
-                raise ResumePastEnd(self.run_id, self.cursor, stored)
-            raise RunLost(
-                self.run_id,
-                f"resuming after event {self.cursor}, but the store holds {stored} of the "
-                "live run (the store lost acknowledged events?)",
-            )
+            raise ResumePastEnd(self.run_id, self.cursor, stored, live=not ended)
         self.generation = generation
         self.opened = True
         if self.compact:
@@ -198,9 +200,15 @@ class Subscription(Generic[R]):
                     self._check(batch)
                     if batch.last <= self.cursor and batch.end is None:
                         continue
-                    if batch.first > self.cursor + 1:  # joined after this tail's start
+                    if batch.first > self.cursor + 1:  # the tail is ahead: fill the gap
                         async for gap in self._pages(batch.first - 1):
                             yield gap
+                        if batch.first > self.cursor + 1:  # (a source's pages say why)
+                            raise RunLost(
+                                self.run_id,
+                                f"the store holds no events {self.cursor + 1}.."
+                                f"{batch.first - 1} of the run",
+                            )
                     batch = batch.after(self.cursor)
                     self.cursor = max(self.cursor, batch.last)
                     self.generation = batch.generation or self.generation
@@ -214,7 +222,8 @@ class Subscription(Generic[R]):
             source.detach(tail, inbox)
 
     async def _pages(self, stop: int | None = None) -> AsyncIterator[Batch]:
-        """Stored events after the cursor (up to ``stop``), of this run's generation."""
+        """Stored events after the cursor (up to ``stop``), of this run's generation;
+        the source raises ``HistoryTrimmed`` or ``RunLost`` rather than skip any."""
         stored = self.source.pages(self.keys, self.cursor, self.generation, stop)
         async for batch in stored:
             self._check(batch)

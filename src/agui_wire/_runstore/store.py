@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
+import inspect
 import logging
 import signal
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
@@ -24,10 +26,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .._streaming import HasHeaders
 from ..asgi import EventStreamResponse
-from ..errors import StoreDraining
+from ..errors import StoreDraining, StoreError
 from .batches import Batch, Prefix, RunRef
 from .drain import Producers, check_grace, on_signal
-from .http import RunResponse
+from .http import RunResponse, log_fault
 from .ids import EventId, check_owner, parse_position
 from .produce import close_now
 from .read import Source, Subscription
@@ -156,12 +158,12 @@ class Store(Generic[R]):
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
+        error = None if task.cancelled() else task.exception()
         if isinstance(error, StoreDraining):  # let go by a drain: not a failure
             self._logger.info("background run handed over: %s", error)
-        elif error is not None:
+        elif isinstance(error, StoreError):  # typed, expected: one line (an outage once)
+            log_fault(error, "background run", self._logger)
+        elif error is not None:  # the agent's own failure, or a bug
             self._logger.error("background run failed", exc_info=error)
 
     def _unstarted(self, producer: Producer, task: asyncio.Task[Any]) -> None:
@@ -213,7 +215,9 @@ class Store(Generic[R]):
         is let go, not cancelled). Its background runs are cancelled and end with
         ``RUN_ERROR`` (code ``CANCELLED``); its readers, and every later call, get
         ``StoreUnavailable`` ("the store was closed"; an HTTP body ends without a
-        terminal event). Call it on shutdown."""
+        terminal event). Returns within twice the store's close grace after the
+        drain, whatever the runs' sources do: a run's task that outlives its
+        cancellation is logged, with what it awaits, and left. Call it on shutdown."""
         if self._restore_signal is not None:
             self._restore_signal()
             self._restore_signal = None
@@ -236,8 +240,18 @@ class Store(Generic[R]):
             for task in tasks:
                 task.cancel()
         self._closed()
-        while tasks := self._running():
-            await asyncio.wait(tasks)
+        # Cancelled twice, the store's calls closed: a run that still runs awaits
+        # something of its own (its events' source), not the store. Named in the
+        # log and left, so that a shutdown always finishes.
+        deadline = loop.time() + grace
+        while (tasks := self._running()) and loop.time() < deadline:
+            await asyncio.wait(tasks, timeout=deadline - loop.time())
+        for task in tasks:
+            self._logger.error(
+                "a run's task did not end within %g s of its cancellation, left running:\n%s",
+                2 * grace,
+                _stack(task),
+            )
 
     def _running(self) -> set[asyncio.Task[Any]]:
         return {task for task in self._tasks if not task.done()}
@@ -260,10 +274,11 @@ class Store(Generic[R]):
         generation is not checked). With ``compact`` (and no ``after``) a snapshot
         stands for the events so far (``agui_wire._apply``); its events carry the id
         of the last event they stand for. Raises ``RunNotFound``,
-        ``ResumePastEnd`` (``after`` past the end of a run that has ended; a
-        ``ValueError``), ``RunReplaced`` (``after`` is of a run that was lost and
-        produced again), ``HistoryTrimmed``, ``RunLost``, ``StoreCorrupted``,
-        ``StoreUnavailable``."""
+        ``ResumePastEnd`` (``after`` past the run's last stored event, ended or
+        live), ``UnknownGeneration`` (``after`` names a generation the run never
+        had; both ``ValueError``s), ``RunReplaced`` (``after`` is of a run that was
+        lost and produced again), ``HistoryTrimmed``, ``RunLost``,
+        ``StoreCorrupted``, ``StoreUnavailable``."""
         position = check_after(after)
         subscription = self._reading.subscription(owner, run_id, position, compact)
         async for batch in subscription.batches():
@@ -291,19 +306,38 @@ class Store(Generic[R]):
         id as the store gives them (``n-<generation>``) or a plain index ``n``.
         ``options`` go to ``EventStreamResponse`` (``keepalive``, ``strict``,
         ``headers``...). Statuses (docs/scaling.md has the whole table): an unknown
-        run 404; a run id that is not one, a position that is not one, or a
-        position past the end of a run that has ended 400 (nothing of the run is
-        sent); the store unreachable 503 (with ``Retry-After``). A position the
-        store cannot continue from is a 200 whose body is one ``RUN_ERROR``: trimmed
-        (``HISTORY_TRIMMED``), of a run that was lost and produced again
+        run 404; a run id that is not one, a position that is not one, past the
+        run's last stored event (ended or live) or of a generation the run never
+        had 400 (nothing of the run is sent); the store unreachable 503 (with
+        ``Retry-After``; the body names no host, port or error). A position the
+        store cannot continue from is a 200 whose body is one ``RUN_ERROR``:
+        trimmed (``HISTORY_TRIMMED``), of a run that was lost and produced again
         (``RUN_REPLACED``), lost (``RUN_LOST``); a key holding what the store never
-        wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not a
-        string: ``ValueError``."""
+        wrote, ``STORE_CORRUPTED`` (also when met later in the body). ``owner`` not
+        a string: ``ValueError``. Errors of ``start``/``publish`` in an app's routes
+        get the same answers from ``store_error_response``, an exception handler."""
         position = check_after(after)
         check_owner(owner)  # a caller's mistake now; a run id that is not one is a 400
         return RunResponse(
             self._reading.subscription, owner, run_id, request, position, compact, options
         )
+
+
+def _stack(task: asyncio.Task[Any]) -> str:
+    """What ``task`` awaits, outermost first (``Task.print_stack`` shows one frame)."""
+    lines = [repr(task)]
+    step: Any = task.get_coro()
+    while step is not None:
+        if type(step).__name__ in ("async_generator_asend", "async_generator_athrow"):
+            # an async generator's step: the generator itself says where it is
+            step = next((r for r in gc.get_referents(step) if inspect.isasyncgen(r)), step)
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        if frame is None:
+            lines.append(f"  awaits {step!r}")
+            break
+        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    return "\n".join(lines)
 
 
 def check_after(after: int | str | None) -> EventId | None:

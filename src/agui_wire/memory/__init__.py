@@ -35,7 +35,7 @@ from outside the store (tests/runstore stops one so).
 
 from __future__ import annotations
 
-from .._runstore.http import resume_after
+from .._runstore.http import resume_after, store_error_response
 from .._runstore.ids import (
     LEASE_EXPIRED,
     RUN_LOST,
@@ -58,4 +58,5 @@ __all__ = [
     "EventId",
     "RunStore",
     "resume_after",
+    "store_error_response",
 ]

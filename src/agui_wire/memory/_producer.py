@@ -85,7 +85,7 @@ async def claim(
         run.expire(now, options)  # ended for its producer, as a reader would
         raise RunAbandoned(key.run_id, ABANDONED)
     if run is None:
-        run = runs.create(key, new_generation(), now)
+        run = runs.create(key, new_generation(key.run_id), now)
     token = f"{run.generation}:{secrets.token_hex(12)}"
     run.takes(token, now, options)
     return Producer(runs, producers, run, token, events)

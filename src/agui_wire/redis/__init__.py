@@ -60,15 +60,24 @@ goes through a few pipelined connections (``_pipeline``), so connections do not
 grow with runs.
 
 Faults (docs/scaling.md has the table): Redis calls that fail with a connection
-error are retried with backoff for ``reconnect`` seconds, then raise
-``StoreUnavailable``; the scripts are idempotent, so a retry never stores twice.
-Events the store acknowledged that are gone (evicted, or Redis restarted without
-persistence) raise ``RunLost`` to the producer and to subscribers, who get a
-``RUN_ERROR`` (code ``RUN_LOST``) in a response. A refusal is typed
+error are retried with backoff, then raise ``StoreUnavailable``: for
+``reconnect`` seconds when they claim or find a run, and as long as the run's
+lease may still be valid in Redis (``lease + 1 s``) once it is live, for its
+producer and its readers alike; the scripts are idempotent, so a retry never
+stores twice.
+Events the store acknowledged that are gone (evicted, Redis restarted without
+persistence, a failover to a replica that lacked them) raise ``RunLost`` to the
+producer, which ends the run ``RUN_ERROR`` (code ``RUN_LOST``) after every event it
+sent, and to subscribers, who get that ``RUN_ERROR`` in a response, within
+seconds; ``replica_acks`` counts an append stored only once that many replicas hold
+it (``WAIT``), so a failover loses none. A refusal is typed
 (``_calls``): out of memory ``StoreFull`` (the run ended ``STORE_FULL``),
 a key or entry the store never wrote ``StoreCorrupted`` naming them, a Redis older
 than 7.0 ``StoreUnsupported`` (when a producer claims a run). Every error class is in
-``agui_wire.errors``.
+``agui_wire.errors``. Over HTTP a client is told a status and words that name
+no host, port or errno (``store_error_response``, the exception handler of an
+app's routes, for what ``start``/``publish`` raise; ``response`` for the rest);
+the log has the details, an outage once (``_outage``).
 
 ``import agui_wire`` does not import this module; it needs the ``redis``
 package (``pip install agui-wire[redis]``) and a client made with
@@ -79,8 +88,9 @@ the run store's core (``agui_wire._runstore``: ids, batches, folds, appends, a
 reader, the HTTP response: what does not talk to Redis); a Lua script sits in the module
 that calls it: ``_keys`` (key names, entry ids), ``_settings`` (the options
 checked, the timings derived), ``_scripts`` (the scripts' reply codes and Lua
-helpers), ``_pipeline`` (auto-pipelined commands), ``_calls`` (retried calls,
-refusals typed), ``_entries`` (stream entries as the core's batches), ``_pages``
+helpers), ``_pipeline`` (auto-pipelined commands: command lanes, page lanes),
+``_outage`` (an outage logged once), ``_calls`` (retried calls, refusals typed),
+``_entries`` (stream entries as the core's batches), ``_pages``
 (stored events read in pages: ``PAGE``), ``_snapshots`` (the compact prefix of a
 trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``; a run
 handed over by a drain: ``RELEASE``), ``_watchdog`` (producers fail when Redis is
@@ -90,10 +100,12 @@ checks), ``_reading`` (what readers and folds read), ``_store`` (``RunStore``;
 the drain's algorithm and signal are the core's, ``_runstore.drain``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,
-and a watchdog fails live producers once Redis has not answered for
-``min(reconnect, lease + 1 s)`` (``_watchdog``), so a stalled or black-holed Redis
-is ``StoreUnavailable`` within ``lease + 2 s``; a stall shorter than the lease
-loses nothing (lease checks only look while reads are overdue).
+and a watchdog fails the live producers of a Redis node once it has not answered
+for ``lease + 1 s`` (``_watchdog``; the tails do the same for their readers), so
+a stalled or black-holed Redis is ``StoreUnavailable`` within ``lease + 2 s``; a
+stall shorter than the lease loses nothing (lease checks only look while reads
+are overdue). In a Redis Cluster the command lanes, the watchdog and the tails
+are per node: a stalled master fails its own runs, the others carry on.
 """
 
 from __future__ import annotations
@@ -105,7 +117,7 @@ except ImportError as exc:
 
     raise MissingDependency("agui_wire.redis", "redis", "redis") from exc
 
-from .._runstore.http import resume_after
+from .._runstore.http import resume_after, store_error_response
 from .._runstore.ids import (
     LEASE_EXPIRED,
     RUN_LOST,
@@ -128,4 +140,5 @@ __all__ = [
     "EventId",
     "RunStore",
     "resume_after",
+    "store_error_response",
 ]

@@ -1,13 +1,22 @@
-"""A store's short calls to Redis: pipelined, retried, their refusals typed.
+"""A store's short calls to Redis: pipelined per node, retried, their refusals typed.
 
-Strategy: every short command and script call goes through the store's
-``Pipeliner`` (a few connections, batched, each round trip with a deadline).
-What passes (``RETRYABLE``: a connection error, a timeout, a master demoted to a
-replica, a cluster slot moving) is retried with backoff for ``reconnect``
-seconds, then is ``StoreUnavailable``; the scripts are idempotent, so a retry
-never stores twice. On a cluster a connection error reads the slot map again
-(``heal``), so a failover's new master is used once it is elected. Blocking reads
-are the tails' own (``_tails``).
+Strategy: every short command and script call goes through the command lanes
+(``Pipeliner``: a few connections, batched, each round trip with a deadline) of
+the Redis node that serves its run: one set per node, so a stalled master of a
+cluster holds up the calls of its own runs only, and ``heard(node)`` says when
+that node last answered (the watchdog and the tails read it). The scripts that
+read a page of a run (``Script.pages``) go through page lanes of their own (per
+node too), so a short command (an append, a lease renewal) never waits behind a
+page: not in one pipeline, not for a lane. What passes (``RETRYABLE``: a
+connection error, a timeout, a master demoted to a replica, a cluster slot
+moving, a master without the replicas it needs) is retried with backoff, then is
+``StoreUnavailable``: for ``patience`` seconds, by default the store's
+``silence`` (``lease + 1 s``: a live run's producer and readers carry on through
+anything shorter than its lease), ``reconnect`` for a call that finds or claims
+a run; an outage is logged once (``_outage``). The scripts are idempotent, so a
+retry never stores twice. On a cluster a connection error reads the slot map
+again (``heal``, with a deadline), so a failover's new master is used once it is
+elected. Blocking reads are the tails' own (``_tails``).
 
 Contract: ``call``/``script`` return the reply or raise a ``StoreError`` naming
 the run: ``StoreUnavailable`` (retries ran out), ``StoreFull`` (out of memory),
@@ -20,12 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from redis.exceptions import (
     AskError,
     ClusterError,
+    NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     RedisClusterException,
@@ -38,9 +49,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
+from ._outage import Outage
 from ._pipeline import Pipeliner, within
 from ._scripts import Script
-from ._settings import COMMAND_LANES, Settings
+from ._settings import COMMAND_LANES, PAGE_LANES, Settings
 
 # What passes: a connection, a cluster without a master for a slot yet (failover),
 # a write to a node that just became a replica.
@@ -53,51 +65,156 @@ RETRYABLE: Final = (
     TryAgainError,
     ReadOnlyError,
     AskError,  # and MovedError: a slot moved (the lanes name their node themselves)
+    NoScriptError,  # a script loaded, then gone: the node restarted or was replaced
 )
+
+#: Refusals that pass too: a master with fewer replicas than it needs to take writes
+#: (``min-replicas-to-write``), or than the store waits for (``replica_acks``); a
+#: blocking read let go because its master became a replica; a replica that lost
+#: its master (``replica-serve-stale-data no``).
+PASSING: Final = ("NOREPLICAS", "UNBLOCKED", "MASTERDOWN")
 
 T = TypeVar("T")
 
 
+def passes(exc: BaseException) -> bool:
+    """Is ``exc`` a fault that may pass (retried), not a refusal that stands?"""
+    return isinstance(exc, RETRYABLE) or (
+        isinstance(exc, ResponseError) and str(exc).startswith(PASSING)
+    )
+
+
 class Calls:
-    """One store's client, its command lanes and its retry policy."""
+    """One store's client, its command and page lanes (per node) and its retry policy."""
 
     def __init__(self, redis: Any, settings: Settings) -> None:
         self.redis = redis
         self.cluster = settings.cluster
+        self.layout = settings.layout
         self.reconnect = settings.reconnect
+        self.patience = settings.silence  # a live run's calls
+        self.acks = settings.replica_acks
         self.timeout = settings.command_timeout
-        self.pipeliner = Pipeliner(redis, COMMAND_LANES, settings.command_timeout)
+        self._lanes: dict[str, Pipeliner] = {}  # by node name ("" on one Redis)
+        self._page_lanes: dict[str, Pipeliner] = {}
+        self.outage = Outage()
+        self.closed = False
         self._healed = -1.0
         self.supported = False  # Redis took the script ``ready`` probes
         self._probing = asyncio.Lock()
 
-    async def retry(self, keys: RunKeys, fn: Callable[[], Awaitable[T]]) -> T:
-        """``await fn()``, retried on connection errors for ``reconnect`` s; a
-        refusal is the ``StoreError`` that says why (``refused``)."""
+    def node(self, key: str | bytes) -> str:
+        """The name of the node serving ``key`` now (``""`` on one Redis); a cluster
+        slot without a master yet raises a ``RETRYABLE`` error."""
+        if not self.cluster:
+            return ""
+        name: str = self.redis.get_node_from_key(
+            key.decode() if isinstance(key, bytes) else key
+        ).name
+        return name
+
+    def shard_node(self, shard: int) -> str:
+        """The name of the node serving the runs of ``shard`` now."""
+        return self.node("{" + self.layout.tags[shard] + "}")
+
+    def lanes(self, node: str) -> Pipeliner:
+        """The command lanes of ``node``."""
+        lanes = self._lanes.get(node)
+        if lanes is None:
+            lanes = self._lanes[node] = Pipeliner(
+                self.redis, COMMAND_LANES, self.timeout, node=node or None, acks=self.acks
+            )
+            if self.closed:
+                lanes.close()
+        return lanes
+
+    def page_lanes(self, node: str) -> Pipeliner:
+        """The page lanes of ``node`` (``Script.pages``: replays, catch-ups, folds)."""
+        lanes = self._page_lanes.get(node)
+        if lanes is None:
+            lanes = self._page_lanes[node] = Pipeliner(
+                self.redis, PAGE_LANES, self.timeout, node=node or None
+            )
+            if self.closed:
+                lanes.close()
+        return lanes
+
+    def close(self) -> None:
+        """The store closes: every node's lanes of both kinds fail what they hold and
+        refuse more."""
+        self.closed = True
+        for lanes in [*self._lanes.values(), *self._page_lanes.values()]:
+            lanes.close()
+
+    def heard(self, node: str) -> float:
+        """Loop time ``node`` last answered the store (a round trip of either kind of
+        lanes, or a tail's read)."""
+        heard = [
+            lanes.heard for lanes in (self._lanes.get(node), self._page_lanes.get(node)) if lanes
+        ]
+        return max(heard, default=-math.inf)
+
+    def hear(self, node: str, when: float) -> None:
+        lanes = self.lanes(node)
+        lanes.heard = max(lanes.heard, when)
+
+    def send(
+        self,
+        keys: RunKeys,
+        *args: Any,
+        script: str | None = None,
+        durable: bool = False,
+        pages: bool = False,
+        first: bool = False,
+    ) -> Awaitable[Any]:
+        """One command of the run through its node's lanes (``pages``: its page
+        lanes), once (not retried); ``durable``: a write acknowledged once
+        ``replica_acks`` replicas have it; ``first``: ahead of what its lanes have
+        queued (a lease's renewal)."""
+        node = self.node(keys.stream)
+        lanes = self.page_lanes(node) if pages else self.lanes(node)
+        return lanes.call(*args, script=script, durable=durable, first=first)
+
+    async def retry(
+        self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
+    ) -> T:
+        """``await fn()``, retried on connection errors for ``patience`` s (default:
+        a live run's, ``silence``); a refusal is the ``StoreError`` that says why
+        (``refused``)."""
         loop = asyncio.get_running_loop()
+        patience = self.patience if patience is None else patience
         deadline: float | None = None
+        failed = ""
         delay = 0.05
         while True:
             try:
-                return await fn()
-            except RETRYABLE as exc:  # first: READONLY, TRYAGAIN, ASK are ResponseErrors too
-                if self.pipeliner.closed is not None:
+                reply = await fn()
+            except Exception as exc:
+                if not passes(exc):
+                    if isinstance(exc, ResponseError):
+                        raise await self.refused(keys, exc) from exc
+                    raise
+                if self.closed:
                     raise StoreUnavailable(keys.run_id, CLOSED) from None
                 now = loop.time()
                 if deadline is None:
-                    deadline = now + self.reconnect
+                    deadline = now + patience
                 if now >= deadline:
                     what = (
                         "refused the command" if isinstance(exc, ResponseError) else "unreachable"
                     )
-                    raise StoreUnavailable(
-                        keys.run_id, f"Redis {what} for {self.reconnect:g} s: {exc}"
-                    ) from exc
+                    error = StoreUnavailable(keys.run_id, f"Redis {what} for {patience:g} s: {exc}")
+                    self.outage.unavailable(error)
+                    raise error from exc
                 await asyncio.sleep(min(delay, deadline - now))
                 delay = min(delay * 2, 1.0)
-                await self.heal()
-            except ResponseError as exc:
-                raise await self.refused(keys, exc) from exc
+                with contextlib.suppress(Exception):  # (no master for the slot: any)
+                    failed = self.node(keys.stream)
+                await self.heal(failed)
+            else:
+                if self.outage.since is not None:
+                    self.outage.answered()
+                return reply
 
     def node_of(self, key: bytes) -> dict[str, Any]:
         """``execute_command`` options sending a command straight to the master of
@@ -106,9 +223,12 @@ class Calls:
             return {}
         return {"target_nodes": self.redis.get_node_from_key(key.decode())}
 
-    async def heal(self) -> None:
-        """After a connection error on a cluster: read the slot map again (at most
-        every half second), so a failover's new master is used once it is elected."""
+    async def heal(self, failed: str = "") -> None:
+        """After a connection error on a cluster (with node ``failed``): read the slot
+        map again (at most every half second), so a failover's new master is used
+        once it is elected. The map is asked of the other nodes first (a stalled
+        node would hold the refresh, and every call waiting for it), within a
+        round trip's deadline."""
         if not self.cluster:
             return
         loop = asyncio.get_running_loop()
@@ -116,7 +236,10 @@ class Calls:
             return
         self._healed = loop.time()
         with contextlib.suppress(Exception):  # a node still down: the next error asks again
-            await self.redis.nodes_manager.initialize()
+            await within(
+                self.redis.nodes_manager.initialize(last_failed_node_name=failed or None),
+                self.timeout,
+            )
 
     async def refused(self, keys: RunKeys, exc: ResponseError) -> StoreError:
         """Redis refused a command of the run: the typed error that says why."""
@@ -128,7 +251,7 @@ class Calls:
             expected = {keys.stream: b"stream", keys.lease: b"string"}
             for key, kind in expected.items():
                 with contextlib.suppress(Exception):  # asked to name it; the refusal stands
-                    found = await self.pipeliner.call("TYPE", key)
+                    found = await self.send(keys, "TYPE", key)
                     found = found.encode() if isinstance(found, str) else bytes(found)
                     if found not in (kind, b"none"):
                         what = f"the key is a {found.decode()}, not a {kind.decode()}"
@@ -136,9 +259,9 @@ class Calls:
             return StoreCorrupted(run_id, keys.stream, None, text)
         return StoreError(run_id, f"Redis refused a command: {text}")
 
-    async def call(self, keys: RunKeys, *args: Any) -> Any:
+    async def call(self, keys: RunKeys, *args: Any, patience: float | None = None) -> Any:
         """One command of the run, pipelined and retried."""
-        return await self.retry(keys, lambda: self.pipeliner.call(*args))
+        return await self.retry(keys, lambda: self.send(keys, *args), patience)
 
     async def run_script(
         self,
@@ -146,22 +269,39 @@ class Calls:
         script: Script,
         names: list[str],
         args: list[Any],
+        patience: float | None = None,
+        durable: bool = False,
         first: bool = False,
     ) -> list[Any]:
-        """A script's reply as Redis sent it, pipelined (``first``: ahead of what is
-        queued) and retried."""
+        """A script's reply as Redis sent it, pipelined (on the page lanes for a
+        ``Script.pages``; ``first``: ahead of what is queued) and retried
+        (``durable``: see ``send``)."""
 
         def send() -> Awaitable[Any]:
-            return self.pipeliner.call(
-                "EVALSHA", script.sha, len(names), *names, *args, script=script.body, first=first
+            return self.send(
+                keys,
+                "EVALSHA",
+                script.sha,
+                len(names),
+                *names,
+                *args,
+                script=script.body,
+                durable=durable,
+                pages=script.pages,
+                first=first,
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
-            return list(await send())
-        except RETRYABLE:
-            return list(await self.retry(keys, send))
-        except ResponseError as exc:
-            raise await self.refused(keys, exc) from exc
+            reply = list(await send())
+        except Exception as exc:
+            if passes(exc):
+                return list(await self.retry(keys, send, patience))
+            if isinstance(exc, ResponseError):
+                raise await self.refused(keys, exc) from exc
+            raise
+        if self.outage.since is not None:
+            self.outage.answered()
+        return reply
 
     async def script(
         self,
@@ -169,10 +309,12 @@ class Calls:
         script: Script,
         names: list[str],
         args: list[Any],
+        patience: float | None = None,
+        durable: bool = False,
         first: bool = False,
     ) -> list[Any]:
         """A rule script's reply: ``[code, last, ...]`` with the two first as ints."""
-        reply = await self.run_script(keys, script, names, args, first)
+        reply = await self.run_script(keys, script, names, args, patience, durable, first)
         reply[0], reply[1] = int(reply[0]), int(reply[1])
         return reply
 
@@ -187,8 +329,13 @@ class Calls:
                 return
 
             async def load() -> None:
-                try:
-                    await within(self.redis.script_load(script.body), self.timeout)
+                try:  # on the run's node (a cluster client would ask every master)
+                    await within(
+                        self.redis.execute_command(
+                            "SCRIPT LOAD", script.body, **self.node_of(keys.stream.encode())
+                        ),
+                        self.timeout,
+                    )
                 except ResponseError as exc:
                     # Redis < 7 reads the flags line as Lua: "Error compiling script (new
                     # function): user_script:1: unexpected symbol near '#'". Any other
@@ -200,5 +347,5 @@ class Calls:
                         f"Redis refused the store's scripts (they need Redis 7.0 or later): {exc}",
                     ) from exc
 
-            await self.retry(keys, load)
+            await self.retry(keys, load, self.reconnect)
             self.supported = True

@@ -20,7 +20,8 @@ Contract: ``claim`` returns the ``Producer`` holding the run's lease, or the
 number of events of a run that has ended already; it raises ``StoreDraining``
 (the store is draining), ``RunInProgress`` (a live producer holds the lease, or
 the run waits for a replaying taker), ``RunAbandoned`` (see above),
-``StoreUnsupported`` and the ``StoreError``s of a call. ``events`` is closed
+``StoreUnsupported``, ``RunLost`` (a run that ended so: a failover lost its
+events) and the ``StoreError``s of a call. ``events`` is closed
 unstarted whenever no producer will run them.
 """
 
@@ -35,9 +36,10 @@ from typing import Any, Final
 from .._codec.selected import frame
 from .._decoder import decode_proto
 from .._runstore.drain import DRAINING
+from .._runstore.ends import LEASE_LAPSED, LOST
 from .._runstore.ids import new_generation
 from .._streaming import TERMINAL, close_unstarted
-from ..errors import RunAbandoned, RunInProgress, StoreDraining
+from ..errors import RunAbandoned, RunInProgress, RunLost, StoreDraining
 from ._keys import PAYLOAD, RunKeys
 from ._leases import expire
 from ._pages import top
@@ -69,6 +71,11 @@ redis.call('SET', KEYS[2], token, 'PX', ARGV[2])
 if last then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return {DONE, last or 0, gen, token}
 """
+)
+
+LOST_END: Final = (
+    "Redis lost events of the run it had acknowledged (a failover): the run was ended "
+    "with RUN_ERROR (RUN_LOST) and is not produced again"
 )
 
 ABANDONED: Final = (
@@ -109,9 +116,10 @@ async def claim(
                 nonce,
                 settings.lease_ms,
                 settings.running_ttl_ms,
-                new_generation(),
+                new_generation(keys.run_id),
                 "1" if replay else "0",
             ],
+            settings.reconnect,
         )
         code, last = int(reply[0]), int(reply[1])
         if code == Reply.ABANDONED:  # end the run for its producer, as a reader would
@@ -122,8 +130,11 @@ async def claim(
     if code != Reply.DONE:
         await close_unstarted(events, logger)
     if code == Reply.ENDED:
-        if bytes(reply[2]) == b"lease-expired":
+        reason = bytes(reply[2]).decode()
+        if reason == LEASE_LAPSED:
             raise RunAbandoned(keys.run_id, TOO_LATE if replay else ABANDONED)
+        if reason == LOST:
+            raise RunLost(keys.run_id, LOST_END)
         return last
     if code == Reply.HELD:
         raise RunInProgress(keys.run_id, "another producer holds the run's lease")
@@ -139,7 +150,8 @@ async def claim(
 async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:
     """End a run whose producer vanished (no lease) with RUN_ERROR, as a reader's
     lease check does (the EXPIRE script: a live lease meanwhile leaves it)."""
-    found = await top(writing.calls, keys)
+    patience = writing.settings.reconnect  # (a claim's call)
+    found = await top(writing.calls, keys, patience)
     if found is None:
         return
     n, seq, fields = found
@@ -149,5 +161,12 @@ async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:
             event = decode_proto(frame(bytes(fields[PAYLOAD])), unknown_events="raw")[0]
             terminal = event.get("type") in TERMINAL
     await expire(
-        writing.calls, writing.settings, keys, n, terminal=terminal, generation="", look=False
+        writing.calls,
+        writing.settings,
+        keys,
+        n,
+        terminal=terminal,
+        generation="",
+        look=False,
+        patience=patience,
     )

@@ -2,8 +2,9 @@
 
 Contract: ``entries`` turns the entries Redis returned after a cursor into one
 ``Batch`` and checks that they follow on and are entries the store writes; an
-entry's fields are a mapping (redis-py's XRANGE/XREAD) or a flat list (a
-script's reply, or a raw reply): ``fields_of`` reads either.
+entry's fields are a mapping (redis-py's XRANGE/XREAD), a flat list (a script's
+reply, or a raw reply), or the payload alone (``bytes``: the page script's usual
+entry); ``fields_of`` reads the first two.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
     entries the store writes: ``HistoryTrimmed`` for a first event past the
     cursor, ``RunLost`` for a gap, ``RunReplaced`` for an event of another
     generation, ``StoreCorrupted`` (naming the entry) for anything else. An
-    entry's fields are a mapping (redis-py's XRANGE/XREAD) or a flat list (a
-    script's reply, or a raw reply)."""
+    entry's fields are a mapping (redis-py's XRANGE/XREAD), a flat list (a
+    script's reply, or a raw reply) or its payload alone (the page script's)."""
     payloads: list[bytes] = []
     end: str | None = None
     expected = cursor + 1
@@ -32,6 +33,11 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
     for raw_id, raw_fields in stream:
         # the usual entry, ``n-<gen>`` with one payload, without a dict (replays of
         # long runs read hundreds of thousands)
+        if raw_id == fast and type(raw_fields) is bytes:
+            payloads.append(raw_fields)
+            expected += 1
+            fast = b"%d-%d" % (expected, generation or 0)
+            continue
         if (
             raw_id == fast
             and type(raw_fields) is list
@@ -45,7 +51,12 @@ def entries(keys: RunKeys, cursor: int, generation: int | None, stream: Any) -> 
         entry = bytes(raw_id).decode("ascii", "replace")
         try:
             n, seq = parse_id(raw_id)
-            fields = raw_fields if isinstance(raw_fields, Mapping) else _pairs(raw_fields)
+            if isinstance(raw_fields, bytes):
+                fields: Mapping[Any, Any] = {PAYLOAD: raw_fields}
+            elif isinstance(raw_fields, Mapping):
+                fields = raw_fields
+            else:
+                fields = _pairs(raw_fields)
         except (ValueError, TypeError) as exc:  # pragma: no cover - Redis checks ids
             raise StoreCorrupted(keys.run_id, keys.stream, entry, f"not an entry: {exc}") from None
         gen = generation_of(seq)

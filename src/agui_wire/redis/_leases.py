@@ -45,24 +45,29 @@ from ._settings import Settings
 # RUN_ERROR payload, '1' when event ``known`` is terminal, the caller's
 # generation ('': none known; then a new run's, for a run with no event), '1' to
 # look only (Redis just stalled: the producer's renewal may be on its way; a run
-# lost or replaced is still said). A live lease: {DONE, -1, its PTTL} (the reader
-# checks again when it would lapse); looking only: {DONE, -1, 0}.
+# lost or replaced is still said). Events the caller read that Redis no longer
+# holds are said whatever the lease, with its PTTL: {LOST, last, pttl} (a
+# failover's new master may lack the last ones: a live producer stores them
+# again, or ends the run RUN_LOST; -2: no producer will). A live lease: {DONE,
+# -1, its PTTL} (the reader checks again when it would lapse); looking only:
+# {DONE, -1, 0}.
 EXPIRE: Final = Script(
     PRELUDE
     + """
-local pttl = redis.call('PTTL', KEYS[2])
-if pttl ~= -2 then return {DONE, -1, pttl} end
 local known = tonumber(ARGV[1])
 local last, seq, fields, id = top(KEYS[1])
 local gen = ARGV[5]
-if last == nil then
-  if known > 0 then return {LOST, 0} end
-  last, seq = 0, tonumber(gen)
-  if not seq then return {LOST, 0} end
+local pttl = redis.call('PTTL', KEYS[2])
+if known > 0 then
+  if last and gen ~= '' and gen_of(seq) ~= gen then return {REPLACED, last, id} end
+  if (last or 0) < known then return {LOST, last or 0, pttl} end
 end
-if known > 0 and gen ~= '' and gen_of(seq) ~= gen then return {REPLACED, last, id} end
+if pttl ~= -2 then return {DONE, -1, pttl} end
+if last == nil then
+  last, seq = 0, tonumber(gen)
+  if not seq then return {LOST, 0, -2} end
+end
 gen = gen_of(seq)
-if last < known then return {LOST, last} end
 if seq % 2 == 1 then return {ENDED, last} end
 if last > known then return {BEHIND, last} end
 if ARGV[6] == '1' then return {DONE, -1, 0} end
@@ -111,6 +116,7 @@ async def expire(
     terminal: bool,
     generation: int | str,
     look: bool,
+    patience: float | None = None,
 ) -> list[Any]:
     """End the run if its lease is gone (the EXPIRE script; see the module doc):
     ``known`` is the last event the caller has read, ``terminal`` whether that
@@ -124,7 +130,7 @@ async def expire(
         generation,
         int(look),
     ]
-    return await calls.run_script(keys, EXPIRE, keys.both, args)
+    return await calls.run_script(keys, EXPIRE, keys.both, args, patience)
 
 
 async def terminal_at(calls: Calls, keys: RunKeys, n: int) -> bool:
@@ -157,10 +163,12 @@ async def release(
     return await calls.script(keys, RELEASE, names, args)
 
 
-async def lease_generation(calls: Calls, keys: RunKeys) -> int | bool | None:
+async def lease_generation(
+    calls: Calls, keys: RunKeys, patience: float | None = None
+) -> int | bool | None:
     """The generation its lease names (a run with no event yet; ``None``: a
     lease without one), or ``False``: no lease."""
-    holder = await calls.call(keys, "GET", keys.lease)
+    holder = await calls.call(keys, "GET", keys.lease, patience=patience)
     if holder is None:
         return False
     head, colon, _ = bytes(holder).partition(b":")

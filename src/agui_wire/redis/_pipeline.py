@@ -1,5 +1,5 @@
 """Auto-pipelining: every short Redis command of one store goes through a fixed,
-small number of connections, however many runs are live.
+small number of connections per Redis node, however many runs are live.
 
 Strategy: callers queue a command and await its reply; ``lanes`` worker tasks
 each take what is queued (up to ``MAX_BATCH`` commands) and send it as one
@@ -10,7 +10,11 @@ reader holds: blocking reads (``_tails``) never come through here. A quiet store
 sends each command at once (an idle lane takes it; a lane with nothing to send
 waits ``IDLE`` s for more, keeping its task and connection, then lets them
 go); a busy one batches by itself, with no timer. A round trip runs in its
-lane's task alone (the write and the deadline included).
+lane's task alone (the write and the deadline included). A ``Pipeliner`` serves
+one node (``_calls`` keeps one per node of a cluster, so a stalled master holds
+up only its own commands): everything it sends goes to that node alone, never
+redirected (a slot that moved is an error its caller retries on the slot's new
+node).
 
 Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
@@ -19,7 +23,7 @@ idempotent). A round trip has ``timeout`` seconds (whatever the client's
 ``socket_timeout``; on one Redis, ``timeout`` seconds without a reply: a long
 pipeline read by a lagging replica is not a silent Redis): past it the connection
 is dropped and every command gets redis-py's ``TimeoutError``, so a stalled or
-black-holed Redis never holds a lane for good. ``heard`` is when Redis last
+black-holed Redis never holds a lane for good. ``heard`` is when its node last
 answered (the store's watchdog reads it). ``EVALSHA`` of a script Redis does not
 hold (a restart, a failover to a replica that never saw ``SCRIPT LOAD``) loads it
 and sends the command again.
@@ -114,14 +118,19 @@ async def send(connection: Any, data: bytes) -> None:
 
 
 class _Call:
-    __slots__ = ("args", "future", "script")
+    __slots__ = ("args", "durable", "future", "script")
 
     def __init__(
-        self, args: tuple[Any, ...], future: asyncio.Future[Any], script: str | None
+        self,
+        args: tuple[Any, ...],
+        future: asyncio.Future[Any],
+        script: str | None,
+        durable: bool,
     ) -> None:
         self.args = args
         self.future = future
         self.script = script  # the body, for an EVALSHA whose script may need loading
+        self.durable = durable  # a write answered once ``acks`` replicas have it
 
 
 class _Held:
@@ -138,12 +147,21 @@ class _Held:
 
 
 class Pipeliner:
-    """A store's command lanes (see the module doc)."""
+    """A store's command lanes to one Redis, or one node of a cluster (``node``: its
+    name; every command is sent to it, none redirected) (see the module doc).
+    ``acks``: replicas that must hold a durable write before it is answered."""
 
-    def __init__(self, redis: Any, lanes: int, timeout: float) -> None:
+    def __init__(
+        self, redis: Any, lanes: int, timeout: float, node: str | None = None, acks: int = 0
+    ) -> None:
         self.redis = redis
         self.lanes = lanes
         self.timeout = timeout
+        self.node = node
+        self.acks = acks
+        # WAIT's own deadline: within the round trip's, so a missing replica is a
+        # refusal (retried), not a lost connection
+        self.wait_ms = max(1, int(timeout * 500))
         self.heard = -math.inf  # loop time Redis last answered a round trip
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
@@ -152,10 +170,13 @@ class Pipeliner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
-    async def call(self, *args: Any, script: str | None = None, first: bool = False) -> Any:
-        """The command's reply (see the module doc). ``first``: ahead of what is queued
-        (a lease's renewal: a replica that queues more than its lease of commands
-        must not lose its runs' leases to its own queue)."""
+    async def call(
+        self, *args: Any, script: str | None = None, durable: bool = False, first: bool = False
+    ) -> Any:
+        """The command's reply (see the module doc). ``durable``: a write answered
+        once ``acks`` replicas hold it. ``first``: ahead of what is queued (a lease's
+        renewal: a replica that queues more than its lease of commands must not lose
+        its runs' leases to its own queue)."""
         if self.closed is not None:
             raise self.closed
         loop = asyncio.get_running_loop()
@@ -166,7 +187,7 @@ class Pipeliner:
             self.busy = 0
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
-        call = _Call(args, future, script)
+        call = _Call(args, future, script, durable and self.acks > 0)
         if first:
             self.queue.appendleft(call)
         else:
@@ -264,28 +285,68 @@ class Pipeliner:
                 call.future.set_result(reply)
 
     async def _replies(self, calls: list[_Call], held: _Held | None) -> list[Any]:
-        async def execute(commands: list[tuple[Any, ...]]) -> list[Any]:
+        async def execute(batch: list[_Call]) -> list[Any]:
+            commands = [call.args for call in batch]
+            durable = any(call.durable for call in batch)
+            if durable:  # (WAIT counts this connection's writes before it)
+                commands.append(("WAIT", self.acks, self.wait_ms))
             if held is None:
-                return await self._pipeline(commands)
-            return await self._raw(commands, held)
+                replies = await self._pipeline(commands)
+            else:
+                replies = await self._raw(commands, held)
+            if durable:
+                replies = self._waited(batch, replies)
+            return replies
 
-        replies = await execute([call.args for call in calls])
+        replies = await execute(calls)
         missing = [c for c, r in zip(calls, replies, strict=True) if isinstance(r, NoScriptError)]
         if missing:
             for body in {c.script for c in missing if c.script is not None}:
-                await self.redis.script_load(body)
-            again = dict(
-                zip(map(id, missing), await execute([c.args for c in missing]), strict=True)
-            )
+                await self._load(body)
+            again = dict(zip(map(id, missing), await execute(missing), strict=True))
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
         return replies
+
+    def _waited(self, batch: list[_Call], replies: list[Any]) -> list[Any]:
+        """The replies to ``batch``, its ``WAIT`` last: when fewer than ``acks``
+        replicas acknowledged its writes in time, a durable write's reply is a
+        ``NOREPLICAS`` refusal instead (the write stands on the master; the
+        caller retries, and the store's scripts are idempotent)."""
+        waited = replies.pop()
+        if not isinstance(waited, Exception) and int(waited) >= self.acks:
+            return replies
+        short = ResponseError(
+            f"NOREPLICAS {waited} of {self.acks} replicas acknowledged the write within "
+            f"{self.wait_ms} ms"
+        )
+        return [
+            short if call.durable and not isinstance(reply, Exception) else reply
+            for call, reply in zip(batch, replies, strict=True)
+        ]
+
+    async def _load(self, body: str) -> None:
+        """``SCRIPT LOAD`` on the lanes' node (a cluster client would ask every
+        master, and wait for a stalled one)."""
+        if self.node is None:
+            await self.redis.script_load(body)
+        else:
+            node = self.redis.get_node(node_name=self.node)
+            await self.redis.execute_command("SCRIPT LOAD", body, target_nodes=node)
 
     async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Through redis-py's pipeline (a cluster: it routes each command by slot)."""
         pipe = self.redis.pipeline(transaction=False)
+        if self.node is None:  # (a cluster client of one node)
+            for args in commands:
+                pipe.execute_command(*args)
+            return list(await pipe.execute(raise_on_error=False))
+        # Every command to this node, not redirected: a script loaded here, and a
+        # WAIT here, concern the commands sent here; a slot that moved is an error
+        # the caller retries on its new node.
+        node = self.redis.get_node(node_name=self.node)
         for args in commands:
-            pipe.execute_command(*args)
-        return list(await pipe.execute(raise_on_error=False))
+            pipe.execute_command(*args, target_nodes=node)
+        return list(await pipe.execute(raise_on_error=False, allow_redirections=False))
 
     async def _raw(self, commands: list[tuple[Any, ...]], held: _Held) -> list[Any]:
         """On one Redis: packed by hiredis (C) on the lane's own connection, replies as

@@ -37,6 +37,7 @@ from .._codec.selected import encode_payload
 from .._runstore.appends import Appends, admit
 from .._runstore.drain import Producers
 from .._runstore.ends import failure_event
+from .._runstore.ids import RUN_LOST
 from .._streaming import TERMINAL, Source, close_unstarted, event_type
 from ..errors import (
     LeaseLost,
@@ -105,10 +106,10 @@ return {DONE, last}
 RENEW: Final = Script(
     PRELUDE
     + """
+local last, seq, fields, id = top(KEYS[1])
+last = last or 0
+if last < tonumber(ARGV[4]) then return {LOST, last} end  -- (a failover lost them)
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  local last, seq, fields, id = top(KEYS[1])
-  last = last or 0
-  if last < tonumber(ARGV[4]) then return {LOST, last} end
   if seq then
     if gen_of(seq) ~= ARGV[5] then return {REPLACED, last, id} end
     if seq % 2 == 1 then return {ENDED, last} end
@@ -183,6 +184,43 @@ return {DONE, last}
 )
 
 
+# KEYS: stream, lease (, snapshot). ARGV: token, ttl_ms, sent (the last event this
+# producer sent: no reader can have read past it), RUN_ERROR payload, generation,
+# its end's sequence. Ends a run that lost acknowledged events (a failover's new
+# master lacks the last ones): the RUN_ERROR goes after ``sent``, past every
+# event any reader may have read from the old master, so a reader that read up
+# to ``sent`` gets it next and every other one meets the gap (``RunLost``), never
+# other events under the ids it read. A stream that is gone is left alone.
+LOSE: Final = Script(
+    PRELUDE
+    + """
+local last, seq, fields, id = top(KEYS[1])
+if not last then return {LOST, 0} end
+if gen_of(seq) ~= ARGV[5] then return {REPLACED, last, id} end
+if seq % 2 == 1 then
+  if ended_by(fields) == ARGV[1] then return {DONE, last} end
+  return {ENDED, last}
+end
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return {HELD, last} end
+local n = math.max(last, tonumber(ARGV[3])) + 1
+redis.call('XADD', KEYS[1], n .. '-' .. ARGV[5], 'p', ARGV[4])
+redis.call('XADD', KEYS[1], n .. '-' .. ARGV[6], 'end', 'lost', 'by', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+redis.call('DEL', KEYS[2])
+return {DONE, n}
+"""
+)
+
+#: The RUN_ERROR a run that lost acknowledged events ends with.
+LOST_EVENT: Final = {
+    "type": "RUN_ERROR",
+    "message": "the run's events were lost (a Redis failover lost events it had acknowledged)",
+    "code": RUN_LOST,
+}
+
+
 class Writing(Producers):
     """What the producers of one store share: its settings, calls and watchdog, and
     (``_runstore.drain.Producers``) the producers running and the store's drain:
@@ -195,7 +233,7 @@ class Writing(Producers):
         super().__init__()
         self.settings = settings
         self.calls = calls
-        self.watchdog = Watchdog(calls.pipeliner, settings.silence)
+        self.watchdog = Watchdog(calls, settings.silence)
 
 
 class Producer:
@@ -217,6 +255,7 @@ class Producer:
         self.run_id = keys.run_id
         self.token = token
         self.stored = stored  # events Redis acknowledged
+        self.sent = stored  # the last event sent to Redis (acknowledged or not)
         self.generation = str(generation)
         self.done = str(generation + 1)  # the sequence of the run's end marker
         self.events = events
@@ -271,6 +310,7 @@ class Producer:
     async def append(self, first: int, payloads: list[bytes]) -> None:
         settings = self.settings
         self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
+        self.sent = max(self.sent, first + len(payloads) - 1)
         reply = await self.calls.script(
             self.run_keys,
             APPEND,
@@ -285,6 +325,7 @@ class Producer:
                 self.generation,
                 *payloads,
             ],
+            durable=True,
         )
         self._check(reply)
         if self.snapshots is not None:
@@ -296,6 +337,7 @@ class Producer:
             FINISH,
             self.keys,
             [self.token, self.settings.ttl_ms, self.stored, reason, self.generation, self.done],
+            durable=True,
         )
         self._check(reply)
 
@@ -349,7 +391,7 @@ class Producer:
         heartbeat.cancel()  # no renewal after the release (one in flight finds it HELD)
         # the release's calls have deadlines of their own: the watchdog's cancellation
         # would cut it short and hide its outcome
-        self.writing.watchdog.unwatch(self)
+        self.writing.watchdog.unwatch(self, self.run_keys)
         with contextlib.suppress(Exception):  # what Redis acknowledged is what is stored
             await appends.drain()
         reply = await release(
@@ -373,7 +415,8 @@ class Producer:
         """Redis has been silent too long (the store's watchdog): stop, raising
         ``StoreUnavailable`` (the run is not ended: its lease will be)."""
         if self.lost is None and self.main is not None:
-            self.lost = StoreUnavailable(self.run_id, reason)
+            self.lost = error = StoreUnavailable(self.run_id, reason)
+            self.calls.outage.unavailable(error)
             self.main.cancel()
 
     async def run(self) -> int:
@@ -387,7 +430,7 @@ class Producer:
         # Redis set it); a run whose task started late renews at once
         self.renewed = min(self.renewed, loop.time())
         watchdog = self.writing.watchdog
-        watchdog.watch(self)
+        watchdog.watch(self, self.run_keys)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
         source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
@@ -416,6 +459,7 @@ class Producer:
                 return count
             except asyncio.CancelledError:
                 if self.lost is not None:
+                    await self._lose(self.lost)
                     raise self.lost from None
                 if self.releasing:
                     raise await self._release(appends, heartbeat) from None
@@ -424,14 +468,15 @@ class Producer:
             except StoreFull as exc:  # the run ends failed, said so, if Redis lets it
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
-            except StoreError:
+            except StoreError as exc:
+                await self._lose(exc)
                 raise
             except Exception as exc:
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
         finally:
             self.finishing = True  # nothing left to hand over
-            watchdog.unwatch(self)
+            watchdog.unwatch(self, self.run_keys)
             heartbeat.cancel()
             appends.cancel()
             try:
@@ -450,6 +495,30 @@ class Producer:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
             await close_unstarted(self.events, logger)
+
+    async def _lose(self, exc: BaseException) -> None:
+        """Redis lost events it had acknowledged (``RunLost``, not a run produced
+        again): end the run with a ``RUN_ERROR`` (code ``RUN_LOST``) past every
+        event sent (``LOSE``), so its readers learn it now, not when the lease lapses."""
+        if not isinstance(exc, RunLost) or isinstance(exc, RunReplaced):
+            return
+        try:
+            await self.calls.script(
+                self.run_keys,
+                LOSE,
+                self.keys,
+                [
+                    self.token,
+                    self.settings.ttl_ms,
+                    self.sent,
+                    encode_payload(LOST_EVENT),
+                    self.generation,
+                    self.done,
+                ],
+                durable=True,
+            )
+        except Exception as err:  # its lease ends it for everyone then
+            logger.error("could not end run %r after it was lost", self.run_id, exc_info=err)
 
     async def _end_with(
         self,
@@ -479,6 +548,7 @@ class Producer:
                     encode_payload(error),
                     terminal,
                 ],
+                durable=True,
             )
             self._check(reply)
         except Exception as err:

@@ -65,9 +65,12 @@ class Reading:
         return Subscription(self, self.settings.layout.keys(owner, run_id), after, compact)
 
     async def head(self, keys: RunKeys) -> tuple[int, int | None, bool]:
-        last = await top(self.calls, keys)
+        # finding a run waits ``reconnect`` for Redis (then HTTP 503); once found,
+        # its reader waits as long as the run's producer would (``silence``)
+        patience = self.settings.reconnect
+        last = await top(self.calls, keys, patience)
         if last is None:
-            lease = await lease_generation(self.calls, keys)
+            lease = await lease_generation(self.calls, keys, patience)
             if lease is False:
                 raise RunNotFound(keys.run_id, "no such run (never started, or expired)")
             return 0, lease or None, False

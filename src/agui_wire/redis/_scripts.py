@@ -37,12 +37,15 @@ class Reply(IntEnum):
 
 
 class Script:
-    """A Lua script's body and its SHA-1."""
+    """A Lua script's body and its SHA-1. ``pages``: its reply is a page of a run
+    (up to ``page_bytes``), so it is sent on the page lanes, never beside the
+    short commands."""
 
-    __slots__ = ("body", "sha")
+    __slots__ = ("body", "pages", "sha")
 
-    def __init__(self, body: str) -> None:
+    def __init__(self, body: str, *, pages: bool = False) -> None:
         self.body = body
+        self.pages = pages
         self.sha = hashlib.sha1(body.encode()).hexdigest()
 
 

@@ -6,10 +6,11 @@ the ``XREAD BLOCK`` time too; or a client that cannot work: responses decoded to
 ``str``, too few connections, a cluster client whose ``socket_timeout`` is below
 the blocking read) and otherwise holds plain values, read by every other module
 and changed by none. The Redis timings are derived here alone: the store's own
-deadlines (a blocking read, a
-command round trip) whatever the client's ``socket_timeout``, and ``silence``
-(Redis silent that long fails live producers and readers:
-``min(reconnect, lease + 1 s)``).
+deadlines (a blocking read, a command round trip) whatever the client's
+``socket_timeout``, and ``silence`` (``lease + 1 s``: a live run's producer and
+readers carry on while its lease may still be valid in Redis, so a Redis node
+silent that long, or a call of theirs refused that long, fails them;
+``reconnect`` bounds only the calls that find or claim a run).
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ from ._keys import Layout
 
 #: Connections the short commands of one store use (each a pipeline at a time).
 COMMAND_LANES: Final = 4
+#: Connections the page reads of one store use (replays, catch-ups, folds): lanes
+#: of their own, so a short command never waits behind a page, in a pipeline or for
+#: a lane.
+PAGE_LANES: Final = 2
 #: The most lanes (blocking ``XREAD`` connections) the tails of one store open.
 MAX_LANES: Final = 16
-#: Connections a store may hold at once: the lanes of both kinds, and one to load scripts.
-CONNECTIONS: Final = COMMAND_LANES + MAX_LANES + 1
+#: Connections a store may hold at once: the lanes of every kind, and one to load scripts.
+CONNECTIONS: Final = COMMAND_LANES + PAGE_LANES + MAX_LANES + 1
 
 
 class Settings:
@@ -46,6 +51,7 @@ class Settings:
         "poll_ms",
         "read_timeout",
         "reconnect",
+        "replica_acks",
         "running_ttl_ms",
         "silence",
         "ttl",
@@ -65,6 +71,7 @@ class Settings:
         backlog: int,
         page_bytes: int,
         shards: int,
+        replica_acks: int = 0,
     ) -> None:
         self.cluster = isinstance(redis, RedisCluster)
         kwargs = _client_kwargs(redis, self.cluster)
@@ -72,6 +79,9 @@ class Settings:
             ttl=ttl, lease=lease, maxlen=maxlen, batch=batch, backlog=backlog, page_bytes=page_bytes
         )
         self.reconnect = check_seconds("reconnect", reconnect)
+        if isinstance(replica_acks, bool) or not isinstance(replica_acks, int) or replica_acks < 0:
+            raise ValueError(f"replica_acks must be an int >= 0, not {replica_acks!r}")
+        self.replica_acks = replica_acks
         self.layout = Layout(prefix, shards)
         self.ttl = options.ttl
         self.lease = options.lease
@@ -84,10 +94,10 @@ class Settings:
         self.poll_ms = max(1, int(self.poll * 1000))
         # Deadlines of the store's own: a blocking read ``poll`` plus a margin, a
         # command round trip; Redis silent for ``silence`` s fails live producers
-        # and readers (StoreUnavailable).
+        # and readers (StoreUnavailable): a lease outlives a shorter stall.
         self.read_timeout = self.poll + max(1.0, self.poll)
         self.command_timeout = max(2.0, 2 * self.poll)
-        self.silence = min(self.reconnect, self.lease + 1.0)
+        self.silence = self.lease + 1.0
         self.lease_ms = max(1, int(self.lease * 1000))
         self.ttl_ms = max(1, int(self.ttl * 1000))
         self.running_ttl_ms = self.lease_ms + self.ttl_ms  # a live run's keys
@@ -114,7 +124,7 @@ def _client_kwargs(redis: Any, cluster: bool) -> dict[str, Any]:
     if isinstance(limit, int) and limit < CONNECTIONS:
         raise ValueError(
             f"RunStore needs a client with max_connections >= {CONNECTIONS}, not {limit}: "
-            f"{COMMAND_LANES} command lanes, up to {MAX_LANES} blocking reads and one "
-            "to load scripts (the pool would refuse the rest)"
+            f"{COMMAND_LANES} command lanes, {PAGE_LANES} page lanes, up to {MAX_LANES} "
+            "blocking reads and one to load scripts (the pool would refuse the rest)"
         )
     return dict(kwargs)

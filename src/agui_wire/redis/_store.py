@@ -37,19 +37,29 @@ class RunStore(Store[RunKeys]):
     ``ttl``: seconds a run is kept after its end (and after the last heartbeat of
     a producer that vanished). ``lease``: seconds without a heartbeat after which
     a run's producer counts as dead. ``maxlen``: keep about this many events per
-    run (``None``: all). ``reconnect``: seconds of Redis connection errors
-    tolerated per call before ``StoreUnavailable``; live producers and readers
-    give up sooner, once Redis has not answered for ``min(reconnect, lease + 1)``
-    s (a stalled or black-holed Redis: the store's calls have deadlines of their
-    own). The client must allow 21 connections; a Redis Cluster client's
-    ``socket_timeout``, if set, must be at least the blocking read
-    (``poll + max(1, poll)``): ``ValueError`` otherwise. ``batch``: events per run
-    in a tail's read and per append. ``backlog``: batches a subscriber may fall behind the
-    tail before it reads from Redis instead. ``page_bytes``: payload bytes per
-    replay page, per append and per reader's backlog (twice that); an event
-    bigger is a page of its own. ``shards``: the Redis Cluster hash tags runs are
-    spread over (at least the number of masters; part of every key, so every
-    replica must use the same, as with ``prefix``).
+    run (``None``: all). ``reconnect``: seconds a call that claims or finds a run
+    (``publish``/``start``; ``subscribe``/``response`` opening it: HTTP 503 after
+    it) retries Redis before ``StoreUnavailable``. A live run's producer and
+    readers keep retrying as long as its lease may still be valid in Redis,
+    whatever ``reconnect`` says: they give up once the Redis node of the run has
+    not answered for ``lease + 1`` s (a stall, a partition, Redis down: the store's
+    calls have deadlines of their own), or has refused their call that long (a
+    failover in progress), so a stall shorter than the lease loses nothing and a
+    stalled master of a cluster fails its own runs only. The client must allow 23
+    connections; a Redis Cluster client's ``socket_timeout``, if set, must be at
+    least the blocking read (``poll + max(1, poll)``): ``ValueError`` otherwise.
+    ``batch``: events per run in a tail's read and per append. ``backlog``: batches
+    a subscriber may fall behind the tail before it reads from Redis instead.
+    ``page_bytes``: payload bytes per replay page, per append and per reader's
+    backlog (twice that); an event bigger is a page of its own. ``shards``: the
+    Redis Cluster hash tags runs are spread over (at least the number of masters;
+    part of every key, so every replica must use the same, as with ``prefix``).
+    ``replica_acks``: Redis replicas that must hold each append (and the run's end)
+    before the producer counts it stored (``WAIT`` after each round trip of writes;
+    0: the master's reply, replication asynchronous): with 1, an event a producer
+    stored survives a failover to that replica; without a replica, appends wait
+    (retried for ``lease + 1`` s). A master failover that lost stored events ends
+    the run with ``RUN_ERROR`` (code ``RUN_LOST``) for its readers.
 
     Every call names a run by ``run_id`` and ``owner`` together: a string your
     app derives from its authentication (user, tenant, session), hashed into the
@@ -87,6 +97,7 @@ class RunStore(Store[RunKeys]):
         backlog: int = 64,
         page_bytes: int = 1024 * 1024,
         shards: int = 16,
+        replica_acks: int = 0,
     ) -> None:
         super().__init__()
         self._settings = settings = Settings(
@@ -100,6 +111,7 @@ class RunStore(Store[RunKeys]):
             backlog=backlog,
             page_bytes=page_bytes,
             shards=shards,
+            replica_acks=replica_acks,
         )
         self.redis = redis
         self.prefix = prefix
@@ -111,6 +123,7 @@ class RunStore(Store[RunKeys]):
         self.backlog = backlog
         self.page_bytes = page_bytes
         self.shards = shards
+        self.replica_acks = replica_acks
         #: Seconds between lease checks of quiet runs (and the ``XREAD BLOCK`` time).
         self.poll = settings.poll
         calls = Calls(redis, settings)
@@ -143,4 +156,4 @@ class RunStore(Store[RunKeys]):
         self._reading.cancel()
 
     def _closed(self) -> None:
-        self._calls.pipeliner.close()
+        self._calls.close()

@@ -24,12 +24,14 @@ costs no check at all.
 Contract: ``Tails.attach(keys, position, inbox)`` makes the inbox receive every
 batch after the run's tail position (the reader fills any gap from its own
 position from Redis) until the run's end, or the error that stopped the run's
-tail; ``detach`` when the reader leaves. An error of one run (its stream
-trimmed, lost or not a stream) fails that run's readers only; Redis unreachable
-for ``reconnect`` seconds fails every run of the lane with ``StoreUnavailable``.
-``cancel`` (the store closes) fails every reader with ``StoreUnavailable`` at
-once, also those attaching later, whatever the lanes' tasks do (even cancelled
-before they ran).
+tail; ``detach`` when the reader leaves. A tail that finds its next events
+trimmed jumps to the oldest stored one (each reader fills the gap from its own
+position: ``HistoryTrimmed`` for a reader that needed them). An error of one run
+(its stream lost or not a stream) fails that run's readers only; Redis
+unreachable for ``reconnect`` seconds fails every run of the lane with
+``StoreUnavailable``. ``cancel`` (the store closes) fails every reader with
+``StoreUnavailable`` at once, also those attaching later, whatever the lanes'
+tasks do (even cancelled before they ran).
 """
 
 from __future__ import annotations
@@ -54,8 +56,15 @@ from .._decoder import decode_proto
 from .._runstore.ids import CLOSED, new_generation
 from .._runstore.read import Inbox
 from .._streaming import TERMINAL
-from ..errors import RunLost, RunReplaced, StoreCorrupted, StoreError, StoreUnavailable
-from ._calls import RETRYABLE, Calls
+from ..errors import (
+    HistoryTrimmed,
+    RunLost,
+    RunReplaced,
+    StoreCorrupted,
+    StoreError,
+    StoreUnavailable,
+)
+from ._calls import Calls, passes
 from ._entries import entries
 from ._keys import LOST, RunKeys
 from ._leases import expire, terminal_at
@@ -90,6 +99,7 @@ class TailRun:
         "lane",
         "last_payload",
         "position",
+        "short",
         "since",
     )
 
@@ -103,6 +113,8 @@ class TailRun:
         self.inboxes: set[Inbox] = set()
         self.lane: _Lane | None = None
         self.due = 0.0  # when the lease is next checked (loop time)
+        # since when Redis holds fewer events than read here (a failover), its lease live
+        self.short: float | None = None
 
     def terminal(self) -> bool:
         """Is event ``position`` a terminal one (decoded only when asked)?"""
@@ -118,7 +130,8 @@ class Tails:
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
         self.calls = calls
-        self.checks_held = -math.inf  # lease checks only look until then (a stall just ended)
+        # by node: lease checks of its runs only look until then (a stall just ended)
+        self.held: dict[str, float] = {}
         self.runs: dict[str, TailRun] = {}  # by stream key
         self.lanes: dict[int | None, list[_Lane]] = {}  # by shard (cluster) / None
         self.sweeper: asyncio.Task[None] | None = None
@@ -197,24 +210,32 @@ class Tails:
         finally:
             self.sweeper = None
 
-    def _stalled(self, now: float) -> bool:
-        """Is a lane's read overdue (Redis not answering)? A run's lease may lapse
-        in Redis meanwhile while its producer's renewal waits in a socket."""
+    def _stalled(self, node: str, now: float) -> bool:
+        """Is a read of a lane on ``node`` overdue (the node not answering)? A run's
+        lease may lapse in Redis meanwhile while its producer's renewal waits in a
+        socket."""
         limit = self.settings.poll + STALL_SLACK
         return any(
-            lane.reading is not None and now - lane.reading > limit
+            lane.node == node and lane.reading is not None and now - lane.reading > limit
             for lanes in self.lanes.values()
             for lane in lanes
         )
 
+    def hold(self, node: str, until: float) -> None:
+        """Lease checks of the runs on ``node`` only look until ``until``: it stalled."""
+        self.held[node] = max(self.held.get(node, -math.inf), until)
+
     async def _check(self, run: TailRun) -> None:
         settings = self.settings
         keys = run.keys
-        generation = run.generation if run.generation is not None else new_generation()
+        generation = run.generation
+        if generation is None:
+            generation = new_generation(keys.run_id)
         now = asyncio.get_running_loop().time()
         # Redis stalled just now: look only, ending the run would race the
         # producer's renewal (it may be waiting in a socket)
-        look = now < self.checks_held or self._stalled(now)
+        node = run.lane.node if run.lane is not None else ""
+        look = now < self.held.get(node, -math.inf) or self._stalled(node, now)
         try:
             if run.last_payload is not None or not run.position:
                 terminal = run.terminal()
@@ -238,8 +259,26 @@ class Tails:
             return
         now = asyncio.get_running_loop().time()
         code = int(reply[0])
+        short, run.short = run.short, None
         if code == Reply.LOST:
-            self.fail(run, RunLost(keys.run_id, LOST))
+            held = int(reply[1])
+            if int(reply[2]) != -2:  # its producer lives: it stores again what Redis
+                # did not acknowledge (the same events), or ends the run RUN_LOST, by
+                # its next append or renewal; else the run is lost for good
+                run.short = now if short is None else short
+                if now - run.short < settings.lease / 3 + 2 * settings.poll:
+                    run.due = now + settings.poll
+                    return
+            self.fail(
+                run,
+                RunLost(
+                    keys.run_id,
+                    LOST
+                    if not held
+                    else f"Redis holds {held} events of the run, {run.position} were read: "
+                    "a failover lost events it had acknowledged",
+                ),
+            )
         elif code == Reply.REPLACED:
             self.fail(
                 run,
@@ -273,6 +312,7 @@ class _Lane:
         self.ringing: set[asyncio.Task[None]] = set()
         self.connection: Any = None  # held while the lane lives (one Redis)
         self.heard = 0.0  # loop time Redis last answered the lane
+        self.node = ""  # the node its last read went to
         self.reading: float | None = None  # loop time the pending read was sent
 
     def add(self, run: TailRun) -> None:
@@ -288,9 +328,10 @@ class _Lane:
             ring.add_done_callback(self.ringing.discard)
 
     async def _ring(self) -> None:
-        call = self.tails.calls.pipeliner.call
+        calls = self.tails.calls
         bell = self.bell
         with contextlib.suppress(Exception):  # the lane re-arms after ``poll`` anyway
+            call = calls.lanes(calls.node(bell)).call
             await asyncio.gather(
                 call("XADD", bell, "MAXLEN", "1", "*", "r", "1"),
                 call("PEXPIRE", bell, 60_000),
@@ -311,6 +352,7 @@ class _Lane:
                 deadline = min(settings.read_timeout, self.heard + settings.silence - loop.time())
                 self.reading = start = loop.time()
                 try:
+                    self.node = calls.node(self.bell)
                     reply = await self._read(
                         max(0.05, deadline),
                         b"XREAD",
@@ -324,31 +366,38 @@ class _Lane:
                         *[run.since for run in runs],
                         self.bell_id,
                     )
-                except RETRYABLE as exc:
+                except Exception as exc:
+                    if not passes(exc):
+                        if not isinstance(exc, ResponseError):
+                            raise
+                        self.reading = None
+                        await self._blame(exc)
+                        continue
                     now = loop.time()
                     self.reading = None
-                    tails.checks_held = now + settings.lease  # the producer renews first
+                    tails.hold(self.node, now + settings.lease)  # the producer renews first
                     if now - self.heard >= settings.silence:
+                        where = f"Redis ({self.node})" if self.node else "Redis"
                         error = StoreUnavailable(
-                            "*", f"Redis did not answer for {now - self.heard:.1f} s: {exc}"
+                            "*", f"{where} did not answer for {now - self.heard:.1f} s: {exc}"
                         )
+                        calls.outage.unavailable(error)
                         for run in list(self.runs.values()):
                             self.tails.fail(run, _for_run(error, run))
                         break
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
-                    await calls.heal()
+                    await calls.heal(self.node)
                     for run in self.runs.values():  # back: did Redis keep the runs?
                         run.due = min(run.due, now)
                     continue
-                except ResponseError as exc:
-                    self.reading = None
-                    await self._blame(exc)
-                    continue
-                now = self.heard = calls.pipeliner.heard = loop.time()
+                now = self.heard = loop.time()
+                calls.hear(self.node, now)
+                if calls.outage.since is not None:
+                    calls.outage.answered()
                 self.reading = None
                 if now - start > settings.poll + STALL_SLACK:  # Redis stalled, now back:
-                    tails.checks_held = now + settings.lease  # the producer renews first
+                    tails.hold(self.node, now + settings.lease)  # the producer renews first
                 delay = 0.05
                 self._dispatch(reply, now)
                 # a re-arm costs O(runs): let a few more arrive
@@ -394,11 +443,14 @@ class _Lane:
 
     async def _xread(self, *args: Any) -> Any:
         calls = self.tails.calls
-        if calls.cluster or _pack is None:
-            # bytes command name: redis-py applies no reply callback (the same raw
-            # shape as below)
-            reply = await calls.redis.execute_command(*args, **calls.node_of(self.bell))
-            return _pairs(reply)
+        if calls.cluster:
+            # to the node itself: a slot that moved is an error the lane retries
+            # (redis-py would follow it, but cannot route a bytes command name);
+            # bytes command name: no reply callback (the same raw shape as below)
+            node = calls.redis.get_node_from_key(self.bell.decode())
+            return _pairs(await node.execute_command(*args))
+        if _pack is None:
+            return _pairs(await calls.redis.execute_command(*args))
         pool = calls.redis.connection_pool
         if self.connection is None:
             self.connection = await pool.get_connection()
@@ -429,7 +481,12 @@ class _Lane:
             if run is None or not found:
                 continue  # left meanwhile
             try:
-                batch, ended = entries(run.keys, run.position, run.generation, found)
+                try:
+                    batch, ended = entries(run.keys, run.position, run.generation, found)
+                except HistoryTrimmed as exc:  # the tail jumps; each reader fills the gap
+                    # from its own position from Redis (a reader ahead skips it; one
+                    # behind gets HistoryTrimmed or RunLost from the pages: which)
+                    batch, ended = entries(run.keys, exc.first - 1, run.generation, found)
             except StoreError as exc:
                 tails.fail(run, exc)
                 continue

@@ -1,15 +1,22 @@
-"""The store's watchdog: live producers fail once Redis has been silent too long.
+"""The store's watchdog: a live producer fails once the Redis node of its run has been
+silent too long, and only then.
 
-Strategy: every round trip of the command lanes (and every blocking read of the
-tails) stamps ``Pipeliner.heard``. While producers are live, one task looks every
-``WATCH`` seconds: Redis quiet for ``PROBE_AFTER`` seconds is pinged (through the
-lanes, so a reply stamps ``heard``); quiet for ``silence`` seconds fails every
-watched producer. A stalled or black-holed Redis (no error, no reply) is so
-noticed within ``silence`` plus a look, whatever the client's ``socket_timeout``.
+Strategy: every round trip of a node's command lanes (and every blocking read of
+the tails) stamps when that node last answered (``Calls.heard``). While producers
+are live, one task looks every ``WATCH`` seconds at the nodes that serve them
+(on one Redis, one node; in a cluster, the master of each shard's slot, looked
+up at each look, so a failover's new master is watched once it serves): a node
+quiet for ``PROBE_AFTER`` seconds is pinged (through its lanes, so a reply
+stamps it); silent for ``silence`` seconds (``lease + 1 s``: a producer's lease
+may have lapsed in Redis by then), it fails the producers of its runs. A stalled
+or black-holed node (no error, no reply) is so noticed within ``silence`` plus a
+look, whatever the client's ``socket_timeout``, and a stalled master of a
+cluster fails its own runs, never those of the masters that answer.
 
-Contract: ``watch(producer)`` until ``unwatch(producer)``; once Redis has not
-answered for ``silence`` seconds, ``producer.unavailable(reason)`` is called
-once and the producer is no longer watched. The task ends when nobody is watched.
+Contract: ``watch(producer, keys)`` until ``unwatch(producer, keys)``; once the
+node of ``keys`` has not answered for ``silence`` seconds,
+``producer.unavailable(reason)`` is called once and the producer is no longer
+watched. The task ends when nobody is watched.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Final, Protocol
 
-from ._pipeline import Pipeliner
+from ._calls import Calls
+from ._keys import RunKeys
 
-#: Seconds between the watchdog's looks, and without a reply before it pings Redis.
+#: Seconds between the watchdog's looks, and without a reply before it pings a node.
 WATCH: Final = 0.25
 PROBE_AFTER: Final = 0.5
 
@@ -31,43 +39,59 @@ class Watched(Protocol):
 
 
 class Watchdog:
-    """Fails the watched producers when Redis is silent (see the module doc)."""
+    """Fails the watched producers of a silent node (see the module doc)."""
 
-    def __init__(self, pipeliner: Pipeliner, silence: float) -> None:
-        self.pipeliner = pipeliner
+    def __init__(self, calls: Calls, silence: float) -> None:
+        self.calls = calls
         self.silence = silence
-        self.producers: set[Watched] = set()
+        self.producers: dict[int, set[Watched]] = {}  # by shard (its runs share a node)
         self._task: asyncio.Task[None] | None = None
 
-    def watch(self, producer: Watched) -> None:
-        self.producers.add(producer)
+    def watch(self, producer: Watched, keys: RunKeys) -> None:
+        self.producers.setdefault(keys.shard, set()).add(producer)
         if self._task is None or self._task.done():
-            self.pipeliner.heard = max(self.pipeliner.heard, asyncio.get_running_loop().time())
             self._task = asyncio.ensure_future(self._watch())
 
-    def unwatch(self, producer: Watched) -> None:
-        self.producers.discard(producer)
+    def unwatch(self, producer: Watched, keys: RunKeys) -> None:
+        watched = self.producers.get(keys.shard)
+        if watched is not None:
+            watched.discard(producer)
+            if not watched:
+                del self.producers[keys.shard]
 
     async def _watch(self) -> None:
+        calls = self.calls
         loop = asyncio.get_running_loop()
-        probe: asyncio.Future[Any] | None = None
+        seen: dict[str, float] = {}  # a node is judged from when this task first saw it
+        probes: dict[str, asyncio.Future[Any]] = {}
         try:
             while self.producers:
                 await asyncio.sleep(WATCH)
-                quiet = loop.time() - self.pipeliner.heard
-                if quiet >= self.silence:
-                    error = (
-                        f"Redis did not answer for {quiet:.1f} s (the limit: {self.silence:g} s)"
-                    )
-                    for producer in list(self.producers):
-                        producer.unavailable(error)
-                    self.producers.clear()
-                elif quiet >= PROBE_AFTER and (probe is None or probe.done()):
-                    probe = asyncio.ensure_future(self.pipeliner.call("PING"))
-                    probe.add_done_callback(_quiet)
+                now = loop.time()
+                for shard in list(self.producers):
+                    try:
+                        node = calls.shard_node(shard)
+                    except Exception:  # no master for the slot yet (a failover): the
+                        continue  # producers' calls retry; the next look finds it
+                    quiet = now - max(calls.heard(node), seen.setdefault(node, now))
+                    if quiet >= self.silence:
+                        self._fail(shard, node, quiet)
+                    elif quiet >= PROBE_AFTER:
+                        probe = probes.get(node)
+                        if probe is None or probe.done():
+                            probe = probes[node] = asyncio.ensure_future(
+                                calls.lanes(node).call("PING")
+                            )
+                            probe.add_done_callback(_quiet)
         finally:
-            if probe is not None:
+            for probe in probes.values():
                 probe.cancel()
+
+    def _fail(self, shard: int, node: str, quiet: float) -> None:
+        where = f"Redis ({node})" if node else "Redis"
+        error = f"{where} did not answer for {quiet:.1f} s (the limit: {self.silence:g} s)"
+        for producer in list(self.producers.pop(shard, ())):
+            producer.unavailable(error)
 
 
 def _quiet(future: asyncio.Future[Any]) -> None:
