@@ -29,7 +29,10 @@ commandstats`` and its socket reads per event, ~round trips, from ``INFO stats``
 the replica's context switches; ``CPU``: its CPU time / wall (a replica that
 keeps up idles between events; one that cannot uses what the machine gives it),
 ``wait``: the time it was runnable but waiting for a CPU (``/proc`` schedstat), /
-wall: what the shared machine took from it; publish -> deliver p50/p99 over every delta; the
+wall: what the shared machine took from it; ``needs``: the cores it needs to keep
+up at the CPU per event it showed (offered events/s x CPU per event: above ``CPU``,
+the replica falls behind and its queue becomes the latency); publish -> deliver
+p50/p99 over every delta (and per second of the run, in ``--json``); the
 most connections the replica held (``CLIENT LIST``, sampled every 0.2 s); wall
 against the workload's length (``(deltas + 1) / R``: starts are spread over one
 interval). ``ratio`` is RunStore / workload CPU per event, taken per repeat (the
@@ -100,17 +103,29 @@ class _Check:
     def __init__(self, deltas: int) -> None:
         self.deltas = deltas
         self.latencies: list[float] = []
+        self.sent: list[float] = []  # when each latency's delta was yielded
         self.problems: list[str] = []
+        # runs the store ended with its typed error (StoreError: it gave up, e.g.
+        # overloaded past its deadlines): what they delivered was checked like the rest
+        self.gave_up: Counter[str] = Counter()
+        self.gave_up_example = ""
+        self.lapsed = 0  # runs its reader saw ended RUN_ERROR LEASE_EXPIRED
 
     def event(self, run_id: str, index: int, event: dict[str, Any]) -> None:
         kind = event["type"]
+        if kind == "RUN_ERROR" and event.get("code") == "LEASE_EXPIRED":
+            # the store ended the run for its readers: its producer's lease lapsed
+            # (the producer raises LeaseLost: counted as a run the store gave up on)
+            self.lapsed += 1
+            return
         deltas = self.deltas
         if 3 <= index <= deltas + 2:
             if kind != "TEXT_MESSAGE_CONTENT":
                 self.problems.append(f"{run_id}: event {index} is {kind}")
                 return
             k, _, sent = event["delta"].partition(" ")
-            self.latencies.append(time.perf_counter() - float(sent))
+            self.sent.append(float(sent))
+            self.latencies.append(time.perf_counter() - self.sent[-1])
             if int(k) != index - 2:
                 self.problems.append(f"{run_id}: event {index} is delta {k}")
         elif kind != _SHAPE.get(index if index <= 2 else index - deltas, "?"):
@@ -127,6 +142,7 @@ _SHAPE = {1: "RUN_STARTED", 2: "TEXT_MESSAGE_START", 3: "TEXT_MESSAGE_END", 4: "
 async def replica(config: dict[str, Any]) -> dict[str, Any]:
     """One replica: ``runs`` producers and readers; returns what it measured."""
     from agui_wire import EventDecoder, decode_proto, encode_proto
+    from agui_wire.errors import StoreError
 
     runs, deltas, mode = config["runs"], config["deltas"], config["mode"]
     reader = config.get("reader", "subscribe")
@@ -224,13 +240,17 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
                         index = event_id
                     check.event(run_id, index, event)
             check.end(run_id, await task, index)
-        except Exception as exc:  # the store gave up on the run: a problem, counted
+        except StoreError as exc:  # the store gave up on the run: counted, not a wrong event
+            check.gave_up[type(exc).__name__] += 1
+            check.gave_up_example = check.gave_up_example or f"{run_id}: {exc}"
+        except Exception as exc:
             check.problems.append(f"{run_id}: {type(exc).__name__}: {exc}")
         return index
 
     one = in_store if mode == "store" else in_memory
     await one(-1, loop.time())  # warm-up: imports, scripts loaded, connections open
     check.latencies.clear()
+    check.sent.clear()
     if config.get("gc"):
         gc.set_threshold(config["gc"], 20, 100)
     print("ready", flush=True)
@@ -263,6 +283,7 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
     trace = tracing() if tracing is not None else None
     if store is not None:
         await store.aclose()
+    by_second = _by_second(check.sent, check.latencies, time.perf_counter() - (loop.time() - t0))
     latencies = sorted(check.latencies)
     lags.sort()
     return {
@@ -275,8 +296,12 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         "wall": wall,
         "p50": statistics.median(latencies) if latencies else None,
         "p99": latencies[int(len(latencies) * 0.99)] if latencies else None,
+        "by_second": by_second,
         "problems": check.problems[:5],
         "problem_count": len(check.problems),
+        "gave_up": dict(check.gave_up),
+        "gave_up_example": check.gave_up_example[:300],
+        "lapsed": check.lapsed,
         "logged": dict(logged),
         "gc": gc_time,
         "collections": collections,
@@ -284,6 +309,19 @@ async def replica(config: dict[str, Any]) -> dict[str, Any]:
         "callbacks": callbacks,
         "trace": trace,
     }
+
+
+def _by_second(sent: list[float], latencies: list[float], t0: float) -> list[list[float]]:
+    """p50 and p99 publish->deliver (s) of the deltas yielded in each second of the
+    run: flat where the replica keeps up, growing where it falls behind."""
+    seconds: dict[int, list[float]] = {}
+    for at, latency in zip(sent, latencies, strict=True):
+        seconds.setdefault(int(at - t0), []).append(latency)
+    out = []
+    for second in sorted(seconds):
+        values = sorted(seconds[second])
+        out.append([second, statistics.median(values), values[int(len(values) * 0.99)]])
+    return out
 
 
 def _count_logs(logged: Counter[str]) -> None:
@@ -522,7 +560,7 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 1) -> str:
     return f"{mid:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
 
 
-def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], length: float, offered: float) -> dict[str, Any]:
     """The repeats of one row of a cell: medians (and min-max) per delivered event."""
     per = [r["cpu"] / r["delivered"] for r in rows]
     out = {
@@ -533,10 +571,12 @@ def summarise(rows: list[dict[str, Any]], length: float) -> dict[str, Any]:
         "switches": [r["switches"] / r["delivered"] for r in rows],
         "lag99_ms": [r["lag99"] * 1e3 for r in rows],
         "busy": [r["cpu"] / r["wall"] for r in rows],
+        # cores the replica needs to keep up at this CPU per event (offered x CPU/event)
+        "needed": [r["cpu"] / r["delivered"] * offered for r in rows],
         "starved": [r["waited"] / r["wall"] for r in rows],
         "gc_us": [r["gc"] / r["delivered"] * 1e6 for r in rows],
         "connections": max(r["connections"] for r in rows),
-        "failed": sum(r["problem_count"] for r in rows),
+        "failed": sum(r["problem_count"] + sum(r["gave_up"].values()) for r in rows),
         "delivered": rows[0]["delivered"],
         "length_s": length,
     }
@@ -568,7 +608,8 @@ def print_cell(runs: int, rate: float, loop: str, memory: dict[str, Any], store:
             f"{_spread(row['p50_ms']):>20} {_spread(row['p99_ms']):>22} "
             f"{row['connections']:>5} {wall:>15} {_spread(row['lag99_ms']):>18} "
             f"{_spread(row['gc_us']):>16} {statistics.median(row['busy']) * 100:>5.0f}% "
-            f"{statistics.median(row['starved']) * 100:>5.0f}%",
+            f"{statistics.median(row['starved']) * 100:>5.0f}% "
+            f"{statistics.median(row['needed']):>6.2f}",
             flush=True,
         )
         head = " " * len(head)
@@ -676,9 +717,10 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
         f"{'runs':>7} {'ev/s':>5} {'offered':>9} {'loop':<8} {'row':<9}{'CPU us/event':>22} "
         f"{'Redis us/event':>20} {'p50 ms':>20} {'p99 ms':>22} {'conns':>5} "
         f"{'wall / length':>15} {'loop lag p99 ms':>18} {'GC CPU us/event':>16} "
-        f"{'CPU':>6} {'wait':>6}"
+        f"{'CPU':>6} {'wait':>6} {'needs':>6}"
     )
     failed = False
+    overloaded: list[str] = []
     cells: list[dict[str, Any]] = []
     for runs in args.runs:
         for rate in args.rates:
@@ -696,19 +738,36 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
                             gc=args.gc,
                             reader=args.reader,
                         )
-                        ok = r["problem_count"] == 0 and r["delivered"] == runs * (args.deltas + 4)
+                        gave_up = sum(r["gave_up"].values())
+                        if gave_up:
+                            overloaded.append(
+                                f"{mode} {runs:,} runs x {rate:g}/s ({loop}): the store ended "
+                                f"{gave_up:,} runs with its typed error {r['gave_up']} "
+                                f"({r['lapsed']:,} readers got RUN_ERROR LEASE_EXPIRED; e.g. "
+                                f"{r['gave_up_example']}), wall {r['wall']:.0f} s, p50 "
+                                f"{(r['p50'] or 0):.1f} s: overloaded, every event it "
+                                "delivered once and in order"
+                            )
+                            print("OVERLOADED " + overloaded[-1], flush=True)
+                        # wrong, missing or repeated events are failures; so are runs the
+                        # store gave up on at CI's size (--quick), where nothing overloads
+                        complete = r["delivered"] == runs * (args.deltas + 4) or not args.quick
+                        ok = r["problem_count"] == 0 and complete
                         ok = ok and r["connections"] <= MAX_CONNECTIONS
+                        ok = ok and not (args.quick and gave_up)
                         if not ok:
                             failed = True
                             print(
                                 f"FAILED {mode} {runs} runs x {rate:g}/s ({loop}): "
                                 f"{r['problem_count']} problems {r['problems'][:2]}, "
                                 f"{r['delivered']:,} delivered, {r['connections']} "
-                                f"connections; logged {r['logged']}"
+                                f"connections; gave up {r['gave_up']}; logged {r['logged']}"
                             )
                         rows[mode].append(r)
                 length = (args.deltas + 1) / rate
-                memory, store = (summarise(rows[m], length) for m in ("memory", "store"))
+                memory, store = (
+                    summarise(rows[m], length, runs * rate) for m in ("memory", "store")
+                )
                 print_cell(runs, rate, loop, memory, store)
                 cells.append(
                     {"runs": runs, "rate": rate, "loop": loop, "workload": memory, "store": store}
@@ -730,7 +789,19 @@ def grid(server: Any, args: argparse.Namespace) -> bool:
         args.json.write_text(json.dumps({"machine": _machine(server), "cells": cells}, indent=1))
     if args.markdown:
         print("\n" + markdown(cells))
-    print("\nchecks: " + ("FAILED" if failed else "every event once and in order, every run"))
+    print(
+        "\nchecks: "
+        + (
+            "FAILED"
+            if failed
+            else "every event delivered once and in order"
+            + (
+                f"; runs the store gave up on (overloaded): {len(overloaded)} row(s), above"
+                if overloaded
+                else ", every run"
+            )
+        )
+    )
     return failed
 
 
@@ -754,8 +825,9 @@ def markdown(cells: list[dict[str, Any]]) -> str:
     lines = [
         "| runs x events/s (offered) | loop | replica CPU / event: workload | RunStore "
         "| ratio | Redis CPU / event | p50 / p99: workload | RunStore | wall / length "
-        "| appends, XREADs per 1,000 events | replica waiting for a CPU | runs failed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| appends, XREADs per 1,000 events | replica waiting for a CPU "
+        "| replica cores: needed / got | runs failed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in cells:
         w, s = c["workload"], c["store"]
@@ -769,7 +841,8 @@ def markdown(cells: list[dict[str, Any]]) -> str:
             f"| {ms(m(s['p50_ms']))} / {ms(m(s['p99_ms']))} ms "
             f"| {m(s['wall_s']):.1f} / {s['length_s']:.1f} s "
             f"| {calls.get('evalsha', 0) * 1e3:,.0f}, {ms(calls.get('xread', 0) * 1e3)} "
-            f"| {m(s['starved']) * 100:.0f}% | {s.get('failed', 0):,} |"
+            f"| {m(s['starved']) * 100:.0f}% | {m(s['needed']):.2f} / {m(s['busy']):.2f} "
+            f"| {s.get('failed', 0):,} |"
         )
     return "\n".join(lines)
 

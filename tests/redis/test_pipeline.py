@@ -14,6 +14,7 @@ import pytest
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from agui_wire.redis import _pipeline
 from agui_wire.redis._pipeline import Pipeliner, within
 from agui_wire.redis._scripts import Script
 from tests.redis.faults import stopped
@@ -73,6 +74,46 @@ async def test_a_round_trip_past_its_deadline_times_out_and_the_lane_goes_on(
             await lanes.call("PING")
         await asyncio.sleep(1.0)
     assert await lanes.call("PING") == b"PONG"  # a new connection, once Redis answers
+
+
+async def test_a_lane_waits_for_the_next_command_then_lets_its_connection_go(
+    opened: Opened, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_pipeline, "IDLE", 0.3)
+    r = opened.redis(redis_server.url)
+    lanes = Pipeliner(r, 4, 2.0)
+    assert await lanes.call("PING") == b"PONG"
+    (lane,) = lanes.tasks
+    for n in range(20):  # one after the other: the same lane, its connection kept
+        assert await lanes.call("ECHO", f"m{n}") == f"m{n}".encode()
+    assert lanes.tasks == {lane}
+    assert len(r.connection_pool._in_use_connections) == 1
+    await asyncio.sleep(0.6)  # nothing more to send: the lane ends, its connection back
+    assert lane.done()
+    assert not lanes.tasks
+    assert not r.connection_pool._in_use_connections
+    assert await lanes.call("PING") == b"PONG"  # and the next command opens a lane
+    lanes.close()
+    await asyncio.sleep(0)
+    assert not lanes.tasks
+
+
+async def test_a_round_trip_whose_replies_keep_coming_outlasts_its_deadline(
+    opened: Opened, fresh_redis: Callable[..., RedisServer]
+) -> None:
+    """The deadline is for a silent Redis: one round trip of five commands, each
+    answered 0.4 s after the one before (a BLPOP that times out; Redis times it out
+    within 0.1 s of that, and a loaded machine later), lasts 2 s, twice its 1 s
+    deadline; a Redis that stops answering still times out."""
+    server = fresh_redis()
+    lanes = Pipeliner(opened.redis(server.url), 1, 1.0)
+    assert await lanes.call("PING") == b"PONG"
+    replies = await asyncio.gather(
+        *(lanes.call("BLPOP", "pipeline:nothing", "0.4") for _ in range(5))
+    )
+    assert replies == [None] * 5
+    with stopped(server, 2.5), pytest.raises(RedisTimeoutError):
+        await lanes.call("PING")
 
 
 async def test_within_is_a_deadline_of_the_stores_own() -> None:

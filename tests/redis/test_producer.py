@@ -7,6 +7,7 @@ says why: ``RunLost`` (fewer events than acknowledged), ``RunReplaced``,
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -72,3 +73,74 @@ async def test_a_reply_that_the_run_is_not_its_own_is_the_error_saying_why(
         producer._check(reply)
     assert producer._check([Reply.DONE, 7]) == 7
     assert producer.stored == 7
+
+
+async def test_a_replica_that_queues_longer_than_the_lease_keeps_its_leases(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """A replica too busy to keep up queues its commands longer than the lease (here
+    40 round trips of 256 commands, each holding its lane 0.4 s with a BLPOP on a key
+    nobody pushes to: Redis itself stays free): the producer's renewals go ahead of
+    the queue, so its lease never lapses, and the run ends as produced."""
+    r = opened.redis(redis_server.url)
+    admin = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r, lease=2))
+    lease = store._settings.layout.keys(None, run_id).lease
+    pipeliner = store._calls.lanes("")  # (one Redis: its node is "")
+    flooded = asyncio.Event()
+
+    async def events() -> Any:
+        yield {"type": "RUN_STARTED", "threadId": "t", "runId": run_id}
+        await flooded.wait()
+        for event in EVENTS:
+            yield event
+            await asyncio.sleep(0.5)
+        yield {"type": "RUN_FINISHED", "threadId": "t", "runId": run_id}
+
+    task = await store.start(run_id, events())
+    while not await admin.exists(lease):
+        await asyncio.sleep(0.01)
+    queued = [
+        asyncio.ensure_future(
+            pipeliner.call("BLPOP", "nothing", "0.4") if n % 256 == 0 else pipeliner.call("PING")
+        )
+        for n in range(40 * 256)
+    ]
+    flooded.set()
+    lapsed = 0
+    while not task.done():
+        lapsed += not await admin.exists(lease)
+        await asyncio.sleep(0.05)
+    await asyncio.gather(*queued)
+    assert lapsed == 0
+    assert await task == len(EVENTS) + 2
+    stored = await r.xrange(store.stream_key(run_id))
+    assert [fields.get(b"end") for _, fields in stored[-1:]] == [b"finished"]
+
+
+async def test_a_run_that_starts_late_renews_the_lease_its_claim_took(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """The lease lives from the claim on: a producer whose run starts long after its
+    claim (a busy replica's task, queued) renews it by the claim's time, not its own
+    start's; its first event comes late (no append renews it meanwhile)."""
+    r = opened.redis(redis_server.url)
+    admin = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r, lease=1.5))
+    keys = store._settings.layout.keys(None, run_id)
+
+    async def events() -> Any:
+        await asyncio.sleep(1.0)
+        yield {"type": "RUN_STARTED", "threadId": "t", "runId": run_id}
+        yield {"type": "RUN_FINISHED", "threadId": "t", "runId": run_id}
+
+    producer = await claim(store._writing, keys, events(), replay=False)
+    assert isinstance(producer, Producer)
+    await asyncio.sleep(1.3)  # the run's task starts 1.3 s after its claim
+    task = asyncio.ensure_future(producer.run())
+    lapsed = 0
+    while not task.done():
+        lapsed += not await admin.exists(keys.lease)
+        await asyncio.sleep(0.02)
+    assert lapsed == 0
+    assert await task == 2

@@ -175,13 +175,15 @@ class Calls:
         script: str | None = None,
         durable: bool = False,
         pages: bool = False,
+        first: bool = False,
     ) -> Awaitable[Any]:
         """One command of the run through its node's lanes (``pages``: its page
         lanes), once (not retried); ``durable``: a write acknowledged once
-        ``replica_acks`` replicas have it."""
+        ``replica_acks`` replicas have it; ``first``: ahead of what its lanes have
+        queued (a lease's renewal)."""
         node = self.node(keys.stream)
         lanes = self.page_lanes(node) if pages else self.lanes(node)
-        return lanes.call(*args, script=script, durable=durable)
+        return lanes.call(*args, script=script, durable=durable, first=first)
 
     async def retry(
         self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
@@ -279,9 +281,11 @@ class Calls:
         args: list[Any],
         patience: float | None = None,
         durable: bool = False,
+        first: bool = False,
     ) -> list[Any]:
         """A script's reply as Redis sent it, pipelined (on the page lanes for a
-        ``Script.pages``) and retried (``durable``: see ``send``)."""
+        ``Script.pages``; ``first``: ahead of what is queued) and retried
+        (``durable``: see ``send``)."""
 
         def send() -> Awaitable[Any]:
             return self.send(
@@ -294,6 +298,7 @@ class Calls:
                 script=script.body,
                 durable=durable,
                 pages=script.pages,
+                first=first,
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
@@ -316,9 +321,10 @@ class Calls:
         args: list[Any],
         patience: float | None = None,
         durable: bool = False,
+        first: bool = False,
     ) -> list[Any]:
         """A rule script's reply: ``[code, last, ...]`` with the two first as ints."""
-        reply = await self.run_script(keys, script, names, args, patience, durable)
+        reply = await self.run_script(keys, script, names, args, patience, durable, first)
         reply[0], reply[1] = int(reply[0]), int(reply[1])
         return reply
 

@@ -27,6 +27,7 @@ unstarted whenever no producer will run them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 from collections.abc import AsyncIterable, Iterable
@@ -106,6 +107,7 @@ async def claim(
         if writing.draining:
             raise StoreDraining(keys.run_id, DRAINING)
         await calls.ready(keys, FAIL)
+        sent = asyncio.get_running_loop().time()  # the lease is taken no earlier
         reply = await calls.script(
             keys,
             ACQUIRE,
@@ -140,7 +142,9 @@ async def claim(
         raise RunInProgress(keys.run_id, HANDED_OVER)
     if code == Reply.ABANDONED:
         raise RunAbandoned(keys.run_id, ABANDONED)
-    return Producer(writing, keys, bytes(reply[3]).decode(), last, int(reply[2]), events)
+    producer = Producer(writing, keys, bytes(reply[3]).decode(), last, int(reply[2]), events)
+    producer.renewed = sent  # its heartbeat counts from the claim, not the run's start
+    return producer
 
 
 async def _abandon(writing: Writing, keys: RunKeys, last: int) -> None:

@@ -7,21 +7,26 @@ non-transactional pipeline, one round trip for all of them. So a thousand
 producers appending at once cost a few pipelines, not a thousand connections
 (redis-py's pool refuses the 101st), and nobody waits for a connection that a
 reader holds: blocking reads (``_tails``) never come through here. A quiet store
-sends each command at once (an idle lane takes it); a busy one batches by
-itself, with no timer. A ``Pipeliner`` serves one node (``_calls`` keeps one
-per node of a cluster, so a stalled master holds up only its own commands):
-everything it sends goes to that node alone, never redirected (a slot that
-moved is an error its caller retries on the slot's new node).
+sends each command at once (an idle lane takes it; a lane with nothing to send
+waits ``IDLE`` s for more, keeping its task and connection, then lets them
+go); a busy one batches by itself, with no timer. A round trip runs in its
+lane's task alone (the write and the deadline included). A ``Pipeliner`` serves
+one node (``_calls`` keeps one per node of a cluster, so a stalled master holds
+up only its own commands): everything it sends goes to that node alone, never
+redirected (a slot that moved is an error its caller retries on the slot's new
+node).
 
 Contract: ``call`` returns the command's reply as redis-py parses it, or raises
 its error; an error of the pipeline as a whole (the connection) is raised to
 every command in it, and the caller retries (the store's scripts are
 idempotent). A round trip has ``timeout`` seconds (whatever the client's
-``socket_timeout``): past it the connection is dropped and every command gets
-redis-py's ``TimeoutError``, so a stalled or black-holed Redis never holds a lane
-for good. ``heard`` is when its node last answered (the store's watchdog reads
-it). ``EVALSHA`` of a script Redis does not hold (a restart, a failover to a
-replica that never saw ``SCRIPT LOAD``) loads it and sends the command again.
+``socket_timeout``; on one Redis, ``timeout`` seconds without a reply: a long
+pipeline read by a lagging replica is not a silent Redis): past it the connection
+is dropped and every command gets redis-py's ``TimeoutError``, so a stalled or
+black-holed Redis never holds a lane for good. ``heard`` is when its node last
+answered (the store's watchdog reads it). ``EVALSHA`` of a script Redis does not
+hold (a restart, a failover to a replica that never saw ``SCRIPT LOAD``) loads it
+and sends the command again.
 Commands of a caller cancelled before they were sent are dropped. After
 ``close`` every command queued, in flight or called later fails at once with
 ``CLOSED`` (a connection error: the store's retries stop on it).
@@ -33,7 +38,7 @@ import asyncio
 import math
 import sys
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -48,24 +53,68 @@ except ImportError:  # pragma: no cover - redis[hiredis] installs it
     _pack = None  # type: ignore[assignment]
 
 MAX_BATCH: Final = 256  # commands per pipeline
+#: Seconds a lane with nothing to send waits for the next command before it ends
+#: and gives its connection back: a store that keeps up sends a round trip every
+#: event or two, and a lane per round trip (a task, a connection taken from the
+#: pool and checked, given back) cost about as much as the round trip itself.
+IDLE: Final = 1.0
 
 T = TypeVar("T")
 
 
-async def within(aw: Awaitable[T], seconds: float) -> T:
+async def within(
+    aw: Awaitable[T],
+    seconds: float,
+    what: str = "from Redis",
+    progress: Callable[[], int] | None = None,
+) -> T:
     """``await aw`` with a deadline of the store's own (the client's socket_timeout
     may be none): past it, redis-py's ``TimeoutError``, retried like a lost connection.
     In the caller's task where ``asyncio.timeout`` exists (3.11): ``wait_for`` runs
     ``aw`` in a task of its own, whose error is never retrieved when the caller is
     cancelled as the connection fails (a shutdown: "Task exception was never
-    retrieved" logged)."""
+    retrieved" logged). With ``progress`` (3.11; a count of replies read), the
+    deadline is ``seconds`` without one: Redis answering a long round trip, read
+    slowly by a replica whose loop lags, is not a silent Redis."""
     try:
         if sys.version_info >= (3, 11):
-            async with asyncio.timeout(seconds):
-                return await aw
+            async with asyncio.timeout(None if progress else seconds) as deadline:
+                if progress is None:
+                    return await aw
+                loop = asyncio.get_running_loop()
+                seen = progress()
+
+                def look() -> None:
+                    nonlocal seen, timer
+                    if progress() == seen:
+                        deadline.reschedule(loop.time())  # silent for ``seconds``
+                    else:
+                        seen = progress()
+                        timer = loop.call_later(seconds, look)
+
+                timer = loop.call_later(seconds, look)
+                try:
+                    return await aw
+                finally:
+                    timer.cancel()
         return await asyncio.wait_for(aw, seconds)
     except asyncio.TimeoutError:
-        raise RedisTimeoutError(f"no reply from Redis within {seconds:g} s") from None
+        raise RedisTimeoutError(f"no reply {what} within {seconds:g} s") from None
+
+
+async def send(connection: Any, data: bytes) -> None:
+    """``data`` written on a held ``connection`` in the caller's task. redis-py's
+    ``send_packed_command`` writes in a task of its own whenever the connection
+    has a ``socket_timeout`` (its default: 5 s; ``wait_for``): a task and two loop
+    iterations more per round trip, where the store's callers have a deadline of
+    their own (``within``). A connection without the writer redis-py keeps goes
+    through redis-py."""
+    writer = getattr(connection, "_writer", None)
+    if writer is None or writer.transport.is_closing():
+        await connection.send_packed_command(data, check_health=False)
+        return
+    writer.write(data)
+    await writer.drain()
 
 
 class _Call:
@@ -87,10 +136,14 @@ class _Call:
 class _Held:
     """A lane's connection on one Redis (taken from the pool while the lane runs)."""
 
-    __slots__ = ("connection",)
+    __slots__ = ("connection", "replies")
 
     def __init__(self) -> None:
         self.connection: Any = None
+        self.replies = 0  # read on it: a round trip's progress
+
+    def read(self) -> int:
+        return self.replies
 
 
 class Pipeliner:
@@ -113,28 +166,47 @@ class Pipeliner:
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
         self.tasks: set[asyncio.Task[None]] = set()
+        self.idle: list[asyncio.Future[bool]] = []  # lanes waiting for a command
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
-    async def call(self, *args: Any, script: str | None = None, durable: bool = False) -> Any:
+    async def call(
+        self, *args: Any, script: str | None = None, durable: bool = False, first: bool = False
+    ) -> Any:
+        """The command's reply (see the module doc). ``durable``: a write answered
+        once ``acks`` replicas hold it. ``first``: ahead of what is queued (a lease's
+        renewal: a replica that queues more than its lease of commands must not lose
+        its runs' leases to its own queue)."""
         if self.closed is not None:
             raise self.closed
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # first use, or a new event loop (tests)
             self.loop = loop
             self.tasks = set()
+            self.idle = []
             self.busy = 0
             self.queue.clear()
         future: asyncio.Future[Any] = loop.create_future()
-        self.queue.append(_Call(args, future, script, durable and self.acks > 0))
+        call = _Call(args, future, script, durable and self.acks > 0)
+        if first:
+            self.queue.appendleft(call)
+        else:
+            self.queue.append(call)
         self._open(loop)
         return await future
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
-        """A lane for what is queued, unless one will take it: a lane in ``tasks``
-        and not ``busy`` is about to drain the queue; a busy one drains it after its
-        round trip, but another is opened while fewer than ``lanes`` run."""
-        if self.busy == len(self.tasks) and len(self.tasks) < self.lanes:
+        """A lane for what is queued, unless one will take it: a lane in ``tasks``,
+        neither ``busy`` nor waiting in ``idle``, is about to drain the queue; a busy
+        one drains it after its round trip, but an idle one is woken, or another
+        opened, while fewer than ``lanes`` run."""
+        waiting = [waiter for waiter in self.idle if not waiter.done()]
+        if len(self.tasks) > self.busy + len(waiting):
+            return
+        if waiting:
+            self.idle.remove(waiting[-1])
+            waiting[-1].set_result(True)
+        elif len(self.tasks) < self.lanes:
             task = loop.create_task(self._lane())
             self.tasks.add(task)
             task.add_done_callback(self._ended)
@@ -151,8 +223,21 @@ class Pipeliner:
         held = (
             _Held() if _pack is not None and not hasattr(self.redis, "get_node_from_key") else None
         )
+        loop = asyncio.get_running_loop()
         try:
-            await self._drain(held)
+            while True:
+                await self._drain(held)
+                waiter: asyncio.Future[bool] = loop.create_future()
+                self.idle.append(waiter)
+                timer = loop.call_later(IDLE, _wake, waiter, False)
+                try:
+                    woken = await waiter
+                finally:
+                    timer.cancel()
+                    if waiter in self.idle:
+                        self.idle.remove(waiter)
+                if not woken and not self.queue:
+                    return
         finally:
             # at once, before a caller can look at ``tasks`` again: a lane past its
             # last look at the queue no longer counts as one that will take a call
@@ -187,7 +272,9 @@ class Pipeliner:
                 self.busy -= 1
 
     async def _send(self, calls: list[_Call], held: _Held | None) -> None:
-        replies = await within(self._replies(calls, held), self.timeout)  # (per round trip)
+        # a deadline per round trip, running while replies come in (on one Redis)
+        progress = None if held is None else held.read
+        replies = await within(self._replies(calls, held), self.timeout, progress=progress)
         self.heard = asyncio.get_running_loop().time()
         for call, reply in zip(calls, replies, strict=True):
             if call.future.done():
@@ -271,15 +358,14 @@ class Pipeliner:
         connection = held.connection
         replies: list[Any] = []
         try:
-            await connection.send_packed_command(
-                b"".join([_pack(args) for args in commands]), check_health=False
-            )
+            await send(connection, b"".join([_pack(args) for args in commands]))
             for _ in commands:
                 try:
                     # the round trip's deadline is ours (``_send``), not socket_timeout
                     replies.append(await connection.read_response(timeout=math.inf))
                 except ResponseError as exc:
                     replies.append(exc)
+                held.replies += 1
         except BaseException:
             held.connection = None
             await connection.disconnect()
@@ -295,3 +381,8 @@ class Pipeliner:
                 call.future.set_exception(self.closed)
         for task in list(self.tasks):
             task.cancel()
+
+
+def _wake(waiter: asyncio.Future[bool], woken: bool) -> None:
+    if not waiter.done():
+        waiter.set_result(woken)

@@ -355,7 +355,9 @@ class Producer:
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed: an append renews
-        it too, so a run that produces more often than that sends no renewals."""
+        it too, so a run that produces more often than that sends no renewals. A
+        renewal goes ahead of the commands the store has queued: a replica too busy
+        to keep up queues its appends longer than the lease, and its runs live."""
         settings = self.settings
         loop = asyncio.get_running_loop()
         while True:
@@ -376,6 +378,7 @@ class Producer:
                         self.stored,
                         self.generation,
                     ],
+                    first=True,
                 )
                 if reply[0] != Reply.DONE:
                     self._check(reply)
@@ -436,7 +439,9 @@ class Producer:
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
-        self.renewed = loop.time()  # by the claim
+        # the claim took the lease (``_claim`` says when it was sent: no later than
+        # Redis set it); a run whose task started late renews at once
+        self.renewed = min(self.renewed, loop.time())
         watchdog = self.writing.watchdog
         watchdog.watch(self, self.run_keys)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))

@@ -45,7 +45,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 try:
     from hiredis import pack_command as _pack
@@ -70,6 +69,7 @@ from ._calls import Calls, passes
 from ._entries import entries
 from ._keys import LOST, RunKeys
 from ._leases import expire, terminal_at
+from ._pipeline import send, within
 from ._scripts import Reply
 from ._settings import MAX_LANES, Settings
 
@@ -78,10 +78,11 @@ logger = logging.getLogger("agui_wire.redis")
 #: Runs per lane (per ``XREAD``) before another lane is opened, and the most lanes.
 LANE_KEYS: Final = 1024
 _FIRST_COUNT: Final = 4  # entries per stream in a lane's first read (then sized by bytes)
-# A lane of more than _COALESCE_FROM runs waits _COALESCE s per run after each read
-# before it re-arms (1,024 runs: 10 ms), so that a read serves many events: the
-# ``XREAD`` names every run, so its cost grows with the lane, not with the events.
-_COALESCE_FROM: Final = 128
+# A lane waits _COALESCE s per run after each read (1,024 runs: 10 ms), and at least
+# _COALESCE_MIN, before it re-arms, so that a read serves many events: the ``XREAD``
+# names every run, so its cost grows with the lane, not with the events, and a
+# lane that re-arms per event pays it per event (and a round trip).
+_COALESCE_MIN: Final = 0.002
 _COALESCE: Final = 1e-5
 #: A lane's read this much past its ``BLOCK`` time is a stall (lease checks wait).
 STALL_SLACK: Final = 0.25
@@ -402,8 +403,8 @@ class _Lane:
                     tails.hold(self.node, now + settings.lease)  # the producer renews first
                 delay = 0.05
                 self._dispatch(reply, now)
-                if len(self.runs) > _COALESCE_FROM:  # a re-arm costs O(runs): let
-                    await asyncio.sleep(len(self.runs) * _COALESCE)  # a few more arrive
+                # a re-arm costs O(runs): let a few more arrive
+                await asyncio.sleep(max(_COALESCE_MIN, len(self.runs) * _COALESCE))
         except asyncio.CancelledError:  # the store closes: readers may resume elsewhere
             self._close()
             raise
@@ -442,10 +443,7 @@ class _Lane:
         keys per read; redis-py would encode each in Python); in a cluster through
         the client, straight to the master of the lane's slot (else redis-py asks a
         node for the keys of every read, on a connection of its own)."""
-        try:
-            return await asyncio.wait_for(self._xread(*args), timeout)
-        except asyncio.TimeoutError:
-            raise RedisTimeoutError(f"no reply to a blocking read within {timeout:.2f} s") from None
+        return await within(self._xread(*args), timeout, "to a blocking read")
 
     async def _xread(self, *args: Any) -> Any:
         calls = self.tails.calls
@@ -462,7 +460,7 @@ class _Lane:
             self.connection = await pool.get_connection()
         connection = self.connection
         try:
-            await connection.send_packed_command(_pack(args), check_health=False)
+            await send(connection, _pack(args))
             # as Redis sent it (RESP2 or 3); the deadline is ours, not socket_timeout
             reply = await connection.read_response(timeout=math.inf)
         except ResponseError:
