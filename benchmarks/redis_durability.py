@@ -70,9 +70,9 @@ class _Appends:
     def __enter__(self) -> _Appends:
         original, latencies = self.original, self.latencies
 
-        async def timed(producer: Any, first: int, payloads: list[bytes]) -> None:
+        async def timed(producer: Any, first: int, payloads: list[bytes], *rest: Any) -> None:
             began = time.perf_counter()
-            await original(producer, first, payloads)
+            await original(producer, first, payloads, *rest)
             latencies.append(time.perf_counter() - began)
             self.events += len(payloads)
 
