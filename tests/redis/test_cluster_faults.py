@@ -36,22 +36,10 @@ from agui_wire.redis import RunStore
 from agui_wire.redis._keys import key_slot
 from tests.redis.faults import stopped
 from tests.redis.harness import RedisClusterNodes
+from tests.runstore.kit import paced, ticks
 from tests.support.stores import Opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-
-STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
-FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
-
-
-def ticks(n: int) -> list[dict[str, Any]]:
-    return [STARTED, *({"type": "CUSTOM", "name": "t", "value": i} for i in range(n)), FINISHED]
-
-
-async def paced(events: list[dict[str, Any]], delay: float) -> Any:
-    for event in events:
-        await asyncio.sleep(delay)
-        yield event
 
 
 async def collect(store: RunStore, run_id: str) -> list[tuple[int, dict[str, Any]]]:

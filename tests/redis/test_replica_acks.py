@@ -19,22 +19,10 @@ import redis.asyncio as aioredis
 from agui_wire.errors import StoreUnavailable
 from agui_wire.redis import RunStore
 from tests.redis.faults import stopped
+from tests.runstore.kit import paced, ticks
 from tests.support.stores import Opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.valkey, pytest.mark.anyio]
-
-STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
-FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
-
-
-def ticks(n: int) -> list[dict[str, Any]]:
-    return [STARTED, *({"type": "CUSTOM", "name": "t", "value": i} for i in range(n)), FINISHED]
-
-
-async def paced(events: list[dict[str, Any]], delay: float) -> Any:
-    for event in events:
-        await asyncio.sleep(delay)
-        yield event
 
 
 async def replica_of(opened: Opened, master: Any, replica: Any) -> aioredis.Redis:

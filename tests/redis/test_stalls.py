@@ -30,17 +30,10 @@ from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.errors import StoreUnavailable
 from agui_wire.redis import RunStore
 from tests.redis.faults import Proxy, stopped
-from tests.runstore.kit import call
+from tests.runstore.kit import FINISHED, STARTED, call, ticks
 from tests.support.stores import Opened
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
-
-STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
-FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
-
-
-def ticks(n: int) -> list[dict[str, Any]]:
-    return [STARTED, *({"type": "CUSTOM", "name": "t", "value": i} for i in range(n)), FINISHED]
 
 
 async def paced(events: list[dict[str, Any]], delay: float, quiet_at: int = -1, quiet=0.0):

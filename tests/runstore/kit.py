@@ -61,6 +61,15 @@ class Kit:
         await self.opened.aclose()
 
 
+STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+FINISHED = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+
+
+def ticks(n: int) -> list[dict[str, Any]]:
+    """A run of ``n`` CUSTOM events between its start and its end."""
+    return [STARTED, *({"type": "CUSTOM", "name": "t", "value": i} for i in range(n)), FINISHED]
+
+
 async def paced(events: Iterable[dict[str, Any]], delay: float = 0.0) -> AsyncIterator[Any]:
     for event in events:
         await asyncio.sleep(delay)
