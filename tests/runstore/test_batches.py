@@ -79,6 +79,29 @@ def test_a_payload_that_does_not_decode_is_named() -> None:
     assert "the stored payload of event 6 does not decode" in str(error)
 
 
+def test_chunks_decode_a_step_at_a_time_and_keep_nothing() -> None:
+    b = batch(RUN, first=3)
+    chunks = b.chunks(4)
+    first = next(chunks)
+    assert first == RUN[:4]
+    assert b._events is None  # decoded for the caller alone, not kept
+    assert [first, *chunks] == [RUN[i : i + 4] for i in range(0, len(RUN), 4)]
+    assert b._events is None
+    b.events()
+    assert [e for chunk in b.chunks(4) for e in chunk] == RUN  # decoded once: sliced
+
+
+def test_a_chunk_that_does_not_decode_names_its_payload() -> None:
+    payloads = [encode_payload(e) for e in RUN[:6]]
+    payloads[4] = b"\xff\xff\xff"
+    chunks = Batch(Ref(), 42, 5, payloads, None).chunks(3)
+    assert next(chunks) == RUN[:3]
+    with pytest.raises(StoreCorrupted) as info:
+        next(chunks)
+    assert info.value.entry_id == "9-42"
+    assert "the stored payload of event 9 does not decode" in str(info.value)
+
+
 def test_a_prefix_carries_one_id_its_last() -> None:
     events = RUN[:3]
     prefix = Prefix(events, 40, 42)

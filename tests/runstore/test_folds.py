@@ -7,6 +7,8 @@ event by event; the joiners of one run share one fold.
 from __future__ import annotations
 
 import asyncio
+import weakref
+from typing import Any
 
 import pytest
 
@@ -85,6 +87,56 @@ async def test_a_run_that_cannot_be_folded_is_replayed_whole(kit: Kit, run_id: s
     events = [RUN[0], *chunks, RUN[-1]]
     await store.publish(run_id, events)
     assert [e for _, e in await collect(store, run_id, compact=True)] == events
+
+
+class Tracked(dict):  # type: ignore[type-arg]
+    """A decoded event whose death is seen (a dict takes no weak reference)."""
+
+
+async def test_a_fold_holds_a_step_of_decoded_events_not_a_page(
+    kit: Kit, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold's decoded events are freed as it feeds them, a step (``FEED_STEP``) at
+    a time: never a page of them alive at once, where the cyclic GC's young
+    generation fills and carries them into the old ones (each fold then set off a
+    full collection of the replica's heap, a pause for every run on the loop)."""
+    from agui_wire._runstore import batches, folds
+
+    alive = [0]
+    most = [0]
+    real_decode = batches.decode_proto
+    real_feed = folds.Compactor.feed
+
+    def gone() -> None:
+        alive[0] -= 1
+
+    def decode(data: bytes, **kwargs: Any) -> list[dict[str, Any]]:
+        events = [Tracked(e) for e in real_decode(data, **kwargs)]
+        for event in events:
+            alive[0] += 1
+            weakref.finalize(event, gone)
+        return events
+
+    def feed(self: Any, event: dict[str, Any]) -> None:
+        most[0] = max(most[0], alive[0])
+        real_feed(self, event)
+
+    events = token_run("thread-1", run_id, 5_000, size=4)
+    store = kit.store()
+    await store.publish(run_id, events)
+    monkeypatch.setattr(batches, "decode_proto", decode)
+    monkeypatch.setattr(folds.Compactor, "feed", feed)
+    got = await collect(store, run_id, compact=True)
+    assert [e["type"] for _, e in got] == [
+        "RUN_STARTED",
+        "MESSAGES_SNAPSHOT",
+        "RUN_FINISHED",
+    ]
+    text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert got[1][1]["messages"] == [{"id": "m1", "role": "assistant", "content": text}]
+    # the step being fed, the next one decoding, and what the fold keeps (the
+    # run's start, the open message's start)
+    assert 0 < most[0] <= 2 * folds.FEED_STEP + 2
 
 
 # -- Folds over a stand-in store ------------------------------------------------------
