@@ -21,7 +21,7 @@ checks an end marker against the event before it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
 
 from .._runstore.batches import Batch
@@ -127,7 +127,7 @@ async def pages(
                     raise RunLost(keys.run_id, LOST)
                 return
             try:
-                batch, ended = entries(keys, cursor, generation, found)
+                batch, ended = entries(keys, cursor, generation, pairs(found))
             except HistoryTrimmed:  # the page starts past the cursor: trimmed, or lost?
                 raise await _missing(calls, keys, cursor) from None
             del found
@@ -168,9 +168,16 @@ async def _missing(calls: Calls, keys: RunKeys, cursor: int) -> StoreError:
 async def _page(
     calls: Calls, keys: RunKeys, after: str, upto: str, count: int, budget: int
 ) -> tuple[list[Any], bool]:
-    """Stored entries after ``after`` up to ``upto`` (``(id, fields or payload)``,
-    as ``_entries.entries`` reads them), at most ``count`` of them and at most
-    ``budget`` bytes of payload (one entry at least), and whether the byte
-    budget cut them short."""
+    """Stored entries after ``after`` up to ``upto``, flat (each its id, then its
+    fields or payload: ``pairs`` gives them as ``_entries.entries`` reads them), at
+    most ``count`` of them and at most ``budget`` bytes of payload (one entry at
+    least), and whether the byte budget cut them short."""
     flat, cut = await calls.run_script(keys, PAGE, [keys.stream], [after, upto, count, budget])
-    return list(zip(flat[::2], flat[1::2], strict=True)), bool(cut)
+    return flat, bool(cut)
+
+
+def pairs(flat: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """A page's entries as ``(id, fields or payload)``, one at a time: a page of
+    tuples would outlive the cyclic GC's young generation (the next page is read
+    while a fold feeds this one) and fill the old ones."""
+    return zip(flat[::2], flat[1::2], strict=True)
