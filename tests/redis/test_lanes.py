@@ -3,13 +3,17 @@ real redis-server. Structural, not timed (benchmarks/redis_fold_isolation.py
 measures the latency): page reads go on lanes of their own, so no append (nor
 any other short command) shares a pipeline with a page or waits for a lane a
 page holds; a page takes Redis a bounded time (``PAGE_EVENTS`` events at most);
-a fold gives the event loop back every ``FEED_STEP`` events.
+a fold gives the event loop back every ``FEED_STEP`` events and, while other
+runs are live, sleeps so that it takes at most ``pacing.SHARE`` of the loop
+(tests/runstore/test_pacing.py holds the rule; test_folds.py that a fold holds a
+step of decoded events, never a page).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import Counter
 from typing import Any
 
@@ -154,3 +158,47 @@ async def test_a_page_holds_at_most_page_events(
         sizes.append(len(batch.payloads))
     assert cursor == 4 * PAGE_EVENTS + events + 4
     assert max(sizes) == PAGE_EVENTS
+
+
+async def test_a_fold_beside_live_runs_sleeps_for_their_share_of_the_loop(
+    opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
+) -> None:
+    """A compact joiner folds a long run while producers append: the fold's task
+    sleeps most of the time it takes (its share of the loop is a quarter), where
+    it only ever turned the loop (``sleep(0)``) and took what the loop gave it."""
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def spy(delay: float, result: Any = None) -> Any:
+        task = asyncio.current_task()
+        if delay > 0 and task is not None and task.get_coro().__qualname__.endswith("_fold"):
+            slept.append(delay)
+        return await real_sleep(delay, result)
+
+    monkeypatch.setattr(asyncio, "sleep", spy)
+    store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    long_id = f"{run_id}-long"
+    await store.publish(long_id, token_run(long_id, LONG))
+    stop = asyncio.Event()
+
+    async def produce(n: int) -> None:
+        async def events() -> Any:
+            yield token_run(run_id, 0)[0]
+            yield token_run(run_id, 0)[1]
+            while not stop.is_set():
+                await real_sleep(0.001)
+                yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "abcdefgh"}
+            for event in token_run(run_id, 0)[2:]:
+                yield event
+
+        await store.publish(f"{run_id}-{n}", events())
+
+    producers = [asyncio.ensure_future(produce(n)) for n in range(8)]
+    await real_sleep(0.05)  # every run live
+    started = time.perf_counter()
+    got = [event async for _, event in store.subscribe(long_id, compact=True)]
+    took = time.perf_counter() - started
+    stop.set()
+    await asyncio.gather(*producers)
+    assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
+    assert sum(slept) >= 0.25 * took

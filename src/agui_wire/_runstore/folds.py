@@ -4,7 +4,8 @@ Strategy: a fold reads the run's stored events in pages bounded in bytes (its
 backend's ``Stored.pages``) and feeds each page to a ``Compactor`` before reading
 the next, decoding it a step (``FEED_STEP`` events) at a time, so it holds the
 folded state (messages, state, what is open) and a step of events, never the
-run nor a page of decoded events. Compact joiners of one run that arrive while
+run nor a page of decoded events; it takes at most a quarter of the event loop
+while other runs are live (``pacing``). Compact joiners of one run that arrive while
 its fold runs await that fold instead of starting their own; a finished fold is
 reused for ``reuse`` seconds (its prefix stands for events 1..n; a joiner reads
 what followed from the store).
@@ -31,6 +32,7 @@ from ..errors import HistoryTrimmed, StoreUnavailable
 from . import observe
 from .batches import Batch, Prefix, RunRef
 from .ids import CLOSED
+from .pacing import Pace
 
 #: Events a fold decodes and feeds between two turns of the event loop (~0.1 ms
 #: of CPU), so a long run's fold never holds the loop for the other runs'
@@ -128,6 +130,7 @@ class Folds(Generic[R]):
         self, keys: R, snapshot: tuple[int, int, list[dict[str, Any]]] | None
     ) -> Fold:
         folder = Compactor()
+        pace = Pace()
         ended = False
         cursor, generation = 0, None
         if snapshot is not None:
@@ -139,7 +142,7 @@ class Folds(Generic[R]):
             for events in batch.chunks(FEED_STEP):
                 for event in events:
                     folder.feed(event)
-                await asyncio.sleep(0)  # the other runs of this event loop go first
+                await pace.turn()  # the other runs of this event loop go first
             cursor = batch.last
             ended = batch.end is not None
             if not folder.foldable:
