@@ -9,8 +9,9 @@ generations, event ids and positions, the ``RUN_ERROR`` codes), ``observe``
 runs, readers, appends, faults and drains), ``options``
 (the options every backend takes, checked), ``ends`` (the end reasons and the
 ``RUN_ERROR`` events a store writes), ``batches`` (stored events as the batches
-every local reader of a run shares, and compact prefixes), ``folds`` (compact
-prefixes folded page by page, shared by a run's joiners), ``read`` (one reader's
+every local reader of a run shares, and compact prefixes), ``pacing`` (a
+background job's share of the event loop), ``folds`` (compact prefixes folded
+page by page, shared by a run's joiners, paced), ``read`` (one reader's
 view of a run: checked, replayed, tailed; what a backend gives it), ``appends``
 (events admitted as payloads and batched into appends), ``produce`` (a claimed
 run produced; what a backend does for it), ``http`` (a run as an HTTP response:
