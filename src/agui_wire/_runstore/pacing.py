@@ -4,18 +4,18 @@ slows the runs the loop serves.
 Strategy: the job calls ``await pace.turn()`` after each step of its work (a
 step: well under a millisecond). A turn gives the loop back (``sleep(0)``: what is
 ready runs first) and times what the others took meanwhile: a turn's time past
-``EMPTY`` (the loop's own cost). Work is counted in slices of ``SLICE`` seconds:
-when a slice is used up and the others took at least ``LIVE`` of it, other runs
-are live and the job sleeps until it has had at most ``SHARE`` of the loop over
-the slice and the sleep; when they took less, the loop is the job's alone (no run
-waits for it, a compact joiner's first byte does) and it goes on at once. A
-job's time includes its waits for its own reads (a fold's pages), and their
-replies may arrive in its turns: both make a job alone sleep now and then.
+``EMPTY`` (the loop's own cost). Times are this thread's CPU time, so a machine
+that holds the process back (other processes on its cores) lengthens nobody's
+share. Work is counted in slices of ``SLICE`` seconds: when a slice is used up
+and the others took at least ``LIVE`` of it, other runs are live and the job
+sleeps until it has had at most ``SHARE`` of the loop over the slice and the
+sleep; when they took less, the loop is the job's alone (no run waits for it, a
+compact joiner's first byte does) and it goes on at once.
 
 Contract: ``pause(busy, others)`` is the rule (the seconds to sleep after a slice);
 ``Pace.turn()`` applies it. While the loop has other work a job paced so takes at
 least ``1 / SHARE`` times its own time; its steps stay the bound on how long any
-callback waits for it, and its sleeps leave the core to the others' work and to
+callback waits for it, and its sleeps leave the cores to the others' work and to
 the Redis they share (a fold's pages are read no faster than it feeds them).
 """
 
@@ -28,14 +28,14 @@ from typing import Final
 #: The share of the loop a job takes while other runs are live: a fold is not
 #: latency-critical (its joiners wait for all of it), the runs beside it are.
 SHARE: Final = 0.25
-#: Seconds of work between two looks at the others' share (and a sleep): long
+#: CPU seconds of work between two looks at the others' share (and a sleep): long
 #: enough that a sleep is a few milliseconds (the loop's timers are that fine),
 #: short enough that the process never holds a core for long.
 SLICE: Final = 0.002
 #: The others' share of a slice from which they count as live.
 LIVE: Final = 0.05
-#: Seconds a turn takes with nothing else to run (the loop's own cost: 2-4 us on
-#: CPython 3.11), not counted as the others' time.
+#: CPU seconds a turn takes with nothing else to run (the loop's own cost: 2-4 us
+#: on CPython 3.11), not counted as the others' time.
 EMPTY: Final = 0.00002
 
 
@@ -54,21 +54,21 @@ class Pace:
     __slots__ = ("busy", "mark", "others")
 
     def __init__(self) -> None:
-        self.mark = time.perf_counter()  # the job works from here
-        self.busy = 0.0  # the job's time in this slice (its waits for pages too)
+        self.mark = time.thread_time()  # the job works from here
+        self.busy = 0.0  # the job's CPU time in this slice (with what ran while it waited)
         self.others = 0.0  # the others' time in this slice's turns
 
     async def turn(self) -> None:
         """Give the loop back after a step; sleep after a slice if others are live."""
-        before = time.perf_counter()
+        before = time.thread_time()
         self.busy += before - self.mark
         await asyncio.sleep(0)
-        after = time.perf_counter()
+        after = time.thread_time()
         self.others += max(0.0, after - before - EMPTY)
         if self.busy >= SLICE:
             sleep = pause(self.busy, self.others)
             self.busy = self.others = 0.0
             if sleep:
                 await asyncio.sleep(sleep)
-                after = time.perf_counter()
+                after = time.thread_time()
         self.mark = after
