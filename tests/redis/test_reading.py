@@ -35,3 +35,27 @@ async def test_the_head_of_a_run(opened: Opened, redis_server: RedisServer, run_
         reading.subscription(None, "", None, False)
     assert reading.backlog == store.backlog
     assert reading.page_bytes == store.page_bytes
+
+
+async def test_a_run_that_ends_while_its_head_is_read_is_found(
+    opened: Opened, redis_server: RedisServer, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head reads the stream, then the lease: a run whose every event is stored
+    and which ends between the two (its end deletes the lease) is the run, ended,
+    not ``RunNotFound``."""
+    from agui_wire.redis import _reading
+
+    store = opened.store(RunStore(opened.redis(redis_server.url)))
+    keys = store._settings.layout.keys(None, run_id)
+    task = await store.start(run_id, [STARTED])  # claimed: no event stored yet
+    looked = _reading.lease_generation
+
+    async def after_the_run_ended(*args: object, **kwargs: object) -> object:
+        await task  # stored and ended after ``top`` found no event
+        return await looked(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_reading, "lease_generation", after_the_run_ended)
+    stored, _, ended = await store._reading.head(keys)
+    assert (stored, ended) == (1, True)
+    got = [event async for _, event in store.subscribe(run_id)]
+    assert got == [STARTED]

@@ -71,9 +71,13 @@ class Reading:
         last = await top(self.calls, keys, patience)
         if last is None:
             lease = await lease_generation(self.calls, keys, patience)
-            if lease is False:
+            if lease is not False:
+                return 0, lease or None, False
+            # no lease: never started, or stored and ended since ``top`` looked (its
+            # end deletes the lease); the stream says which
+            last = await top(self.calls, keys, patience)
+            if last is None:
                 raise RunNotFound(keys.run_id, "no such run (never started, or expired)")
-            return 0, lease or None, False
         stored, seq, _ = last
         return stored, generation_of(seq), seq % 2 == 1
 
