@@ -59,6 +59,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import inspect
 import json
 import os
 import resource
@@ -437,7 +438,15 @@ def _trace_store() -> Any:
             seen.append((time.perf_counter() - start, size(args, reply)))
             return reply
 
-        setattr(owner, name, timed)
+        def timed_future(*args: Any) -> Any:  # a method that returns a future
+            start = time.perf_counter()
+            future = asyncio.ensure_future(original(*args))
+            future.add_done_callback(
+                lambda f: seen.append((time.perf_counter() - start, size(args, None)))
+            )
+            return future
+
+        setattr(owner, name, timed if inspect.iscoroutinefunction(original) else timed_future)
 
     def entries(args: Any, reply: Any) -> int:
         return sum(len(found) for _, found in reply or ())

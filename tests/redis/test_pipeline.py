@@ -63,6 +63,55 @@ async def test_a_script_redis_does_not_hold_is_loaded_and_sent_again(
     assert reply == b"hi!"
 
 
+async def test_calls_of_a_many_script_queued_together_go_to_redis_as_one(
+    opened: Opened, redis_server: RedisServer
+) -> None:
+    """On one Redis, calls of a ``Script(many=True)`` queued together are one
+    ``EVALSHA`` of its ``many`` script (loaded when Redis lacks it), each caller
+    with its own reply or refusal; a caller cancelled before the round trip is
+    left out of it."""
+    r = opened.redis(redis_server.url)
+    admin = opened.redis(redis_server.url)
+    script = Script(
+        "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('INCR', KEYS[2])", many=True
+    )
+    await r.script_flush()
+    await admin.set("many:text", "not a number")
+    await admin.config_resetstat()
+    lanes = Pipeliner(r, 1, 2.0)
+
+    def call(n: int, counter: str) -> asyncio.Future[object]:
+        return asyncio.ensure_future(
+            lanes.call(
+                "EVALSHA",
+                script.sha,
+                2,
+                f"many:{n}",
+                counter,
+                f"v{n}",
+                script=script.body,
+                many=script.many,
+            )
+        )
+
+    calls = [call(n, "many:text" if n == 7 else f"many:count:{n}") for n in range(100)]
+    await asyncio.sleep(0)  # each caller queued its call
+    calls[3].cancel()
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert isinstance(results[3], asyncio.CancelledError)
+    assert isinstance(results[7], ResponseError)
+    assert "not an integer" in str(results[7])
+    assert [x for n, x in enumerate(results) if n not in (3, 7)] == [1] * 98
+    assert await admin.get("many:3") is None  # never sent
+    assert await admin.get("many:7") == b"v7"  # (written before its refusal, as alone)
+    stats = await admin.info("commandstats")
+    # one round trip of one call (refused: not loaded), then the same call again
+    assert stats["cmdstat_evalsha"]["calls"] == 2
+    assert stats["cmdstat_set"]["calls"] == 99
+    stored = await admin.mget([f"many:{n}" for n in range(100)])
+    assert stored == [None if n == 3 else f"v{n}".encode() for n in range(100)]
+
+
 async def test_a_round_trip_past_its_deadline_times_out_and_the_lane_goes_on(
     opened: Opened, fresh_redis: Callable[..., RedisServer]
 ) -> None:

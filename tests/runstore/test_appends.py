@@ -226,6 +226,37 @@ async def test_the_first_failure_is_raised_by_every_later_add_and_drain() -> Non
     assert len(sends.appends) == 1  # nothing sent after the failure
 
 
+async def test_a_stored_future_starts_the_next_append_as_it_settles() -> None:
+    """A send that returns a ``Stored`` (a future its sender settles: no task) has the
+    next append sent in the settling call, with no turn of the event loop between
+    (a future's callbacks would wait for one: one per event when the store keeps
+    up); a failure settled so is raised by the next ``add``, and a cancelled
+    append leaves nothing in flight."""
+    from agui_wire._runstore.appends import Appends, Stored
+
+    loop = asyncio.get_running_loop()
+    flying: list[tuple[int, list[bytes], Stored]] = []
+
+    def send(first: int, payloads: list[bytes], stamp: int | None) -> Stored:
+        flying.append((first, payloads, Stored(loop=loop)))
+        return flying[-1][2]
+
+    appends = Appends(send, 1, batch=10, page_bytes=1 << 20)
+    await appends.add(b"a")
+    await appends.add(b"b")  # waits for the one in flight
+    assert [(f, p) for f, p, _ in flying] == [(1, [b"a"])]
+    flying[0][2].set_result(None)
+    assert [(f, p) for f, p, _ in flying] == [(1, [b"a"]), (2, [b"b"])]  # no await between
+    flying[1][2].set_exception(RuntimeError("the store refused"))
+    with pytest.raises(RuntimeError, match="refused"):
+        await appends.add(b"c")
+    appends = Appends(send, 1, batch=10, page_bytes=1 << 20)
+    await appends.add(b"d")
+    appends.cancel()
+    assert flying[-1][2].cancelled()
+    assert appends.task is None
+
+
 def test_admit_encodes_once_and_says_what_is_too_large() -> None:
     from agui_wire._codec.selected import encode_payload
     from agui_wire._runstore.appends import admit

@@ -21,7 +21,7 @@ is stored. The first append that fails is raised by every later ``add`` and
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .._codec.selected import encode_payload
@@ -58,8 +58,42 @@ def admit(event: Any, index: int) -> bytes:
 
 
 #: An append: the index of the first event, the payloads from it on, and its
-#: stamp (ms since the epoch; ``None``: telemetry does not record).
-Send = Callable[[int, list[bytes], int | None], Coroutine[Any, Any, None]]
+#: stamp (ms since the epoch; ``None``: telemetry does not record); a coroutine,
+#: or a future (an append with no task of its own: a ``Stored``), done once they
+#: are stored.
+Send = Callable[[int, list[bytes], int | None], Awaitable[None]]
+
+
+class Stored(asyncio.Future[None]):
+    """An append's future that tells its ``Appends`` as it settles, in the settling
+    call (a future's callbacks wait for a turn of the event loop: one per event
+    when the store keeps up), so the next append starts from the reply's own
+    turn."""
+
+    __slots__ = ("settled",)
+
+    def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self.settled: Callable[[asyncio.Future[None]], None] | None = None
+
+    def set_result(self, result: None) -> None:
+        super().set_result(result)
+        self._tell()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._tell()
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        cancelled = super().cancel(msg)
+        if cancelled:
+            self._tell()
+        return cancelled
+
+    def _tell(self) -> None:
+        settled, self.settled = self.settled, None
+        if settled is not None:
+            settled(self)
 
 
 class Appends:
@@ -72,7 +106,7 @@ class Appends:
         self.first = first  # the index of pending[0]
         self.pending: list[bytes] = []
         self.pending_bytes = 0
-        self.task: asyncio.Task[None] | None = None
+        self.task: asyncio.Future[None] | None = None
         self.sent = 0  # events in the append in flight
         self.stamp: int | None = None  # its stamp
         self.error: BaseException | None = None
@@ -103,10 +137,14 @@ class Appends:
         first = self.first
         self.first += len(payloads)
         self.sent, self.stamp = len(payloads), observe.stamp()
-        self.task = asyncio.ensure_future(self.send(first, payloads, self.stamp))
-        self.task.add_done_callback(self._done)
+        task: asyncio.Future[None] = asyncio.ensure_future(self.send(first, payloads, self.stamp))
+        self.task = task
+        if isinstance(task, Stored):
+            task.settled = self._done
+        else:
+            task.add_done_callback(self._done)
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    def _done(self, task: asyncio.Future[None]) -> None:
         self.task = None
         if task.cancelled():
             return

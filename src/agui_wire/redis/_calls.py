@@ -52,7 +52,7 @@ from .._runstore.ids import CLOSED
 from ..errors import StoreCorrupted, StoreError, StoreFull, StoreUnavailable, StoreUnsupported
 from ._keys import RunKeys
 from ._outage import Outage
-from ._pipeline import Pipeliner, within
+from ._pipeline import Pipeliner, Then, within
 from ._scripts import Script
 from ._settings import COMMAND_LANES, PAGE_LANES, Settings
 
@@ -176,14 +176,15 @@ class Calls:
         durable: bool = False,
         pages: bool = False,
         first: bool = False,
+        many: Script | None = None,
     ) -> Awaitable[Any]:
         """One command of the run through its node's lanes (``pages``: its page
         lanes), once (not retried); ``durable``: a write acknowledged once
         ``replica_acks`` replicas have it; ``first``: ahead of what its lanes have
-        queued (a lease's renewal)."""
+        queued (a lease's renewal); ``many``: see ``Pipeliner.call``."""
         node = self.node(keys.stream)
         lanes = self.page_lanes(node) if pages else self.lanes(node)
-        return lanes.call(*args, script=script, durable=durable, first=first)
+        return lanes.call(*args, script=script, durable=durable, first=first, many=many)
 
     async def retry(
         self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
@@ -299,6 +300,7 @@ class Calls:
                 durable=durable,
                 pages=script.pages,
                 first=first,
+                many=script.many,
             )
 
         try:  # the usual case without the retry loop's frames (a call per event)
@@ -312,6 +314,34 @@ class Calls:
         if self.outage.since is not None:
             self.outage.answered()
         return reply
+
+    def submit(
+        self,
+        keys: RunKeys,
+        script: Script,
+        names: list[str],
+        args: list[Any],
+        future: asyncio.Future[Any],
+        then: Then,
+        durable: bool = False,
+    ) -> None:
+        """A script sent once through the run's node's lanes, its reply (or error)
+        handed to ``then`` as it is read (``Pipeliner.submit``): no task, no
+        coroutine. The caller retries an error (``run_script``); a reply counts
+        as Redis answering."""
+        try:
+            lanes = self.lanes(self.node(keys.stream))
+        except Exception as exc:  # (a cluster with no master for the slot)
+            then(exc)
+            return
+        lanes.submit(
+            ("EVALSHA", script.sha, len(names), *names, *args),
+            future,
+            then,
+            script=script.body,
+            durable=durable,
+            many=script.many,
+        )
 
     async def script(
         self,

@@ -46,6 +46,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .._runstore.ids import CLOSED
+from ._scripts import Script
 
 try:
     from hiredis import pack_command as _pack
@@ -58,6 +59,11 @@ MAX_BATCH: Final = 256  # commands per pipeline
 #: event or two, and a lane per round trip (a task, a connection taken from the
 #: pool and checked, given back) cost about as much as the round trip itself.
 IDLE: Final = 1.0
+#: Seconds between two round trips of a node's lanes while it is busy (not full
+#: pipelines): a round trip costs the replica about 100 µs of CPU (a lane's
+#: wakeup, a write, a read, turns of the loop), so at token speed an append per
+#: round trip costs several times the event; a millisecond gathers dozens.
+LINGER: Final = 0.001
 
 T = TypeVar("T")
 
@@ -117,20 +123,106 @@ async def send(connection: Any, data: bytes) -> None:
     await writer.drain()
 
 
+#: What a submitted call's reply (or its error) is handed to, in the lane's
+#: task as it is read, while its future is not done.
+Then = Callable[[Any], None]
+
+
 class _Call:
-    __slots__ = ("args", "durable", "future", "script")
+    __slots__ = ("args", "durable", "future", "many", "script", "then")
 
     def __init__(
         self,
         args: tuple[Any, ...],
-        future: asyncio.Future[Any],
+        future: asyncio.Future[Any] | None,
         script: str | None,
         durable: bool,
+        many: Script | None = None,
+        then: Then | None = None,
     ) -> None:
         self.args = args
         self.future = future
         self.script = script  # the body, for an EVALSHA whose script may need loading
         self.durable = durable  # a write answered once ``acks`` replicas have it
+        self.many = many  # the script running many calls of this one's as one
+        self.then = then
+
+    def dropped(self) -> bool:
+        """Its caller no longer waits (cancelled): not sent."""
+        return self.future is not None and self.future.done()
+
+    def settle(self, reply: Any) -> None:
+        """Its reply (an exception: raised to its caller)."""
+        future = self.future
+        if future is None or future.done():
+            return
+        if self.then is not None:
+            self.then(reply)
+        elif isinstance(reply, BaseException):
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
+
+    def cancel(self) -> None:
+        if self.future is not None:
+            self.future.cancel()
+
+
+class _Many(_Call):
+    """Calls of one script sent as one call of its ``many`` script (one Redis:
+    every key on one node), each settled by its own part of the reply."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self, many: Script, calls: list[_Call]) -> None:
+        keys: list[Any] = []
+        counts: list[int] = []
+        argv: list[Any] = []
+        for call in calls:
+            args = call.args  # EVALSHA, sha, numkeys, keys..., args...
+            n = int(args[2])
+            keys += args[3 : 3 + n]
+            argv += args[3 + n :]
+            counts += (n, len(args) - 3 - n)
+        super().__init__(
+            ("EVALSHA", many.sha, len(keys), *keys, len(calls), *counts, *argv),
+            None,
+            many.body,
+            any(call.durable for call in calls),
+        )
+        self.calls = calls
+
+    def settle(self, reply: Any) -> None:
+        if isinstance(reply, BaseException) or not isinstance(reply, list):
+            for call in self.calls:
+                call.settle(reply)
+            return
+        for call, own in zip(self.calls, reply, strict=True):
+            call.settle(own)
+
+    def cancel(self) -> None:
+        for call in self.calls:
+            call.cancel()
+
+
+def _combined(calls: list[_Call]) -> list[_Call]:
+    """``calls`` with those of a ``many`` script sent as one call each script (in
+    the place of the first: one connection runs its commands in order, and calls
+    of one run are never reordered among themselves)."""
+    groups: dict[Script, list[_Call]] = {}
+    for call in calls:
+        if call.many is not None:
+            groups.setdefault(call.many, []).append(call)
+    if not any(len(group) > 1 for group in groups.values()):
+        return calls
+    out: list[_Call] = []
+    for call in calls:
+        many = call.many
+        if many is None or len(groups[many]) < 2:
+            out.append(call)
+        elif groups[many][0] is call:
+            out.append(_Many(many, groups[many]))
+    return out
 
 
 class _Held:
@@ -163,6 +255,7 @@ class Pipeliner:
         # refusal (retried), not a lost connection
         self.wait_ms = max(1, int(timeout * 500))
         self.heard = -math.inf  # loop time Redis last answered a round trip
+        self.sent_at = -math.inf  # loop time a lane last took a round trip's commands
         self.queue: deque[_Call] = deque()
         self.busy = 0  # lanes sending
         self.tasks: set[asyncio.Task[None]] = set()
@@ -171,14 +264,41 @@ class Pipeliner:
         self.closed: RedisConnectionError | None = None
 
     async def call(
-        self, *args: Any, script: str | None = None, durable: bool = False, first: bool = False
+        self,
+        *args: Any,
+        script: str | None = None,
+        durable: bool = False,
+        first: bool = False,
+        many: Script | None = None,
     ) -> Any:
         """The command's reply (see the module doc). ``durable``: a write answered
         once ``acks`` replicas hold it. ``first``: ahead of what is queued (a lease's
         renewal: a replica that queues more than its lease of commands must not lose
-        its runs' leases to its own queue)."""
+        its runs' leases to its own queue). ``many``: on one Redis, calls queued
+        together of the script this one runs (``script``) go as one call of ``many``."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.submit(args, future, None, script=script, durable=durable, first=first, many=many)
+        return await future
+
+    def submit(
+        self,
+        args: tuple[Any, ...],
+        future: asyncio.Future[Any],
+        then: Then | None,
+        *,
+        script: str | None = None,
+        durable: bool = False,
+        first: bool = False,
+        many: Script | None = None,
+    ) -> None:
+        """``call`` without a coroutine of its own (a call per event): the reply
+        is ``future``'s, or, with ``then``, handed to ``then`` in the lane's task
+        while ``future`` is not done (the caller settles ``future``). A ``future``
+        done before the call is sent drops it."""
         if self.closed is not None:
-            raise self.closed
+            call = _Call(args, future, script, False, None, then)
+            call.settle(self.closed)
+            return
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # first use, or a new event loop (tests)
             self.loop = loop
@@ -186,14 +306,12 @@ class Pipeliner:
             self.idle = []
             self.busy = 0
             self.queue.clear()
-        future: asyncio.Future[Any] = loop.create_future()
-        call = _Call(args, future, script, durable and self.acks > 0)
+        call = _Call(args, future, script, durable and self.acks > 0, many, then)
         if first:
             self.queue.appendleft(call)
         else:
             self.queue.append(call)
         self._open(loop)
-        return await future
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
         """A lane for what is queued, unless one will take it: a lane in ``tasks``,
@@ -247,25 +365,34 @@ class Pipeliner:
 
     async def _drain(self, held: _Held | None) -> None:
         queue = self.queue
+        loop = asyncio.get_running_loop()
         while queue:
+            if len(queue) < MAX_BATCH:
+                # a busy node gets a round trip per ``LINGER`` at most (a quiet one at
+                # once): what is queued meanwhile goes in it too, and a round trip
+                # costs the replica far more than the wait costs a command
+                wait = self.sent_at + LINGER - loop.time()
+                await asyncio.sleep(wait if wait > 0 else 0)
+            self.sent_at = loop.time()
             calls: list[_Call] = []
             while queue and len(calls) < MAX_BATCH:
                 call = queue.popleft()
-                if not call.future.done():  # cancelled callers are dropped
+                if not call.dropped():  # cancelled callers are dropped
                     calls.append(call)
             if not calls:
                 continue
+            if held is not None:  # (one Redis: every key on the connection's node)
+                calls = _combined(calls)
             self.busy += 1
             try:
                 await self._send(calls, held)
             except BaseException as exc:  # the connection (or we were cancelled: ``close``)
                 error = exc if isinstance(exc, Exception) else self.closed
                 for call in calls:
-                    if not call.future.done():
-                        if error is None:
-                            call.future.cancel()
-                        else:
-                            call.future.set_exception(error)
+                    if error is None:
+                        call.cancel()
+                    else:
+                        call.settle(error)
                 if not isinstance(exc, Exception):
                     raise
             finally:
@@ -277,12 +404,7 @@ class Pipeliner:
         replies = await within(self._replies(calls, held), self.timeout, progress=progress)
         self.heard = asyncio.get_running_loop().time()
         for call, reply in zip(calls, replies, strict=True):
-            if call.future.done():
-                continue
-            if isinstance(reply, Exception):
-                call.future.set_exception(reply)
-            else:
-                call.future.set_result(reply)
+            call.settle(reply)
 
     async def _replies(self, calls: list[_Call], held: _Held | None) -> list[Any]:
         async def execute(batch: list[_Call]) -> list[Any]:
@@ -377,8 +499,7 @@ class Pipeliner:
         self.closed = RedisConnectionError(CLOSED)
         while self.queue:
             call = self.queue.popleft()
-            if not call.future.done():
-                call.future.set_exception(self.closed)
+            call.settle(self.closed)
         for task in list(self.tasks):
             task.cancel()
 

@@ -39,14 +39,56 @@ class Reply(IntEnum):
 class Script:
     """A Lua script's body and its SHA-1. ``pages``: its reply is a page of a run
     (up to ``page_bytes``), so it is sent on the page lanes, never beside the
-    short commands."""
+    short commands. ``many``: calls of it queued together may go to Redis as one
+    call of ``self.many`` (see ``_many``)."""
 
-    __slots__ = ("body", "pages", "sha")
+    __slots__ = ("body", "many", "pages", "sha")
 
-    def __init__(self, body: str, *, pages: bool = False) -> None:
+    def __init__(self, body: str, *, pages: bool = False, many: bool = False) -> None:
         self.body = body
         self.pages = pages
         self.sha = hashlib.sha1(body.encode()).hexdigest()
+        self.many = Script(_many(body)) if many else None
+
+
+# Many calls of one script as one: KEYS every call's keys in turn; ARGV[1] the
+# number of calls n, ARGV[2..2n+1] each call's count of keys and of arguments,
+# then every call's arguments in turn. Each call runs as its own (``one``, its
+# KEYS and ARGV its own), in order; the reply is theirs in order, an error of
+# one (a refused command: OOM, WRONGTYPE) its reply alone, so one run's
+# refusal is never another's. What a call wrote before its error stands, as it
+# would have alone (the store's scripts are idempotent: the caller retries).
+# Redis runs one script for many runs per round trip: on one Redis the store's
+# appends of a round trip cost one EVALSHA, one packed command and one reply.
+_MANY: Final = """
+local n = tonumber(ARGV[1])
+local out, k, a = {}, 0, 1 + 2 * n
+for c = 1, n do
+  local nk, na = tonumber(ARGV[2 * c]), tonumber(ARGV[2 * c + 1])
+  local keys, argv = {}, {}
+  for i = 1, nk do keys[i] = KEYS[k + i] end
+  for i = 1, na do argv[i] = ARGV[a + i] end
+  k, a = k + nk, a + na
+  local ok, reply = pcall(one, keys, argv)
+  if ok then
+    out[c] = reply
+  elseif type(reply) == 'table' and reply.err then
+    out[c] = reply
+  else
+    out[c] = redis.error_reply(tostring(reply))
+  end
+end
+return out
+"""
+
+
+def _many(body: str) -> str:
+    """``body`` as the function ``one`` of the many-calls script (its helpers,
+    ``PRELUDE``, defined once outside it)."""
+    if body.startswith("#!"):
+        raise ValueError("a script with a flags line runs alone")
+    prelude = PRELUDE if body.startswith(PRELUDE) else ""
+    return f"{prelude}\nlocal function one(KEYS, ARGV)\n{body[len(prelude) :]}\nend\n{_MANY}"
 
 
 #: The helpers every rule script starts with: the reply codes, and
