@@ -48,7 +48,9 @@ async def paced(events: list[dict[str, Any]]) -> Any:
         yield event
 
 
-NAMES = {PAGE.sha: "PAGE", APPEND.sha: "APPEND", RENEW.sha: "RENEW"}
+assert APPEND.many is not None
+# (appends queued together go as one call of APPEND's many-calls script)
+NAMES = {PAGE.sha: "PAGE", APPEND.sha: "APPEND", APPEND.many.sha: "APPEND", RENEW.sha: "RENEW"}
 
 
 def name(args: tuple[Any, ...]) -> str:

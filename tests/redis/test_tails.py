@@ -26,6 +26,8 @@ async def test_live_runs_share_a_lane_and_leave_it(
     opened: Opened, redis_server: RedisServer, run_id: str
 ) -> None:
     store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    # the readers' replica: runs produced elsewhere are followed in Redis
+    reading = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
     gate = asyncio.Event()
 
     async def gated() -> Any:
@@ -36,8 +38,8 @@ async def test_live_runs_share_a_lane_and_leave_it(
     ids = [f"{run_id}-{n}" for n in range(300)]
     for i in ids:
         await store.start(i, gated())
-    readers = [asyncio.ensure_future(_collect(store, i)) for i in ids]
-    tails = store._reading.tails
+    readers = [asyncio.ensure_future(_collect(reading, i)) for i in ids]
+    tails = reading._reading.tails
     while len(tails.runs) < len(ids):
         await asyncio.sleep(0.01)
     lanes = [lane for group in tails.lanes.values() for lane in group]
@@ -46,7 +48,7 @@ async def test_live_runs_share_a_lane_and_leave_it(
     assert len(lanes[0].runs) == len(ids)
     late = f"{run_id}-late"
     await store.start(late, gated())
-    readers.append(asyncio.ensure_future(_collect(store, late)))
+    readers.append(asyncio.ensure_future(_collect(reading, late)))
     while late not in {run.keys.run_id for run in tails.runs.values()}:
         await asyncio.sleep(0.01)
     gate.set()

@@ -55,7 +55,11 @@ ASGI send (``EncodedEvents``). A subscriber first replays from Redis (pages
 bounded in bytes) up to the live position, then follows the tail; a subscriber
 that falls behind by more than ``backlog`` batches (or two pages of bytes) is
 cut loose and catches up from Redis again, so a slow client never holds memory.
-Compact joiners share one fold per run, read page by page. Every short command
+The subscribers of a run produced in this process follow its producer instead
+(``_local``): each append once Redis acknowledged it, with no read from Redis,
+and the tail from where they are once the producer stops for any reason but the
+run's stored end. Compact joiners share one fold per run, read page by page.
+Every short command
 goes through a few pipelined connections (``_pipeline``), so connections do not
 grow with runs.
 
@@ -96,7 +100,8 @@ trimmed run), ``_leases`` (a lapsed lease ends the run: ``EXPIRE``; a run
 handed over by a drain: ``RELEASE``), ``_watchdog`` (producers fail when Redis is
 silent), ``_producer`` (a claimed run stored: ``APPEND``, ``RENEW``, ``FINISH``,
 ``FAIL``), ``_claim`` (the lease taken: ``ACQUIRE``), ``_tails`` (lanes, lease
-checks), ``_reading`` (what readers and folds read), ``_store`` (``RunStore``;
+checks), ``_local`` (readers of the runs produced here, fed by their producer),
+``_reading`` (what readers and folds read), ``_store`` (``RunStore``;
 the drain's algorithm and signal are the core's, ``_runstore.drain``).
 
 Stalls: every round trip and blocking read has a deadline of the store's own,

@@ -30,12 +30,13 @@ import asyncio
 import contextlib
 import logging
 import math
-from collections.abc import AsyncIterable, Iterable
+import sys
+from collections.abc import AsyncIterable, Awaitable, Iterable
 from typing import Any, Final, Literal
 
 from .._codec.selected import encode_payload
 from .._runstore import observe
-from .._runstore.appends import Appends, admit
+from .._runstore.appends import Appends, Stored, admit
 from .._runstore.drain import Producers
 from .._runstore.ends import failure_event
 from .._runstore.ids import RUN_LOST
@@ -53,6 +54,7 @@ from ..errors import (
 from ._calls import Calls
 from ._keys import RunKeys
 from ._leases import release
+from ._local import Followers, Local
 from ._scripts import PRELUDE, Reply, Script
 from ._settings import Settings
 from ._snapshots import Snapshots
@@ -109,7 +111,8 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
 return {DONE, last}
-"""
+""",
+    many=True,
 )
 
 # KEYS: stream, lease (, snapshot). ARGV: token, lease_ms, running_ttl_ms, known,
@@ -224,6 +227,24 @@ return {DONE, n}
 """
 )
 
+
+def _chain(task: asyncio.Future[None], done: asyncio.Future[None]) -> None:
+    """``done`` settles as ``task`` does; ``task`` is cancelled with ``done``."""
+
+    def settle(task: asyncio.Future[None]) -> None:
+        if done.done():
+            return
+        if task.cancelled():
+            done.cancel()
+        elif task.exception() is not None:
+            done.set_exception(task.exception())  # type: ignore[arg-type]
+        else:
+            done.set_result(None)
+
+    task.add_done_callback(settle)
+    done.add_done_callback(lambda _: task.cancel())
+
+
 #: The RUN_ERROR a run that lost acknowledged events ends with.
 LOST_EVENT: Final = {
     "type": "RUN_ERROR",
@@ -238,13 +259,14 @@ class Writing(Producers):
     ``draining`` (no new claim), ``handed_over`` (a producer that starts now
     releases its run at once)."""
 
-    __slots__ = ("calls", "settings", "watchdog")
+    __slots__ = ("calls", "local", "settings", "watchdog")
 
-    def __init__(self, settings: Settings, calls: Calls) -> None:
+    def __init__(self, settings: Settings, calls: Calls, local: Local) -> None:
         super().__init__()
         self.settings = settings
         self.calls = calls
         self.watchdog = Watchdog(calls, settings.silence)
+        self.local = local  # this process's readers of the runs produced here
 
 
 class Producer:
@@ -285,6 +307,10 @@ class Producer:
         self.releasing = False  # handing the run over (``release``)
         self.finishing = False  # every event taken: only the end is left to store
         self.finished: asyncio.Future[None] | None = None  # done once ``run`` is
+        # this process's readers of the run, fed each acknowledged append (``run``)
+        self.followers: Followers | None = None
+        # the append in flight through ``append``: first, payloads, stamp, its future
+        self.appending: tuple[int, list[bytes], int | None, asyncio.Future[None]] | None = None
 
     def _check(self, reply: list[Any]) -> int:
         code, last = int(reply[0]), int(reply[1])
@@ -318,28 +344,73 @@ class Producer:
             else "the lease is not ours",
         )
 
-    async def append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
-        settings = self.settings
-        self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
+    def append(self, first: int, payloads: list[bytes], stamp: int | None) -> Awaitable[None]:
+        """Store ``payloads`` as the events from ``first`` on (``Appends``' send, one
+        in flight at a time): a future done once Redis acknowledged them, its error
+        what the run became. Sent through the lanes with no task or coroutine of its
+        own, and as few objects as it takes (an append per event when the store
+        keeps up); an error of the round trip goes to ``_append``, which sends it
+        again, retried, and says what a refusal means."""
+        if self.snapshots is not None:  # (its snapshot is written after the append)
+            return self._append(first, payloads, stamp)
+        loop = asyncio.get_running_loop()
+        done = Stored(loop=loop)
+        self.renewed = loop.time()  # Redis renews it no earlier
         self.sent = max(self.sent, first + len(payloads) - 1)
-        reply = await self.calls.script(
+        self.appending = (first, payloads, stamp, done)
+        self.calls.submit(
             self.run_keys,
             APPEND,
             self.keys,
-            [
-                self.token,
-                settings.lease_ms,
-                settings.running_ttl_ms,
-                settings.maxlen or 0,
-                self.stored,
-                first,
-                self.generation,
-                "" if stamp is None else stamp,
-                *payloads,
-            ],
+            self._append_args(first, payloads, stamp),
+            done,
+            self._appended,
             durable=True,
         )
+        return done
+
+    def _appended(self, reply: Any) -> None:
+        """The reply to the append in flight (its future not done yet)."""
+        appending = self.appending
+        assert appending is not None
+        first, payloads, stamp, done = appending
+        self.appending = None
+        if isinstance(reply, BaseException):
+            _chain(asyncio.ensure_future(self._append(first, payloads, stamp)), done)
+            return
+        try:
+            self._check(reply)
+        except StoreError as exc:
+            done.set_exception(exc)
+            return
+        if self.calls.outage.since is not None:
+            self.calls.outage.answered()
+        if self.followers is not None:
+            self.followers.push(first, payloads, stamp)
+        done.set_result(None)
+
+    def _append_args(self, first: int, payloads: list[bytes], stamp: int | None) -> list[Any]:
+        settings = self.settings
+        return [
+            self.token,
+            settings.lease_ms,
+            settings.running_ttl_ms,
+            settings.maxlen or 0,
+            self.stored,
+            first,
+            self.generation,
+            "" if stamp is None else stamp,
+            *payloads,
+        ]
+
+    async def _append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
+        self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
+        self.sent = max(self.sent, first + len(payloads) - 1)
+        args = self._append_args(first, payloads, stamp)
+        reply = await self.calls.script(self.run_keys, APPEND, self.keys, args, durable=True)
         self._check(reply)
+        if self.followers is not None:
+            self.followers.push(first, payloads, stamp)
         if self.snapshots is not None:
             await self.snapshots.stored(self.stored)
 
@@ -352,6 +423,8 @@ class Producer:
             durable=True,
         )
         self._check(reply)
+        if self.followers is not None:  # (stored: readers here need not read it back)
+            self.followers.end(reason)
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed: an append renews
@@ -438,6 +511,9 @@ class Producer:
         loop = asyncio.get_running_loop()
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
+        followers = self.followers = self.writing.local.started(
+            self.run_keys, int(self.generation), self.stored
+        )
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
         # the claim took the lease (``_claim`` says when it was sent: no later than
         # Redis set it); a run whose task started late renews at once
@@ -445,6 +521,9 @@ class Producer:
         watchdog = self.writing.watchdog
         watchdog.watch(self, self.run_keys)
         heartbeat = asyncio.ensure_future(self._heartbeat(main))
+        # a producer that no longer keeps its lease feeds no reader: they follow the
+        # stream, whose lease checks end the run if it lapses
+        heartbeat.add_done_callback(lambda _: followers.end())
         source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
@@ -488,6 +567,10 @@ class Producer:
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
         finally:
+            # its end (or what ended it) is in Redis: its readers read on from there;
+            # Redis silent past the lease: they learn it now, as the producer did
+            failed = sys.exc_info()[1]
+            followers.end(unavailable=failed if isinstance(failed, StoreUnavailable) else None)
             self.finishing = True  # nothing left to hand over
             watchdog.unwatch(self, self.run_keys)
             heartbeat.cancel()

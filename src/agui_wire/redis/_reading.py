@@ -16,13 +16,14 @@ from typing import Any
 
 from .._runstore.batches import Batch
 from .._runstore.folds import Folds
-from .._runstore.ids import EventId, generation_of
+from .._runstore.ids import CLOSED, EventId, generation_of
 from .._runstore.read import HANDED_OVER, Inbox, Subscription
-from ..errors import RunNotFound, StoreDraining
+from ..errors import RunNotFound, StoreDraining, StoreUnavailable
 from . import _snapshots
 from ._calls import Calls
 from ._keys import RunKeys
 from ._leases import lease_generation
+from ._local import Follow, Local
 from ._pages import pages, top
 from ._settings import Settings
 from ._tails import TailRun, Tails
@@ -32,12 +33,14 @@ class Reading:
     """What the readers of one store share: its settings, calls, tails and folds,
     and whether the store ended them (it drains)."""
 
-    __slots__ = ("calls", "folds", "handed_over", "settings", "tails")
+    __slots__ = ("calls", "folds", "handed_over", "local", "settings", "tails")
 
     def __init__(self, settings: Settings, calls: Calls) -> None:
         self.settings = settings
         self.calls = calls
         self.tails = Tails(settings, calls)
+        # runs produced here: their readers are fed by the producer, not the tail
+        self.local = Local(self.tails.attach)
         # a finished fold is reused for ``poll`` s (a joiner reads what followed)
         self.folds: Folds[RunKeys] = Folds(settings.poll, self)
         self.handed_over = False
@@ -49,6 +52,7 @@ class Reading:
         tails = self.tails
         for run in list(tails.runs.values()):
             tails.fail(run, StoreDraining(run.keys.run_id, HANDED_OVER))
+        self.local.fail(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
 
     @property
     def backlog(self) -> int:
@@ -84,17 +88,42 @@ class Reading:
     def pages(
         self, keys: RunKeys, cursor: int, generation: int | None, stop: int | None = None
     ) -> AsyncIterator[Batch]:
+        followers = self.local.runs.get(keys.stream)
+        if (
+            followers is not None
+            and stop is None
+            and cursor >= followers.stored
+            and generation in (None, followers.generation)
+        ):  # produced here, the cursor at what its producer had acknowledged: what
+            # Redis holds past it (a reply not read yet) comes with its next push
+            return _nothing()
         return pages(self.calls, self.settings, keys, cursor, generation, stop)
 
     async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
         return await _snapshots.read(self.calls, keys)
 
-    def attach(self, keys: RunKeys, cursor: int, generation: int | None, inbox: Inbox) -> TailRun:
+    def attach(
+        self, keys: RunKeys, cursor: int, generation: int | None, inbox: Inbox
+    ) -> TailRun | Follow:
+        follow = self.local.follow(keys, cursor, generation, inbox)
+        if follow is not None:
+            return follow
         return self.tails.attach(keys, cursor, generation, inbox)
 
-    def detach(self, tail: TailRun, inbox: Inbox) -> None:
+    def detach(self, tail: TailRun | Follow, inbox: Inbox) -> None:
+        if isinstance(tail, Follow):
+            self.local.unfollow(tail)
+            if tail.tail is not None:  # the producer stopped: the reader moved to the tail
+                self.tails.detach(tail.tail, inbox)
+            return
         self.tails.detach(tail, inbox)
 
     def cancel(self) -> None:
         self.tails.cancel()
+        self.local.fail(lambda keys: StoreUnavailable(keys.run_id, CLOSED), close=True)
         self.folds.cancel()
+
+
+async def _nothing() -> AsyncIterator[Batch]:
+    return
+    yield  # (an async generator of nothing)

@@ -129,7 +129,7 @@ class RunStore(Store[RunKeys]):
         calls = Calls(redis, settings)
         self._calls = calls
         self._reading = Reading(settings, calls)
-        self._writing = self._producers = Writing(settings, calls)
+        self._writing = self._producers = Writing(settings, calls, self._reading.local)
         self._logger = logger
         # the cancelled runs' ends: what was produced, then the end (two round trips)
         self._close_grace = 2 * settings.command_timeout
