@@ -26,7 +26,7 @@ from starlette.routing import Route
 from agui_wire import PROTO_MEDIA_TYPE, SSE_MEDIA_TYPE, decode
 from agui_wire.errors import DecodeError
 from agui_wire.redis import AFTER_HEADER, RunStore
-from agui_wire.redis import _tails as tails_module
+from agui_wire.redis import _reading as reading_module
 from tests.e2e.test_serving_failures import loud, wait_for
 from tests.support.live import read_some_then_close, uvicorn_thread
 from tests.support.stores import Opened
@@ -273,13 +273,15 @@ def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
     server: str, run_id: str, accept: str, reset: bool, caplog, monkeypatch
 ) -> None:
     detached: list[str] = []
-    original = tails_module.Tails.detach
+    original = reading_module.Reading.detach
 
     def detach(self: Any, tail: Any, inbox: Any) -> None:
-        detached.append(tail.keys.stream)
+        # a tail's run, or the producer this replica's reader follows (redis/_local)
+        keys = tail.keys if hasattr(tail, "keys") else tail.followers.keys
+        detached.append(keys.stream)
         original(self, tail, inbox)
 
-    monkeypatch.setattr(tails_module.Tails, "detach", detach)
+    monkeypatch.setattr(reading_module.Reading, "detach", detach)
     assert httpx.post(f"{server}/runs/{run_id}/start", timeout=10).status_code == 202
     with caplog.at_level(logging.DEBUG):
         # past the replay, into live events
@@ -290,5 +292,8 @@ def test_a_disconnect_mid_body_detaches_the_reader_once_and_quietly(
     assert detached == [stream_key(run_id)]  # the reader's finally ran once
     assert REPLICA is not None
     assert REPLICA.store is not None
-    assert stream_key(run_id) not in REPLICA.store._reading.tails.runs  # followed no more
+    reading = REPLICA.store._reading
+    assert stream_key(run_id) not in reading.tails.runs  # followed no more
+    followers = reading.local.runs.get(stream_key(run_id))
+    assert followers is None or not followers.follows
     assert loud(caplog.records) == []
