@@ -15,7 +15,9 @@ taking events, stores what it took, and releases the lease without ending the
 run (``_leases.RELEASE``), so a replaying producer elsewhere continues it.
 
 Contract: ``Producer.run`` stores each event once (``_runstore.appends``), renews the
-lease ``lease / 3`` after it was last renewed (an append renews it too), ends
+lease every ``lease / 3`` (an append does not: it takes back a lapsed lease
+nobody else holds, as every write does, but renewing it is the heartbeat's alone,
+a command fewer for Redis per append), ends
 the run, and returns the number of its events. It raises ``LeaseLost``,
 ``RunLost``, ``RunReplaced`` or ``StoreCorrupted`` once the run is no longer its
 own, ``StoreUnavailable`` when Redis is silent too long (the run is then ended
@@ -107,9 +109,10 @@ for i = 9, #ARGV do
     end
   end
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+if seq == nil then  -- the stream's first entries: it lives as long as a live run's keys
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  if KEYS[3] then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+end
 return {DONE, last}
 """,
     many=True,
@@ -355,7 +358,6 @@ class Producer:
             return self._append(first, payloads, stamp)
         loop = asyncio.get_running_loop()
         done = Stored(loop=loop)
-        self.renewed = loop.time()  # Redis renews it no earlier
         self.sent = max(self.sent, first + len(payloads) - 1)
         self.appending = (first, payloads, stamp, done)
         self.calls.submit(
@@ -404,7 +406,6 @@ class Producer:
         ]
 
     async def _append(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
-        self.renewed = asyncio.get_running_loop().time()  # Redis renews it no earlier
         self.sent = max(self.sent, first + len(payloads) - 1)
         args = self._append_args(first, payloads, stamp)
         reply = await self.calls.script(self.run_keys, APPEND, self.keys, args, durable=True)
@@ -427,10 +428,11 @@ class Producer:
             self.followers.end(reason)
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
-        """Renew the lease ``lease / 3`` after it was last renewed: an append renews
-        it too, so a run that produces more often than that sends no renewals. A
-        renewal goes ahead of the commands the store has queued: a replica too busy
-        to keep up queues its appends longer than the lease, and its runs live."""
+        """Renew the lease ``lease / 3`` after it was last renewed (appends do not
+        renew it: a renewal every ``lease / 3`` costs Redis less than a renewal in
+        every append, at any pace of events). A renewal goes ahead of the commands
+        the store has queued: a replica too busy to keep up queues its appends
+        longer than the lease, and its runs live."""
         settings = self.settings
         loop = asyncio.get_running_loop()
         while True:
