@@ -310,6 +310,7 @@ class Producer:
         self.releasing = False  # handing the run over (``release``)
         self.finishing = False  # every event taken: only the end is left to store
         self.finished: asyncio.Future[None] | None = None  # done once ``run`` is
+        self.ending = False  # ``run`` is ending the run after an error (not to be cancelled)
         # this process's readers of the run, fed each acknowledged append (``run``)
         self.followers: Followers | None = None
         # the append in flight through ``append``: first, payloads, stamp, its future
@@ -458,8 +459,9 @@ class Producer:
                 if reply[0] != Reply.DONE:
                     self._check(reply)
             except StoreError as exc:
-                self.lost = exc
-                main.cancel()
+                if not self.ending:  # (else ``run`` is ending the run already: it
+                    self.lost = exc  # would be cancelled in the middle of that)
+                    main.cancel()
                 return
 
     def release(self) -> None:
@@ -502,7 +504,7 @@ class Producer:
     def unavailable(self, reason: str) -> None:
         """Redis has been silent too long (the store's watchdog): stop, raising
         ``StoreUnavailable`` (the run is not ended: its lease will be)."""
-        if self.lost is None and self.main is not None:
+        if self.lost is None and self.main is not None and not self.ending:
             self.lost = error = StoreUnavailable(self.run_id, reason)
             self.calls.outage.unavailable(error)
             self.main.cancel()
@@ -552,6 +554,7 @@ class Producer:
                 await self._finish("finished")
                 return count
             except asyncio.CancelledError:
+                self.ending = True
                 if self.lost is not None:
                     await self._lose(self.lost)
                     raise self.lost from None
@@ -560,12 +563,15 @@ class Producer:
                 await self._end_with(appends, terminal, "cancelled", None)
                 raise
             except StoreFull as exc:  # the run ends failed, said so, if Redis lets it
+                self.ending = True
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
             except StoreError as exc:
+                self.ending = True
                 await self._lose(exc)
                 raise
             except Exception as exc:
+                self.ending = True
                 await self._end_with(appends, terminal, "failed", exc)
                 raise
         finally:
