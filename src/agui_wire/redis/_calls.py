@@ -291,11 +291,7 @@ class Calls:
         def send() -> Awaitable[Any]:
             return self.send(
                 keys,
-                "EVALSHA",
-                script.sha,
-                len(names),
-                *names,
-                *args,
+                *script.command(names, args),
                 script=script.body,
                 durable=durable,
                 pages=script.pages,
@@ -335,7 +331,7 @@ class Calls:
             then(exc)
             return
         lanes.submit(
-            ("EVALSHA", script.sha, len(names), *names, *args),
+            script.command(names, args),
             future,
             then,
             script=script.body,

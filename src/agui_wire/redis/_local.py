@@ -85,12 +85,16 @@ class Followers:
         if self.local.runs.get(self.keys.stream) is self:
             del self.local.runs[self.keys.stream]
         follows, self.follows = self.follows, {}
-        last = Batch(self.keys, self.generation, self.stored + 1, [], finished)
+        last = (
+            None
+            if finished is None
+            else Batch(self.keys, self.generation, self.stored + 1, [], finished)
+        )
         for follow in follows.values():
             follow.followers = None
             if follow.inbox.error is not None:  # (a reader the store ended stays ended)
                 continue
-            if finished is not None:
+            if last is not None:
                 follow.inbox.push(last)
             elif unavailable is not None:
                 follow.inbox.fail(unavailable)

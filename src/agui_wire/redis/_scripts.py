@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from enum import IntEnum
-from typing import Final
+from typing import Any, Final
 
 
 class Reply(IntEnum):
@@ -49,6 +49,10 @@ class Script:
         self.pages = pages
         self.sha = hashlib.sha1(body.encode()).hexdigest()
         self.many = Script(_many(body)) if many else None
+
+    def command(self, names: list[str], args: list[Any]) -> tuple[Any, ...]:
+        """The ``EVALSHA`` of this script with ``names`` as its keys."""
+        return ("EVALSHA", self.sha, len(names), *names, *args)
 
 
 # Many calls of one script as one: KEYS every call's keys in turn; ARGV[1] the
