@@ -9,13 +9,13 @@ the inbox of every reader that follows it, in the append's own turn. Only what
 Redis acknowledged is pushed (with ``replica_acks``: what the replicas hold), in
 the order it was stored, so a local reader reads what a reader elsewhere reads
 from the stream; it fills a gap before a push from the stream as it would before
-a tail's batch (``_runstore.read``). Whatever ends the producer (the run's end
-marker, a failure, a lost lease, a hand-over) moves its readers to the Redis
-tail from the last event pushed to each: every error reaches them from the
-stream, as it reaches every other reader; the end marker a producer stored
-(the run finished) is pushed as the events were, and a producer that gave up on
-a silent Redis (``StoreUnavailable``, after as long as a tail's reader waits)
-ends them with its error at once.
+a tail's batch (``_runstore.read``). The end marker a producer stored (the run
+finished) is pushed as the events were. Whatever else stops the producer (a
+failure, a lost lease or run, a hand-over, its heartbeat gone) moves its readers
+to the Redis tail from the last event pushed to each, so every error reaches them
+from the stream, as it reaches every other reader; a producer that gave up on a
+silent Redis (``StoreUnavailable``, after as long as a tail's reader waits) ends
+them with its error at once.
 
 Contract: ``Local.follow`` returns a ``Follow`` (``None``: no producer of the run
 runs here) pushing the run's events to the inbox from its next append on; one
