@@ -10,7 +10,8 @@ returns a new dict; the input is not modified. Rules, all forced by protobuf
 having no way to say the thing dropped:
 
 1. ``None`` in a field means absent (except the four JSON values that may be null).
-2. Keys the schema has no field for are dropped (``extra_keys="drop"``).
+2. Keys the schema has no field for are dropped (``extra_keys="drop"``); on a
+   message of a known role, so are the keys of other roles (``ROLE_KEYS``).
 3. Empty arrays the reference decoder leaves out are left out: ``toolCalls: []``,
    ``usage: []``, an outcome's ``pendingToolCallIds: []`` / ``interruptIds: []``,
    and the ``content: []`` of a message whose role this version does not know.
@@ -28,9 +29,11 @@ from .schema import (
     BASE_FIELDS,
     EVENTS,
     MAX_EXACT_INT,
+    MESSAGE_HEAD,
     MESSAGES,
     PART_ARMS,
     ROLE_CONTENT,
+    ROLE_FIELDS,
     RUN_OUTCOME_PAYLOAD,
     SOURCE_ARMS,
     SUBAGENT_OUTCOME_PAYLOAD,
@@ -40,6 +43,10 @@ from .schema import (
 )
 
 __all__ = ["normalize"]
+
+_ROLE_SPECS = {
+    role: MessageSpec("Message", (*MESSAGE_HEAD, *fields)) for role, fields in ROLE_FIELDS.items()
+}
 
 
 def normalize(event: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +101,12 @@ def _message(name: str, obj: dict[str, Any]) -> dict[str, Any]:
         out["type"] = obj["type"]
         _fields(MESSAGES[SOURCE_ARMS[obj["type"]][1]], obj, out)
         return out
-    _fields(MESSAGES[name], obj, out)
+    if name == "Message" and obj["role"] in _ROLE_SPECS:
+        # a key of another role is an extra key of this message (rule 2): the
+        # union Message has a field for it, the role's shape does not
+        _fields(_ROLE_SPECS[obj["role"]], obj, out)
+    else:
+        _fields(MESSAGES[name], obj, out)
     if name == "Message" and obj.get("content") is not None:
         content = obj["content"]
         if isinstance(content, str):

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from agui_wire import DecodeError, EncodeError, InvalidEvent, LimitExceeded, encode_sse
+from agui_wire import DecodeError, EncodeError, InvalidEvent, LimitExceeded, encode_sse, normalize
 from agui_wire._codec import proto_reader, proto_writer, sse_writer, upb
+from agui_wire.schema import ROLE_KEYS
 from tests.fuzz import fuzz_differential, run, seeds
 from tests.fuzz.fuzzlib import Err, Ok, fast_module, outcome, payload_decoders, same_outcome
 from tests.support.wire import base, entry, ld, string, tag, v_list, v_null, v_struct, vi
@@ -480,3 +481,45 @@ def test_an_sdk_object_holding_an_iterator_encodes_as_the_sdk_does() -> None:
     ]
     for data in ours:
         assert decode(data) == decode(theirs) == [{"type": "CUSTOM", "name": "n", "value": [1, 2]}]
+
+
+# -- a user message carrying a tool message's key, normalize -----------------------------
+# Found by fuzz_payload in CI (run of 328b2ad): a MESSAGES_SNAPSHOT whose `user` message
+# carries field 6, `toolCallId`. Decoding keeps it (the union Message has the field, as
+# @ag-ui/proto's decoder has it); the writers drop it as an extra key of a user message
+# (docs/wire-format.md); normalize kept it, so decode(encode(e)) != normalize(e). normalize
+# now keeps only the keys of a known role's shape, as the writers do.
+
+USER_WITH_TOOL_CALL_ID = base64.b64decode(
+    "SlYKAggIElAKAm00EgR1c2VyIftuQiEKHwoHaGkg8GhpIPCfAIASAnAyGhAqDgoMCgRsYRoCZW5KFAoSCgNr"
+    "Eg0yCwoJEQAAAAAAAPA/UgNzdWJaA2VuYw=="
+)
+
+
+def test_fuzz_payload_user_message_with_a_tool_call_id() -> None:
+    from tests.fuzz import fuzz_payload
+
+    fuzz_payload.test_one_input(USER_WITH_TOOL_CALL_ID)
+
+
+OTHER_ROLES_KEYS = {
+    "toolCallId": "t",
+    "toolCalls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+    "error": "e",
+    "activityType": "a",
+    "name": "n",
+    "encryptedValue": "x",
+}
+
+
+@pytest.mark.parametrize("role", ["developer", "system", "assistant", "user", "tool", "reasoning"])
+def test_normalize_drops_the_keys_of_other_roles_as_the_writers_do(role: str) -> None:
+    message = {"id": "m", "role": role, "content": "hi", "subagentRunId": "s", **OTHER_ROLES_KEYS}
+    event = {"type": "MESSAGES_SNAPSHOT", "messages": [message]}
+    expected = normalize(event)
+    kept = set(expected["messages"][0]) - {"id", "role", "content", "subagentRunId"}
+    assert kept == set(OTHER_ROLES_KEYS) & set(ROLE_KEYS[role])
+    writers = [proto_writer.encode_payload, *((FAST.encode_payload,) if FAST else ())]
+    for encode in writers:
+        for _, decode in DECODERS:
+            assert decode(encode(event)) == expected
