@@ -68,6 +68,34 @@ LINGER: Final = 0.001
 T = TypeVar("T")
 
 
+class _Watch:
+    """Ends ``deadline`` (now) once ``progress`` has not moved for ``seconds``.
+    An object, not a closure that schedules itself: that closure holds itself in
+    a cell, a reference cycle per round trip that only the cyclic GC frees (the
+    young collections it sets off pause every run on the loop); the cancelled
+    timer lets go of its callback, so nothing here outlives the round trip."""
+
+    __slots__ = ("deadline", "loop", "progress", "seconds", "seen", "timer")
+
+    def __init__(self, deadline: Any, progress: Callable[[], int], seconds: float) -> None:
+        self.deadline = deadline
+        self.loop = asyncio.get_running_loop()
+        self.progress = progress
+        self.seconds = seconds
+        self.seen = progress()
+        self.timer = self.loop.call_later(seconds, self.look)
+
+    def look(self) -> None:
+        if self.progress() == self.seen:
+            self.deadline.reschedule(self.loop.time())  # silent for ``seconds``
+        else:
+            self.seen = self.progress()
+            self.timer = self.loop.call_later(self.seconds, self.look)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+
 async def within(
     aw: Awaitable[T],
     seconds: float,
@@ -87,22 +115,11 @@ async def within(
             async with asyncio.timeout(None if progress else seconds) as deadline:
                 if progress is None:
                     return await aw
-                loop = asyncio.get_running_loop()
-                seen = progress()
-
-                def look() -> None:
-                    nonlocal seen, timer
-                    if progress() == seen:
-                        deadline.reschedule(loop.time())  # silent for ``seconds``
-                    else:
-                        seen = progress()
-                        timer = loop.call_later(seconds, look)
-
-                timer = loop.call_later(seconds, look)
+                watch = _Watch(deadline, progress, seconds)
                 try:
                     return await aw
                 finally:
-                    timer.cancel()
+                    watch.cancel()
         return await asyncio.wait_for(aw, seconds)
     except asyncio.TimeoutError:
         raise RedisTimeoutError(f"no reply {what} within {seconds:g} s") from None
