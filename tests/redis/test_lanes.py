@@ -204,3 +204,31 @@ async def test_a_fold_beside_live_runs_sleeps_for_their_share_of_the_loop(
     await asyncio.gather(*producers)
     assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
     assert sum(slept) >= 0.25 * took
+
+
+async def test_page_lanes_send_a_page_as_soon_as_it_is_asked_for(
+    opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
+) -> None:
+    """A replay or a fold asks for a page once it has the one before: the page
+    lanes send it at once, where the command lanes wait up to ``LINGER`` after
+    their last round trip for more commands to send with it (a page is worth a
+    round trip of its own, and a fold of small pages would wait more than it reads)."""
+    lingered: list[tuple[bool, float]] = []  # (page lanes, the wait)
+    real_sleep = asyncio.sleep
+
+    async def spy(delay: float, result: Any = None) -> Any:
+        task = asyncio.current_task()
+        coro = None if task is None else task.get_coro()
+        if coro is not None and coro.__qualname__ == "Pipeliner._lane" and delay > 0:
+            lanes = coro.cr_frame.f_locals["self"]
+            lingered.append((lanes in store._calls._page_lanes.values(), delay))
+        return await real_sleep(delay, result)
+
+    store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
+    await store.publish(run_id, token_run(run_id, LONG))
+    monkeypatch.setattr(asyncio, "sleep", spy)
+    got = [event async for _, event in store.subscribe(run_id)]  # a replay
+    assert len(got) == LONG + 4
+    got = [event async for _, event in store.subscribe(run_id, compact=True)]  # a fold
+    assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
+    assert [delay for pages, delay in lingered if pages] == []

@@ -7,7 +7,8 @@ cluster holds up the calls of its own runs only, and ``heard(node)`` says when
 that node last answered (the watchdog and the tails read it). The scripts that
 read a page of a run (``Script.pages``) go through page lanes of their own (per
 node too), so a short command (an append, a lease renewal) never waits behind a
-page: not in one pipeline, not for a lane. What passes (``RETRYABLE``: a
+page: not in one pipeline, not for a lane; page lanes send a page as soon as it
+is asked for (no ``LINGER``: a page is worth its round trip). What passes (``RETRYABLE``: a
 connection error, a timeout, a master demoted to a replica, a cluster slot
 moving, a master without the replicas it needs) is retried with backoff, then is
 ``StoreUnavailable``: for ``patience`` seconds, by default the store's
@@ -138,7 +139,7 @@ class Calls:
         lanes = self._page_lanes.get(node)
         if lanes is None:
             lanes = self._page_lanes[node] = Pipeliner(
-                self.redis, PAGE_LANES, self.timeout, node=node or None
+                self.redis, PAGE_LANES, self.timeout, node=node or None, linger=0.0
             )
             if self.closed:
                 lanes.close()

@@ -62,7 +62,9 @@ IDLE: Final = 1.0
 #: Seconds between two round trips of a node's lanes while it is busy (not full
 #: pipelines): a round trip costs the replica about 100 µs of CPU (a lane's
 #: wakeup, a write, a read, turns of the loop), so at token speed an append per
-#: round trip costs several times the event; a millisecond gathers dozens.
+#: round trip costs several times the event; a millisecond gathers dozens. The
+#: command lanes' (``linger``); page lanes send at once (a page is worth its round
+#: trip, and a reader asks for the next page only once it has this one).
 LINGER: Final = 0.001
 
 T = TypeVar("T")
@@ -258,13 +260,21 @@ class _Held:
 class Pipeliner:
     """A store's command lanes to one Redis, or one node of a cluster (``node``: its
     name; every command is sent to it, none redirected) (see the module doc).
-    ``acks``: replicas that must hold a durable write before it is answered."""
+    ``acks``: replicas that must hold a durable write before it is answered;
+    ``linger``: the least seconds between two round trips while busy."""
 
     def __init__(
-        self, redis: Any, lanes: int, timeout: float, node: str | None = None, acks: int = 0
+        self,
+        redis: Any,
+        lanes: int,
+        timeout: float,
+        node: str | None = None,
+        acks: int = 0,
+        linger: float = LINGER,
     ) -> None:
         self.redis = redis
         self.lanes = lanes
+        self.linger = linger
         self.timeout = timeout
         self.node = node
         self.acks = acks
@@ -385,10 +395,10 @@ class Pipeliner:
         loop = asyncio.get_running_loop()
         while queue:
             if len(queue) < MAX_BATCH:
-                # a busy node gets a round trip per ``LINGER`` at most (a quiet one at
+                # a busy node gets a round trip per ``linger`` at most (a quiet one at
                 # once): what is queued meanwhile goes in it too, and a round trip
                 # costs the replica far more than the wait costs a command
-                wait = self.sent_at + LINGER - loop.time()
+                wait = self.sent_at + self.linger - loop.time()
                 await asyncio.sleep(wait if wait > 0 else 0)
             self.sent_at = loop.time()
             calls: list[_Call] = []
