@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from agui_wire._runstore import folds
+from agui_wire._runstore import folds, pacing
 from agui_wire._runstore.read import PAGE_EVENTS
 from agui_wire.redis import RunStore
 from agui_wire.redis._pages import PAGE
@@ -162,48 +161,25 @@ async def test_a_page_holds_at_most_page_events(
     assert max(sizes) == PAGE_EVENTS
 
 
-async def test_a_fold_beside_live_runs_sleeps_for_their_share_of_the_loop(
+async def test_a_fold_alone_on_the_loop_goes_at_full_speed(
     opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
 ) -> None:
-    """A compact joiner folds a long run while producers append: the fold's task
-    sleeps most of the time it takes (its share of the loop is a quarter), where
-    it only ever turned the loop (``sleep(0)``) and took what the loop gave it."""
-    slept: list[float] = []
-    real_sleep = asyncio.sleep
+    """With nothing else on the loop, a fold never sleeps: its own reading (the
+    replies of its pages, parsed as they come) is not taken for others' work."""
+    slices: list[float] = []
+    real = pacing.pause
 
-    async def spy(delay: float, result: Any = None) -> Any:
-        task = asyncio.current_task()
-        if delay > 0 and task is not None and task.get_coro().__qualname__.endswith("_fold"):
-            slept.append(delay)
-        return await real_sleep(delay, result)
+    def pause(busy: float, others: float) -> float:
+        slices.append(real(busy, others))
+        return slices[-1]
 
-    monkeypatch.setattr(asyncio, "sleep", spy)
+    monkeypatch.setattr(pacing, "pause", pause)
     store = opened.store(RunStore(opened.redis(redis_server.url), lease=5))
-    long_id = f"{run_id}-long"
-    await store.publish(long_id, token_run(long_id, LONG))
-    stop = asyncio.Event()
-
-    async def produce(n: int) -> None:
-        async def events() -> Any:
-            yield token_run(run_id, 0)[0]
-            yield token_run(run_id, 0)[1]
-            while not stop.is_set():
-                await real_sleep(0.001)
-                yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "abcdefgh"}
-            for event in token_run(run_id, 0)[2:]:
-                yield event
-
-        await store.publish(f"{run_id}-{n}", events())
-
-    producers = [asyncio.ensure_future(produce(n)) for n in range(8)]
-    await real_sleep(0.05)  # every run live
-    started = time.perf_counter()
-    got = [event async for _, event in store.subscribe(long_id, compact=True)]
-    took = time.perf_counter() - started
-    stop.set()
-    await asyncio.gather(*producers)
-    assert got[1]["messages"][0]["content"] == "abcdefgh" * LONG
-    assert sum(slept) >= 0.25 * took
+    await store.publish(run_id, token_run(run_id, 4 * LONG))
+    got = [event async for _, event in store.subscribe(run_id, compact=True)]
+    assert got[1]["messages"][0]["content"] == "abcdefgh" * 4 * LONG
+    assert len(slices) >= 20  # (the fold's work: this many slices)
+    assert [s for s in slices if s] == []
 
 
 async def test_page_lanes_send_a_page_as_soon_as_it_is_asked_for(

@@ -139,6 +139,38 @@ async def test_a_fold_holds_a_step_of_decoded_events_not_a_page(
     assert 0 < most[0] <= 2 * folds.FEED_STEP + 2
 
 
+async def test_a_fold_reads_pages_of_at_most_fold_page_events(
+    kit: Kit, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold's pages are ``FOLD_PAGE`` events at most, a replay's up to
+    ``PAGE_EVENTS``: each page is one script call Redis runs alone (~1 us an
+    event), the other runs' appends waiting behind it, and a fold sends none of
+    its events on."""
+    from agui_wire._runstore.folds import FOLD_PAGE
+    from agui_wire._runstore.read import PAGE_EVENTS
+
+    events = token_run("thread-1", run_id, 4 * PAGE_EVENTS, size=4)
+    store = kit.store()
+    await store.publish(run_id, events)
+    reading = store._reading
+    real = type(reading).pages
+    sizes: dict[bool, list[int]] = {True: [], False: []}  # by whether a fold read them
+
+    async def pages(self: Any, *args: Any, **kwargs: Any) -> Any:
+        folding = asyncio.current_task() in self.folds.running.values()
+        async for batch in real(self, *args, **kwargs):
+            sizes[folding].append(len(batch.payloads))
+            yield batch
+
+    monkeypatch.setattr(type(reading), "pages", pages)
+    assert len(await collect(store, run_id)) == len(events)
+    assert max(sizes[False]) == PAGE_EVENTS
+    got = await collect(store, run_id, compact=True)
+    assert [e["type"] for _, e in got] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert sum(sizes[True]) == len(events)
+    assert max(sizes[True]) == FOLD_PAGE < PAGE_EVENTS
+
+
 # -- Folds over a stand-in store ------------------------------------------------------
 
 
@@ -158,7 +190,7 @@ class Stored:
     async def snapshot(self, run):
         return self.snap
 
-    async def pages(self, run, cursor, generation, stop=None):
+    async def pages(self, run, cursor, generation, stop=None, most=None, ahead=True):
         from agui_wire._runstore.batches import Batch
 
         self.reads += 1

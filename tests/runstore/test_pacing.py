@@ -1,16 +1,21 @@
 """``agui_wire._runstore.pacing``: a background job (a fold) takes at most ``SHARE`` of
 the event loop while the loop has other work, and all of it when it has none; it
-gives the loop back after every step either way."""
+gives the loop back after every step either way. Its time is its steps': what it
+waits for (its next page) is neither its time nor the others'."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+import types
+from typing import Any
 
 import pytest
 
+from agui_wire import memory
 from agui_wire._runstore import pacing
 from agui_wire._runstore.pacing import LIVE, SHARE, SLICE, Pace, pause
+from tests.redis.app import token_run
 
 
 def test_a_job_alone_goes_on() -> None:
@@ -44,11 +49,6 @@ async def test_a_pace_sleeps_only_while_others_work(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(pacing, "pause", spy)
 
-    def work(seconds: float) -> None:
-        until = time.perf_counter() + seconds
-        while time.perf_counter() < until:
-            pass
-
     async def job(steps: int) -> None:
         pace = Pace()
         for _ in range(steps):
@@ -78,3 +78,99 @@ async def test_a_pace_sleeps_only_while_others_work(monkeypatch: pytest.MonkeyPa
     # the job's 20 ms of work and the other's as much took at least three times the
     # job's (taking turns alone they take twice): the job's share, a third at most
     assert took >= 3 * 200 * 0.0001
+
+
+class Meter:
+    """The CPU time (this thread's) of one coroutine's own steps, as its task runs
+    it: what it waits for, and what runs meanwhile, is not counted."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+
+    @types.coroutine
+    def run(self, coro: Any) -> Any:
+        value, error = None, None
+        while True:
+            start = time.thread_time()
+            try:
+                yielded = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as done:
+                return done.value
+            finally:
+                self.cpu += time.thread_time() - start
+            try:
+                value, error = (yield yielded), None
+            except BaseException as exc:  # (a cancellation: to the coroutine)
+                value, error = None, exc
+
+
+def work(seconds: float) -> None:
+    """``seconds`` of this thread's CPU time."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+@pytest.mark.anyio
+async def test_what_a_job_waits_for_is_not_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job of 100 steps of 0.1 ms, each followed by a wait for something another
+    task hands it after 0.3 ms of its own work (as a reply another task reads):
+    the slices count the job's 10 ms of steps, not the 40 ms that passed between its
+    turns, and so it sleeps for its own work only."""
+    busy: list[float] = []
+    real = pause
+
+    def spy(slice_busy: float, others: float) -> float:
+        busy.append(slice_busy)
+        return real(slice_busy, others)
+
+    monkeypatch.setattr(pacing, "pause", spy)
+    loop = asyncio.get_running_loop()
+
+    async def reply() -> None:
+        await asyncio.sleep(0)
+        work(0.0003)
+
+    pace = Pace()
+    for _ in range(100):
+        work(0.0001)
+        await pace.turn()
+        await pace.wait(loop.create_task(reply()))
+    assert 0.008 <= sum(busy) <= 0.015  # 10 ms of steps in the slices looked at
+
+
+@pytest.mark.anyio
+async def test_a_fold_beside_a_busy_loop_takes_its_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compact joiner of a long run (the store in memory: the fold's waits are
+    turns of the loop, nothing to read) beside a task that would take the loop
+    whenever it can (0.05 ms of work a turn): the fold's own steps take about
+    ``SHARE`` of the time it takes, where taking turns would give it nearly half."""
+    from agui_wire._runstore import folds
+
+    meter = Meter()
+    real = folds.Folds._fold
+
+    async def _fold(self: Any, keys: Any) -> Any:
+        return await meter.run(real(self, keys))
+
+    store = memory.RunStore()
+    await store.publish("long", token_run("t", "long", 50_000, size=4))
+    monkeypatch.setattr(folds.Folds, "_fold", _fold)
+    stop = asyncio.Event()
+
+    async def busy() -> None:
+        while not stop.is_set():
+            work(0.00005)
+            await asyncio.sleep(0)
+
+    other = asyncio.ensure_future(busy())
+    started = time.perf_counter()
+    got = [event async for _, event in store.subscribe("long", compact=True)]
+    took = time.perf_counter() - started
+    stop.set()
+    await other
+    await store.aclose()
+    assert [e["type"] for e in got] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
+    assert meter.cpu / took <= 1.4 * SHARE

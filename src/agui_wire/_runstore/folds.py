@@ -1,14 +1,16 @@
 """Compact prefixes for late joiners, folded page by page and shared.
 
-Strategy: a fold reads the run's stored events in pages bounded in bytes (its
-backend's ``Stored.pages``) and feeds each page to a ``Compactor`` before reading
-the next, decoding it a step (``FEED_STEP`` events) at a time, so it holds the
-folded state (messages, state, what is open) and a step of events, never the
-run nor a page of decoded events; it takes at most a quarter of the event loop
-while other runs are live (``pacing``). Compact joiners of one run that arrive while
-its fold runs await that fold instead of starting their own; a finished fold is
-reused for ``reuse`` seconds (its prefix stands for events 1..n; a joiner reads
-what followed from the store).
+Strategy: a fold reads the run's stored events in pages bounded in bytes and in
+events (``FOLD_PAGE``: Redis runs a page alone, the other runs' appends wait
+behind it) from its backend (``Stored.pages``), one page at a time, and feeds
+each page to a ``Compactor`` before reading the next, decoding it a step
+(``FEED_STEP`` events) at a time, so it holds the folded state (messages,
+state, what is open) and a step of events, never the run nor a page of decoded
+events; it takes at most a quarter of the event loop while other runs are live
+(``pacing``: its time is its steps, not its waits for pages). Compact joiners
+of one run that arrive while its fold runs await that fold instead of starting
+their own; a finished fold is reused for ``reuse`` seconds (its prefix stands
+for events 1..n; a joiner reads what followed from the store).
 
 Contract: ``Folds.fold(run)`` returns a ``Fold``: the prefix (``None`` when the
 run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
@@ -41,6 +43,12 @@ from .pacing import Pace
 #: collections pause every run on the loop.
 FEED_STEP: Final = 64
 
+#: Events per page a fold reads: a page is one script call that Redis runs alone
+#: (~1 us an event), every other run's appends waiting behind it, so a fold's
+#: pages are small (128 events: ~0.13 ms of Redis); a replay's are larger
+#: (``read.PAGE_EVENTS``: fewer round trips for the events it sends on).
+FOLD_PAGE: Final = 128
+
 R = TypeVar("R", bound=RunRef)
 R_contra = TypeVar("R_contra", bound=RunRef, contravariant=True)
 
@@ -53,11 +61,21 @@ class Stored(Protocol[R_contra]):
         event it stands for, the run's generation, its events; ``None``: none."""
 
     def pages(
-        self, run: R_contra, cursor: int, generation: int | None, stop: int | None = None
+        self,
+        run: R_contra,
+        cursor: int,
+        generation: int | None,
+        stop: int | None = None,
+        *,
+        most: int | None = None,
+        ahead: bool = True,
     ) -> AsyncIterator[Batch]:
         """The stored events after ``cursor`` (up to ``stop``), in batches bounded
-        in bytes, each following on from the last: events that are not stored
-        raise ``HistoryTrimmed`` (trimmed by ``maxlen``) or ``RunLost``, never a gap."""
+        in bytes and in events (``most``, else ``read.PAGE_EVENTS``), each
+        following on from the last: events that are not stored raise
+        ``HistoryTrimmed`` (trimmed by ``maxlen``) or ``RunLost``, never a gap.
+        ``ahead``: a backend that reads from elsewhere (Redis) reads the next
+        page while the caller uses this one; else when the caller asks for it."""
 
 
 class Fold:
@@ -137,7 +155,11 @@ class Folds(Generic[R]):
             cursor, generation, events = snapshot
             for event in events:
                 folder.feed(event)
-        async for batch in self.stored.pages(keys, cursor, generation):
+        # a page at a time: its reply is read while the fold waits for it, which
+        # its pace counts as neither its time nor the others' (read ahead, it would
+        # come in the fold's turns and pass for the others' work)
+        pages = self.stored.pages(keys, cursor, generation, most=FOLD_PAGE, ahead=False)
+        while (batch := await pace.wait(anext(pages, None))) is not None:
             generation = batch.generation  # (pages checks each entry's)
             for events in batch.chunks(FEED_STEP):
                 for event in events:

@@ -2,28 +2,36 @@
 slows the runs the loop serves.
 
 Strategy: the job calls ``await pace.turn()`` after each step of its work (a
-step: well under a millisecond). A turn gives the loop back (``sleep(0)``: what is
-ready runs first) and times what the others took meanwhile: a turn's time past
-``EMPTY`` (the loop's own cost). Times are this thread's CPU time, so a machine
-that holds the process back (other processes on its cores) lengthens nobody's
-share. Work is counted in slices of ``SLICE`` seconds: when a slice is used up
-and the others took at least ``LIVE`` of it, other runs are live and the job
-sleeps until it has had at most ``SHARE`` of the loop over the slice and the
-sleep; when they took less, the loop is the job's alone (no run waits for it, a
-compact joiner's first byte does) and it goes on at once.
+step: well under a millisecond) and awaits what it waits for (its next page)
+through ``pace.wait``. A turn gives the loop back (``sleep(0)``: what is ready
+runs first) and times what the others took meanwhile: a turn's time past
+``EMPTY`` (the loop's own cost). The job's time is its steps alone: the time
+between its turns less what it waited for. A wait is neither's: the others run
+in it, but so does the job's own reading (its page's reply parsed), and a job
+alone on the loop must not take that for others' work. Times are this thread's
+CPU time, so a machine that holds the process back (other processes on its
+cores) lengthens nobody's share. Work is counted in slices of ``SLICE`` seconds:
+when a slice is used up and the others took at least ``LIVE`` of it, other runs
+are live and the job sleeps until it has had at most ``SHARE`` of the loop over
+the slice and the sleep; when they took less, the loop is the job's alone (no
+run waits for it, a compact joiner's first byte does) and it goes on at once.
 
 Contract: ``pause(busy, others)`` is the rule (the seconds to sleep after a slice);
 ``Pace.turn()`` applies it. While the loop has other work a job paced so takes at
-least ``1 / SHARE`` times its own time; its steps stay the bound on how long any
-callback waits for it, and its sleeps leave the cores to the others' work and to
-the Redis they share (a fold's pages are read no faster than it feeds them).
+most ``SHARE`` of the loop's time (less when it waits: the others' work in its
+waits is not counted); its steps stay the bound on how long any callback waits
+for it, and its sleeps leave the cores to the others' work and to the Redis they
+share (a fold's pages are read no faster than it feeds them).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Final
+from collections.abc import Awaitable
+from typing import Final, TypeVar
+
+T = TypeVar("T")
 
 #: The share of the loop a job takes while other runs are live: a fold is not
 #: latency-critical (its joiners wait for all of it), the runs beside it are.
@@ -55,7 +63,7 @@ class Pace:
 
     def __init__(self) -> None:
         self.mark = time.thread_time()  # the job works from here
-        self.busy = 0.0  # the job's CPU time in this slice (with what ran while it waited)
+        self.busy = 0.0  # the job's CPU time in this slice (its steps)
         self.others = 0.0  # the others' time in this slice's turns
 
     async def turn(self) -> None:
@@ -72,3 +80,12 @@ class Pace:
                 await asyncio.sleep(sleep)
                 after = time.thread_time()
         self.mark = after
+
+    async def wait(self, awaitable: Awaitable[T]) -> T:
+        """``await awaitable`` (what the job waits for: its next page), its time
+        counted as neither the job's nor the others'."""
+        self.busy += time.thread_time() - self.mark
+        try:
+            return await awaitable
+        finally:
+            self.mark = time.thread_time()

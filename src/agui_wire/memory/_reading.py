@@ -3,13 +3,14 @@
 the runs they follow.
 
 Strategy: a reader replays the run's stored payloads in pages (slices, sized as
-Redis's: ``FIRST_PAGE`` events, four times more each page, at most ``page_bytes``
-of payload; the loop is given back between pages, so a long replay or fold never
-holds it), then attaches its ``Inbox`` to the run, which hands it every later
-append as one shared ``Batch``. While any run is followed,
-one task looks every ``poll`` seconds and ends each followed run whose lease
-lapsed (``Run.expire``: ``RUN_ERROR``, code ``LEASE_EXPIRED``), so its readers
-learn of a producer that vanished within ``lease + poll``, as with Redis.
+Redis's: ``FIRST_PAGE`` events, four times more each page up to ``PAGE_EVENTS``
+or the caller's ``most``, at most ``page_bytes`` of payload; the loop is given
+back between pages, so a long replay or fold never holds it), then attaches its
+``Inbox`` to the run, which hands it every later append as one shared ``Batch``.
+While any run is followed, one task looks every ``poll`` seconds and ends each
+followed run whose lease lapsed (``Run.expire``: ``RUN_ERROR``, code
+``LEASE_EXPIRED``), so its readers learn of a producer that vanished within
+``lease + poll``, as with Redis.
 
 Contract: ``head`` raises ``RunNotFound`` for a run the store does not hold (also
 a run of another owner); ``hand_over`` ends every reader (the store drains);
@@ -81,9 +82,17 @@ class Reading:
         return None if run is None else run.snapshot()
 
     async def pages(
-        self, key: Key, cursor: int, generation: int | None, stop: int | None = None
+        self,
+        key: Key,
+        cursor: int,
+        generation: int | None,
+        stop: int | None = None,
+        *,
+        most: int | None = None,
+        ahead: bool = True,  # (a page here is a slice: nothing to read ahead)
     ) -> AsyncIterator[Batch]:
-        budget, count = self.options.page_bytes, FIRST_PAGE
+        most = PAGE_EVENTS if most is None else most
+        budget, count = self.options.page_bytes, min(FIRST_PAGE, most)
         while True:
             run = self.runs.get(key, self._now())
             if run is None:
@@ -117,7 +126,7 @@ class Reading:
             yield Batch(key, generation, cursor - len(payloads) + 1, payloads, end)
             if end is not None:
                 return
-            count = min(count * 4, PAGE_EVENTS)
+            count = min(count * 4, most)
             await asyncio.sleep(0)  # a long replay or fold gives the loop back
 
     def attach(self, key: Key, cursor: int, generation: int | None, inbox: Inbox) -> Run | None:

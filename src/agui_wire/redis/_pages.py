@@ -6,7 +6,9 @@ byte budget, reading in steps sized by the biggest entry seen, so neither Redis
 nor this process holds more than about a page for one reader. The first page is
 small (``FIRST_PAGE`` events: the first events go out at once), each next one 4x
 the last, up to ``PAGE_EVENTS`` (both ``_runstore.read``'s, as every backend's
-pages); the next page is read while the caller uses this one.
+pages) or the caller's ``most`` (a fold's smaller pages); the next page is read
+while the caller uses this one, unless the caller asks for each (a fold: its
+page's reply is read while it waits, not in its turns of the loop).
 
 Contract: ``pages`` yields ``Batch``es that follow on from the cursor (checked by
 ``_entries.entries``: ``RunLost``, ``RunReplaced``, ``StoreCorrupted``), up to
@@ -105,21 +107,28 @@ async def pages(
     cursor: int,
     generation: int | None,
     stop: int | None = None,
+    *,
+    most: int | None = None,
+    ahead: bool = True,
 ) -> AsyncIterator[Batch]:
     """Stored events after ``cursor`` (up to ``stop``) as batches of at most
     ``page_bytes`` of payload (an event bigger is a batch of its own) and
-    ``PAGE_EVENTS`` events: the first page at most ``FIRST_PAGE`` events, so
-    the first events go out at once."""
-    count = FIRST_PAGE
+    ``most`` events (default ``PAGE_EVENTS``): the first page at most
+    ``FIRST_PAGE`` events, so the first events go out at once. ``ahead``: the
+    next page is read while the caller uses this one; else when it asks."""
+    most = PAGE_EVENTS if most is None else most
+    count = min(FIRST_PAGE, most)
     gen = generation or 0  # (known whenever the cursor is past 0)
     upto = "+" if stop is None else f"{stop}-{gen}"
     budget = settings.page_bytes
-    ahead = asyncio.ensure_future(
-        _page(calls, keys, f"({cursor}-{gen}" if cursor else "-", upto, count, budget)
-    )
+    after = f"({cursor}-{gen}" if cursor else "-"
+    reading: asyncio.Future[tuple[list[Any], bool]] | None = None  # (the page ahead)
     try:
         while True:
-            found, cut = await ahead
+            if reading is None:
+                found, cut = await _page(calls, keys, after, upto, count, budget)
+            else:
+                found, cut = await reading
             if not found:
                 if stop is not None and cursor < stop:  # events up to ``stop`` exist, or did
                     raise await _missing(calls, keys, cursor)
@@ -138,14 +147,14 @@ async def pages(
                     raise await _missing(calls, keys, batch.last)
                 return
             cursor = batch.last
-            count = min(count * 4, PAGE_EVENTS)
-            # the next page is read while the caller uses this one (two pages held)
-            ahead = asyncio.ensure_future(
-                _page(calls, keys, f"({cursor}-{generation}", upto, count, budget)
-            )
+            count = min(count * 4, most)
+            after = f"({cursor}-{generation}"
+            if ahead:  # the next page is read while the caller uses this one (two held)
+                reading = asyncio.ensure_future(_page(calls, keys, after, upto, count, budget))
             yield batch
     finally:
-        ahead.cancel()
+        if reading is not None:
+            reading.cancel()
 
 
 async def _missing(calls: Calls, keys: RunKeys, cursor: int) -> StoreError:

@@ -86,7 +86,14 @@ class Reading:
         return stored, generation_of(seq), seq % 2 == 1
 
     def pages(
-        self, keys: RunKeys, cursor: int, generation: int | None, stop: int | None = None
+        self,
+        keys: RunKeys,
+        cursor: int,
+        generation: int | None,
+        stop: int | None = None,
+        *,
+        most: int | None = None,
+        ahead: bool = True,
     ) -> AsyncIterator[Batch]:
         followers = self.local.runs.get(keys.stream)
         if (
@@ -97,7 +104,9 @@ class Reading:
         ):  # produced here, the cursor at what its producer had acknowledged: what
             # Redis holds past it (a reply not read yet) comes with its next push
             return _nothing()
-        return pages(self.calls, self.settings, keys, cursor, generation, stop)
+        return pages(
+            self.calls, self.settings, keys, cursor, generation, stop, most=most, ahead=ahead
+        )
 
     async def snapshot(self, keys: RunKeys) -> tuple[int, int, list[dict[str, Any]]] | None:
         return await _snapshots.read(self.calls, keys)
