@@ -182,7 +182,7 @@ async def test_an_inbox_holds_a_backlog_then_cuts_the_reader_loose() -> None:
     inbox = Inbox(limit=3, byte_limit=100)
     for n in range(1, 4):
         inbox.push(_batch(n))
-    assert inbox.wake.is_set()
+    assert inbox.ready
     assert [inbox.pop().first for _ in range(2)] == [1, 2]
     assert inbox.nbytes == 1
     inbox.push(_batch(4))

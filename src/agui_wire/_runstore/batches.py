@@ -16,7 +16,7 @@ every response.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, Final, Protocol
 
 from .._codec.selected import frame
@@ -133,12 +133,6 @@ class Batch(EncodedEvents):
             self.keys.stream,
             f"{n}-{self.generation}",
             f"the stored payload of event {n} does not decode: {exc}",
-        )
-
-    def items(self) -> Iterable[tuple[EventId, dict[str, Any]]]:
-        generation = self.generation
-        return (
-            (EventId(n, generation), event) for n, event in enumerate(self.events(), self.first)
         )
 
     def data(self, binary: bool) -> bytes:

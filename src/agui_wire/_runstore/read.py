@@ -61,7 +61,7 @@ class Inbox:
     A reader more than ``limit`` batches or ``byte_limit`` bytes behind is cut
     loose (``lagging``): it reads pages from the store until it has caught up."""
 
-    __slots__ = ("batches", "byte_limit", "error", "lagging", "limit", "nbytes", "wake")
+    __slots__ = ("batches", "byte_limit", "error", "lagging", "limit", "nbytes", "waiter")
 
     def __init__(self, limit: int, byte_limit: int) -> None:
         self.batches: deque[Batch] = deque()
@@ -70,7 +70,29 @@ class Inbox:
         self.lagging = False  # dropped batches: catch up from the store
         self.limit = limit
         self.byte_limit = byte_limit
-        self.wake = asyncio.Event()
+        # the reader waiting for a push (a bare future: an ``asyncio.Event`` costs a
+        # list, a lookup of its loop and a ``try`` per wait, and a reader waits per event)
+        self.waiter: asyncio.Future[None] | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the reader has something to take: batches, or the error."""
+        return bool(self.batches) or self.error is not None
+
+    def waiting(self) -> asyncio.Future[None] | None:
+        """A future done at the next push (or failure); ``None`` when ``ready``
+        already (no coroutine to await: a reader waits once per event)."""
+        if self.ready:
+            return None
+        waiter = self.waiter = asyncio.get_running_loop().create_future()
+        return waiter
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def push(self, batch: Batch) -> None:
         if self.batches and (
@@ -81,7 +103,7 @@ class Inbox:
             self.lagging = True
         self.batches.append(batch)
         self.nbytes += batch.nbytes
-        self.wake.set()
+        self._wake()
 
     def pop(self) -> Batch:
         batch = self.batches.popleft()
@@ -90,7 +112,7 @@ class Inbox:
 
     def fail(self, error: BaseException) -> None:
         self.error = error
-        self.wake.set()
+        self._wake()
 
 
 class Source(Stored[R], Protocol[R]):
@@ -213,8 +235,9 @@ class Subscription(Generic[R]):
             tail = source.attach(self.keys, self.cursor, self.generation, inbox)
             try:
                 while True:
-                    await inbox.wake.wait()
-                    inbox.wake.clear()
+                    waiter = inbox.waiting()
+                    if waiter is not None:
+                        await waiter
                     if inbox.lagging:
                         inbox.lagging = False
                         async for batch in self._pages():

@@ -306,8 +306,11 @@ class Store(Generic[R]):
                     yield batch.last_id, event
             else:
                 assert isinstance(batch, Batch)
-                for item in batch.items():
-                    yield item
+                # (no generator per batch: at token speed a batch is one event)
+                n, generation = batch.first, batch.generation
+                for event in batch.events():
+                    yield EventId(n, generation), event
+                    n += 1
 
     def response(
         self,
