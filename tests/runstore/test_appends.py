@@ -165,7 +165,7 @@ async def test_one_append_in_flight_and_the_rest_batched() -> None:
     sends.release.clear()
     appends = Appends(sends, 1, batch=100, page_bytes=1 << 20)
     for n in range(50):
-        await appends.add(b"p%d" % n)  # the first goes at once; the rest wait their turn
+        await _add(appends, b"p%d" % n)  # the first goes at once; the rest wait their turn
     await asyncio.sleep(0)
     assert sends.appends == [(1, [b"p0"])]
     sends.release.set()
@@ -191,7 +191,7 @@ async def test_an_append_is_at_most_batch_events_and_page_bytes() -> None:
 
 async def _add_all(appends: Any, payloads: list[bytes]) -> None:
     for payload in payloads:
-        await appends.add(payload)
+        await _add(appends, payload)
 
 
 async def test_add_waits_while_a_batch_is_queued() -> None:
@@ -200,9 +200,9 @@ async def test_add_waits_while_a_batch_is_queued() -> None:
     sends = Sends()
     sends.release.clear()
     appends = Appends(sends, 1, batch=2, page_bytes=1 << 20)
-    await appends.add(b"1")  # in flight
-    await appends.add(b"2")  # queued
-    third = asyncio.ensure_future(appends.add(b"3"))  # a batch queued: it waits
+    await _add(appends, b"1")  # in flight
+    await _add(appends, b"2")  # queued
+    third = asyncio.ensure_future(_add(appends, b"3"))  # a batch queued: it waits
     await asyncio.sleep(0.01)
     assert not third.done()
     sends.release.set()
@@ -217,12 +217,12 @@ async def test_the_first_failure_is_raised_by_every_later_add_and_drain() -> Non
     sends = Sends()
     sends.fail = RuntimeError("the store refused")
     appends = Appends(sends, 1, batch=2, page_bytes=1 << 20)
-    await appends.add(b"1")
+    await _add(appends, b"1")
     with pytest.raises(RuntimeError, match="refused"):
         await appends.drain()
     for _ in range(2):
         with pytest.raises(RuntimeError, match="refused"):
-            await appends.add(b"2")
+            await _add(appends, b"2")
     assert len(sends.appends) == 1  # nothing sent after the failure
 
 
@@ -242,16 +242,16 @@ async def test_a_stored_future_starts_the_next_append_as_it_settles() -> None:
         return flying[-1][2]
 
     appends = Appends(send, 1, batch=10, page_bytes=1 << 20)
-    await appends.add(b"a")
-    await appends.add(b"b")  # waits for the one in flight
+    await _add(appends, b"a")
+    await _add(appends, b"b")  # waits for the one in flight
     assert [(f, p) for f, p, _ in flying] == [(1, [b"a"])]
     flying[0][2].set_result(None)
     assert [(f, p) for f, p, _ in flying] == [(1, [b"a"]), (2, [b"b"])]  # no await between
     flying[1][2].set_exception(RuntimeError("the store refused"))
     with pytest.raises(RuntimeError, match="refused"):
-        await appends.add(b"c")
+        await _add(appends, b"c")
     appends = Appends(send, 1, batch=10, page_bytes=1 << 20)
-    await appends.add(b"d")
+    await _add(appends, b"d")
     appends.cancel()
     assert flying[-1][2].cancelled()
     assert appends.task is None
@@ -271,3 +271,10 @@ def test_admit_encodes_once_and_says_what_is_too_large() -> None:
         limit,
         "TEXT_MESSAGE_CONTENT",
     )
+
+
+async def _add(appends: Any, payload: bytes) -> None:
+    """What a producer does per event."""
+    appends.add(payload)
+    if appends.full:
+        await appends.room()

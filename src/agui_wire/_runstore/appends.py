@@ -13,9 +13,9 @@ delivery lag), and an append that was stored is counted with its size.
 
 Contract: an append carries consecutive events (``first`` and its payloads), at
 most ``batch`` of them and ``page_bytes`` of payload (one event at least);
-``add`` waits while that much is queued; ``drain`` returns once everything added
-is stored. The first append that fails is raised by every later ``add`` and
-``drain``.
+while that much is queued (``full``) the producer awaits ``room()``; ``drain``
+returns once everything added is stored. The first append that fails is raised
+by every later ``add``, ``room`` and ``drain``.
 """
 
 from __future__ import annotations
@@ -111,16 +111,26 @@ class Appends:
         self.stamp: int | None = None  # its stamp
         self.error: BaseException | None = None
 
-    async def add(self, payload: bytes) -> None:
+    def add(self, payload: bytes) -> None:
+        """Queue ``payload`` (sent at once when no append is in flight); when ``full``,
+        the caller awaits ``room()`` before the next (no coroutine per event)."""
         if self.error is not None:
             raise self.error
         self.pending.append(payload)
         self.pending_bytes += len(payload)
         if self.task is None:
             self._start()
-        while self.task is not None and (
+
+    @property
+    def full(self) -> bool:
+        return self.task is not None and (
             len(self.pending) >= self.batch or self.pending_bytes >= self.page_bytes
-        ):
+        )
+
+    async def room(self) -> None:
+        """Until fewer than ``batch`` events and ``page_bytes`` wait to be sent."""
+        while self.full:
+            assert self.task is not None
             await asyncio.wait({self.task})
             if self.error is not None:
                 raise self.error

@@ -112,7 +112,9 @@ async def produce(
                 count += 1
                 writer.produced(event)
                 if count > skip:
-                    await appends.add(admit(event, count))
+                    appends.add(admit(event, count))
+                    if appends.full:
+                        await appends.room()
                 if event_type(event) in TERMINAL:
                     terminal = count
             writer.finishing = True

@@ -546,7 +546,9 @@ class Producer:
                     if self.snapshots is not None:
                         self.snapshots.produced(event)
                     if count > skip:
-                        await appends.add(admit(event, count))
+                        appends.add(admit(event, count))
+                        if appends.full:
+                            await appends.room()
                     if event_type(event) in TERMINAL:
                         terminal = count
                 self.finishing = True
