@@ -346,9 +346,14 @@ class Pipeliner:
         neither ``busy`` nor waiting in ``idle``, is about to drain the queue; a busy
         one drains it after its round trip, but an idle one is woken, or another
         opened, while fewer than ``lanes`` run."""
-        waiting = [waiter for waiter in self.idle if not waiter.done()]
-        if len(self.tasks) > self.busy + len(waiting):
-            return
+        if not self.idle:  # (the common case, a call per event: no list built)
+            if len(self.tasks) > self.busy:
+                return
+            waiting = []
+        else:
+            waiting = [waiter for waiter in self.idle if not waiter.done()]
+            if len(self.tasks) > self.busy + len(waiting):
+                return
         if waiting:
             self.idle.remove(waiting[-1])
             waiting[-1].set_result(True)
