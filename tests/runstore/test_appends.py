@@ -257,6 +257,37 @@ async def test_a_stored_future_starts_the_next_append_as_it_settles() -> None:
     assert appends.task is None
 
 
+async def test_an_append_settled_in_its_send_is_seen() -> None:
+    """A send may settle its ``Stored`` before it returns (a closed store fails the
+    call at once): the next append goes, or the failure is raised, all the same;
+    the producer never waits on an append nobody will settle again."""
+    from agui_wire._runstore.appends import Appends, Stored
+
+    loop = asyncio.get_running_loop()
+    sent: list[int] = []
+    error: list[BaseException] = []
+
+    def send(first: int, payloads: list[bytes], stamp: int | None) -> Stored:
+        sent.append(first)
+        done = Stored(loop=loop)
+        if error:
+            done.set_exception(error[0])
+        else:
+            done.set_result(None)
+        return done
+
+    appends = Appends(send, 1, batch=10, page_bytes=1 << 20)
+    for payload in (b"a", b"b", b"c"):
+        await _add(appends, payload)
+    assert sent == [1, 2, 3]
+    assert appends.task is None
+    await asyncio.wait_for(appends.drain(), 1)
+    error.append(RuntimeError("the store was closed"))
+    appends.add(b"d")
+    with pytest.raises(RuntimeError, match="closed"):
+        await asyncio.wait_for(appends.drain(), 1)
+
+
 def test_admit_encodes_once_and_says_what_is_too_large() -> None:
     from agui_wire._codec.selected import encode_payload
     from agui_wire._runstore.appends import admit

@@ -68,13 +68,11 @@ class Stored(asyncio.Future[None]):
     """An append's future that tells its ``Appends`` as it settles, in the settling
     call (a future's callbacks wait for a turn of the event loop: one per event
     when the store keeps up), so the next append starts from the reply's own
-    turn."""
+    turn. ``settled`` is set by the ``Appends`` it was sent for; one settled
+    before (in its send) is seen there (no ``__init__``: one per event)."""
 
     __slots__ = ("settled",)
-
-    def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(loop=loop)
-        self.settled: Callable[[asyncio.Future[None]], None] | None = None
+    settled: Callable[[asyncio.Future[None]], None]
 
     def set_result(self, result: None) -> None:
         super().set_result(result)
@@ -91,8 +89,9 @@ class Stored(asyncio.Future[None]):
         return cancelled
 
     def _tell(self) -> None:
-        settled, self.settled = self.settled, None
+        settled = getattr(self, "settled", None)
         if settled is not None:
+            del self.settled
             settled(self)
 
 
@@ -150,7 +149,10 @@ class Appends:
         task: asyncio.Future[None] = asyncio.ensure_future(self.send(first, payloads, self.stamp))
         self.task = task
         if isinstance(task, Stored):
-            task.settled = self._done
+            if task.done():  # settled in its send (a closed store)
+                self._done(task)
+            else:
+                task.settled = self._done
         else:
             task.add_done_callback(self._done)
 
