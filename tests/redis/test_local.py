@@ -38,9 +38,18 @@ async def test_a_reader_here_is_fed_by_the_producer_and_reads_what_others_read(
 
     task = await here.start(run_id, events())
     readers = [asyncio.ensure_future(collect(s, run_id)) for s in (here, elsewhere)]
-    while not (here._reading.local.runs and elsewhere._reading.tails.runs):
+    stream = here._settings.layout.keys(None, run_id).stream
+
+    def attached() -> bool:  # (each reader's open waits for a round trip first)
+        followers = here._reading.local.runs.get(stream)
+        local = (followers is not None and bool(followers.follows)) or here._reading.tails.runs
+        return bool(local and elsewhere._reading.tails.runs)
+
+    for _ in range(400):
+        if attached():
+            break
         await asyncio.sleep(0.005)
-    followers = here._reading.local.runs[here._settings.layout.keys(None, run_id).stream]
+    followers = here._reading.local.runs[stream]
     assert len(followers.follows) == 1  # the local reader follows the producer
     assert not here._reading.tails.runs  # and reads no tail
     gate.set()

@@ -68,14 +68,16 @@ class Followers:
     def push(self, first: int, payloads: list[bytes], stamp: int | None) -> None:
         """Redis acknowledged ``payloads`` as the events from ``first`` on."""
         last = first + len(payloads) - 1
-        self.stored = max(self.stored, last)
+        if last > self.stored:
+            self.stored = last
         if not self.follows:
             return
         stamps = () if stamp is None else ((last, stamp),)
         batch = Batch(self.keys, self.generation, first, payloads, None, stamps)
         for follow in self.follows.values():
             follow.inbox.push(batch)
-            follow.position = max(follow.position, last)
+            if last > follow.position:
+                follow.position = last
 
     def end(self, finished: str | None = None, unavailable: StoreUnavailable | None = None) -> None:
         """The producer stopped: its readers follow the run in Redis from here; or,
