@@ -59,7 +59,7 @@ SECONDS_PER_TARGET="${SANITIZE_FUZZ_SECONDS:-$([[ $CI_MODE == 1 ]] && echo 45 ||
 CI_TESTS_A=(tests/differential/test_proto_codec.py tests/differential/test_proto_bytes.py)
 CI_TESTS_B=(
     tests/differential/test_conversion.py tests/differential/test_sse_codec.py
-    tests/differential/test_sse_fast_path.py
+    tests/differential/test_sse_fast_path.py tests/differential/test_resp.py
     tests/unit/test_proto_reader.py tests/unit/test_proto_writer.py
     tests/unit/test_sse_reader.py tests/unit/test_sse_writer.py
     tests/unit/test_framing.py tests/unit/test_decoder.py tests/unit/test_stream_decoder.py

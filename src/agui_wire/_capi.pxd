@@ -48,6 +48,7 @@ cdef extern from "Python.h":
     bint PyFloat_CheckExact(PyObject*)
     bint PyFloat_Check(PyObject*)
     bint PyBytes_Check(PyObject*)
+    bint PyBytes_CheckExact(PyObject*)
 
     # dict
     PyObject* PyDict_New()                                      # new reference
@@ -66,6 +67,8 @@ cdef extern from "Python.h":
     Py_ssize_t PyList_GET_SIZE(PyObject*)
     PyObject* PyTuple_GET_ITEM(PyObject*, Py_ssize_t)           # borrowed
     Py_ssize_t PyTuple_GET_SIZE(PyObject*)
+    PyObject** PySequence_Fast_ITEMS(PyObject*)                 # an exact list or tuple
+    Py_ssize_t PySequence_Fast_GET_SIZE(PyObject*)
 
     # str
     PyObject* PyUnicode_DecodeUTF8(const char*, Py_ssize_t, const char*)  # new reference

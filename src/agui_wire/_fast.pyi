@@ -1,7 +1,7 @@
 # Type stubs of the Cython extension agui_wire._fast. Each section mirrors one
 # include file of _fast.pyx and the pure-Python twin that documents its contract.
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from typing_extensions import disjoint_base
@@ -260,3 +260,14 @@ def decode(
 class EventDecoder(stream_decoder.EventDecoder):
     """Sans-I/O decoder of one AG-UI stream (contract: agui_wire._codec.stream_decoder),
     starting the C FrameDecoder and SSEDecoder."""
+
+# ---------------------------------------------------------------------------
+# _codec/_resp.pxi (twin: agui_wire._codec.resp)
+# ---------------------------------------------------------------------------
+
+def pack_commands(commands: Iterable[Sequence[object]]) -> bytes:
+    """Every command (a sequence of arguments) as a RESP array of bulk strings,
+    concatenated (contract: agui_wire._codec.resp)."""
+
+def _resp_fallbacks() -> int:
+    """Calls handed to resp.py since import (a refusal, a type packed there alone)."""

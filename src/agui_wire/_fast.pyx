@@ -1,7 +1,8 @@
 # cython: language_level=3
 """C-accelerated hot path of agui_wire: the length-prefix framer, the direct
-protobuf encoder and decoder for event dicts, and the SSE writer's and reader's
-common cases, and the per-chunk decoders of EventDecoder.
+protobuf encoder and decoder for event dicts, the SSE writer's and reader's
+common cases, the per-chunk decoders of EventDecoder, and the RESP packer of the
+run store's Redis commands.
 
 Each part is the C twin ``_codec/_X.pxi`` (or its parts ``_X_<part>.pxi``, in X.py's
 order) of a pure-Python module ``_codec/X.py`` with identical behaviour, which the
@@ -26,3 +27,4 @@ include "_codec/_proto_reader_entry.pxi"
 include "_codec/_proto_reader_tables.pxi"
 include "_codec/_sse_reader.pxi"
 include "_codec/_stream_decoder.pxi"
+include "_codec/_resp.pxi"

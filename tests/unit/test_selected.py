@@ -28,6 +28,7 @@ from agui_wire._codec import (
     framing,
     proto_reader,
     proto_writer,
+    resp,
     selected,
     sse_reader,
     sse_writer,
@@ -195,7 +196,7 @@ _need_fast = needs_fast("EventDecoder")
 _COMPILED = [n for n in selected.__all__ if n not in ("IMPLEMENTATIONS", "NAME")]
 _PURE = {
     n: getattr(m, n)
-    for m in (framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder)
+    for m in (framing, proto_reader, proto_writer, resp, sse_reader, sse_writer, stream_decoder)
     for n in _COMPILED
     if hasattr(m, n)
 }

@@ -47,6 +47,7 @@ from .proto_reader import (
 )
 from .proto_writer import _prefix as frame_prefix
 from .proto_writer import encode_frames, encode_handed_over, encode_payload, encode_proto
+from .resp import pack_commands
 from .sources import sniff
 from .sse_reader import SSEEventReader
 from .sse_writer import SSEEncoder, encode_sse, encode_sse_many
@@ -107,6 +108,7 @@ __all__ = [
     "frame_too_large",
     "frame_truncated",
     "over_limit",
+    "pack_commands",
     "refuse_invalid",
     "schema",
     "sniff",

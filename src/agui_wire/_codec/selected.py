@@ -34,7 +34,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any, Final
 
 from ..errors import ExtensionWarning
-from . import framing, proto_reader, proto_writer, sse_reader, sse_writer, stream_decoder
+from . import framing, proto_reader, proto_writer, resp, sse_reader, sse_writer, stream_decoder
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -56,6 +56,7 @@ __all__ = [
     "encode_sse",
     "encode_sse_many",
     "frame",
+    "pack_commands",
     "plain_sse_blocks",
 ]
 
@@ -79,6 +80,7 @@ EventDecoder = stream_decoder.EventDecoder
 decode_proto = stream_decoder.decode_proto
 decode_sse = stream_decoder.decode_sse
 decode = stream_decoder.decode
+pack_commands = resp.pack_commands
 
 _COMPILED: Final = tuple(n for n in __all__ if n not in ("IMPLEMENTATIONS", "NAME"))
 
