@@ -213,7 +213,7 @@ def print_buckets(
 
 _BUILTINS = [
     ("hiredis.Reader", "hiredis reply parsing (all replies)"),
-    ("pack_command", "hiredis command packing"),
+    ("pack_commands", "command packing (agui_wire._fast, C)"),
     ("decode_proto", "decode (C)"),
     ("encode", "encode (C)"),
     ("select.epoll", LOOP),

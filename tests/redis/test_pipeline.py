@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
-from redis.exceptions import ResponseError
+from redis.exceptions import DataError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agui_wire.redis import _pipeline
@@ -62,6 +67,89 @@ async def test_a_script_redis_does_not_hold_is_loaded_and_sent_again(
     lanes = Pipeliner(r, 2, 2.0)
     reply = await lanes.call("EVALSHA", script.sha, 0, "hi", script=script.body)
     assert reply == b"hi!"
+
+
+async def test_an_argument_redis_py_refuses_is_its_data_error_and_costs_no_connection(
+    opened: Opened, redis_server: RedisServer
+) -> None:
+    """A bool (Redis would read 1 or 0 where a flag was meant), None: refused with
+    redis-py's ``DataError`` and its words, as its own pipeline refuses them (a
+    cluster's lanes go through it), to the round trip it was in, before anything
+    is sent: the lane keeps its connection, and nothing was written."""
+    lanes = Pipeliner(opened.redis(redis_server.url), 1, 2.0)
+    connection = await lanes.call("CLIENT", "ID")
+    for refused in (True, None):
+        with pytest.raises(DataError, match=r"Invalid input of type: '(bool|NoneType)'"):
+            await lanes.call("SET", "pipeline:refused", refused)
+    assert await lanes.call("GET", "pipeline:refused") is None
+    assert await lanes.call("CLIENT", "ID") == connection
+
+
+# Lanes on a client without hiredis (redis-py's own reply parser), in a process
+# of their own: the replies printed, an error as its class.
+NO_HIREDIS = """
+import asyncio, sys
+sys.modules["hiredis"] = None  # as if redis[hiredis] were not installed
+from redis.asyncio import from_url
+from redis.utils import HIREDIS_AVAILABLE
+from tests.redis.test_pipeline import exercise
+
+async def main():
+    assert not HIREDIS_AVAILABLE
+    print(repr(await exercise(from_url(sys.argv[1]))))
+
+asyncio.run(main())
+"""
+
+
+async def exercise(r: Any) -> list[Any]:
+    """What lanes on one Redis answer: replies as Redis sent them, an error reply,
+    a script loaded and sent again, a ``many`` script's calls as one; the client closed."""
+    try:
+        script = Script("return {ARGV[1], tonumber(ARGV[2]) + 1}", many=True)
+        await r.script_flush()
+        await r.delete("nohiredis:k", "nohiredis:h")
+        lanes = Pipeliner(r, 2, 5.0)
+        calls = [
+            lanes.call("SET", "nohiredis:k", "v\r\n\u00e9"),
+            lanes.call("GET", "nohiredis:k"),
+            lanes.call("INCR", "nohiredis:k"),
+            lanes.call("HSET", "nohiredis:h", "f", 1.5),
+            *(
+                lanes.call("EVALSHA", script.sha, 0, b"x", n, script=script.body, many=script.many)
+                for n in range(3)
+            ),
+        ]
+        replies = await asyncio.gather(*calls, return_exceptions=True)
+        lanes.close()
+        return [type(x).__name__ if isinstance(x, Exception) else x for x in replies]
+    finally:
+        await r.aclose()
+
+
+async def test_without_hiredis_lanes_pack_in_one_call_and_answer_alike(
+    redis_server: RedisServer,
+) -> None:
+    """hiredis is optional for the lanes: without it (redis-py parses the replies
+    in Python) they still send each round trip packed in one call on their own
+    connection, and answer exactly what they answer with it."""
+    from redis.asyncio import from_url
+
+    expected = await exercise(from_url(redis_server.url))
+    assert expected[:2] == [b"OK", "v\r\n\u00e9".encode()]  # as Redis sent them
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", NO_HIREDIS, redis_server.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=root,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == repr(expected)
 
 
 async def test_calls_of_a_many_script_queued_together_go_to_redis_as_one(

@@ -42,16 +42,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import DataError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .._codec.selected import pack_commands
 from .._runstore.ids import CLOSED
 from ._scripts import Script
-
-try:
-    from hiredis import pack_command as _pack
-except ImportError:  # pragma: no cover - redis[hiredis] installs it
-    _pack = None  # type: ignore[assignment]
 
 MAX_BATCH: Final = 256  # commands per pipeline
 #: Seconds a lane with nothing to send waits for the next command before it ends
@@ -371,9 +367,7 @@ class Pipeliner:
             self._open(task.get_loop())
 
     async def _lane(self) -> None:
-        held = (
-            _Held() if _pack is not None and not hasattr(self.redis, "get_node_from_key") else None
-        )
+        held = None if hasattr(self.redis, "get_node_from_key") else _Held()  # one Redis
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -504,16 +498,20 @@ class Pipeliner:
         return list(await pipe.execute(raise_on_error=False, allow_redirections=False))
 
     async def _raw(self, commands: list[tuple[Any, ...]], held: _Held) -> list[Any]:
-        """On one Redis: packed by hiredis (C) on the lane's own connection, replies as
-        Redis sent them (redis-py's pipeline encodes every argument in Python)."""
-        assert _pack is not None
+        """On one Redis: packed in one C call (``pack_commands``; redis-py's pipeline
+        encodes every argument in Python) on the lane's own connection, replies as
+        Redis sent them, parsed by redis-py (by hiredis when it is installed)."""
+        try:
+            data = pack_commands(commands)
+        except TypeError as exc:  # an argument redis-py refuses: its class, its words
+            raise DataError(str(exc)) from exc
         pool = self.redis.connection_pool
         if held.connection is None:
             held.connection = await pool.get_connection()
         connection = held.connection
         replies: list[Any] = []
         try:
-            await send(connection, b"".join([_pack(args) for args in commands]))
+            await send(connection, data)
             for _ in commands:
                 try:
                     # the round trip's deadline is ours (``_send``), not socket_timeout
