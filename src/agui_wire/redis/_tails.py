@@ -46,12 +46,7 @@ from typing import Any, Final
 
 from redis.exceptions import ResponseError
 
-try:
-    from hiredis import pack_command as _pack
-except ImportError:  # pragma: no cover - redis[hiredis] installs it
-    _pack = None  # type: ignore[assignment]
-
-from .._codec.selected import frame
+from .._codec.selected import frame, pack_commands
 from .._decoder import decode_proto
 from .._runstore import observe
 from .._runstore.ids import CLOSED, new_generation
@@ -439,7 +434,7 @@ class _Lane:
     async def _read(self, timeout: float, *args: Any) -> Any:
         """The lane's ``XREAD``, within ``timeout`` s (else redis-py's
         ``TimeoutError``, the connection dropped). On one Redis, on a connection
-        the lane keeps, the command packed by hiredis in C (a lane names a thousand
+        the lane keeps, the command packed in one C call (a lane names a thousand
         keys per read; redis-py would encode each in Python); in a cluster through
         the client, straight to the master of the lane's slot (else redis-py asks a
         node for the keys of every read, on a connection of its own)."""
@@ -453,14 +448,13 @@ class _Lane:
             # bytes command name: no reply callback (the same raw shape as below)
             node = calls.redis.get_node_from_key(self.bell.decode())
             return _pairs(await node.execute_command(*args))
-        if _pack is None:
-            return _pairs(await calls.redis.execute_command(*args))
+        data = pack_commands((args,))
         pool = calls.redis.connection_pool
         if self.connection is None:
             self.connection = await pool.get_connection()
         connection = self.connection
         try:
-            await send(connection, _pack(args))
+            await send(connection, data)
             # as Redis sent it (RESP2 or 3); the deadline is ours, not socket_timeout
             reply = await connection.read_response(timeout=math.inf)
         except ResponseError:
