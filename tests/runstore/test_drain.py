@@ -153,3 +153,35 @@ async def test_drain_on_signal_drains_then_runs_the_handler_before(kit: Kit) -> 
         assert seen == [signal.SIGUSR1, signal.SIGUSR1]
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+async def test_a_compact_joiner_waiting_for_its_fold_stops_when_the_store_drains(
+    kit: Kit, run_id: str
+) -> None:
+    """A joiner awaiting a fold is a reader like the others: the drain ends it with
+    ``StoreDraining`` (it resumes elsewhere) at once, and the fold stops; it does not
+    wait for the fold and then learn the store closed."""
+    store = kit.store()
+    await store.publish(run_id, token_run("t", run_id, 2_000))
+    folds = store._reading.folds
+    stored, paged = folds.stored, asyncio.Event()
+
+    class Slow:  # the fold's pages: the first, then none until the test is over
+        def __getattr__(self, name: str) -> Any:
+            return getattr(stored, name)
+
+        async def pages(self, *args: Any, **kwargs: Any) -> Any:
+            async for page in stored.pages(*args, **kwargs):
+                yield page
+                paged.set()
+                await asyncio.Event().wait()
+
+    folds.stored = Slow()
+    joiner = asyncio.ensure_future(collect(store, run_id, compact=True))
+    await asyncio.wait_for(paged.wait(), 5)
+    took = time.monotonic()
+    await store.drain(0)
+    with pytest.raises(StoreDraining):
+        await asyncio.wait_for(joiner, 5)
+    assert time.monotonic() - took < 1
+    assert all(future.done() for future in folds.running.values())

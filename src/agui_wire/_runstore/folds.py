@@ -26,7 +26,7 @@ newer one). Store errors of the fold reach every joiner awaiting it;
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 from .._apply import Compactor
@@ -98,14 +98,16 @@ class Folds(Generic[R]):
         self.stored = stored
         self.running: dict[str, asyncio.Future[Fold]] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.closed = False
+        # what a joiner gets once the store stopped its folds (``cancel``): the store
+        # drained (its readers resume elsewhere) or closed
+        self.ended: Callable[[R], BaseException] | None = None
 
     async def fold(self, keys: R) -> Fold:
         loop = asyncio.get_running_loop()
         if loop is not self.loop:  # folds of another event loop cannot be awaited here
             self.loop, self.running = loop, {}
-        if self.closed:
-            raise StoreUnavailable(keys.run_id, CLOSED)
+        if self.ended is not None:
+            raise self.ended(keys)
         future = self.running.get(keys.stream)
         if future is None or (
             future.done() and (future.cancelled() or future.exception() is not None)
@@ -115,8 +117,8 @@ class Folds(Generic[R]):
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
-            if self.closed and future.cancelled():  # by ``cancel`` (joiners are shielded)
-                raise StoreUnavailable(keys.run_id, CLOSED) from None
+            if self.ended is not None and future.cancelled():  # by ``cancel`` (joiners
+                raise self.ended(keys) from None  # are shielded)
             raise
 
     def _finished(self, key: str, future: asyncio.Future[Fold]) -> None:
@@ -173,7 +175,13 @@ class Folds(Generic[R]):
             return Fold(Prefix(folder.prefix(), cursor, generation), cursor, ended)
         return _NOTHING
 
-    def cancel(self) -> None:
-        self.closed = True
+    def cancel(self, error: Callable[[R], BaseException] | None = None) -> None:
+        """Stop every fold; their joiners, and later ones, get ``error(run)`` (by
+        default ``StoreUnavailable``: the store closed)."""
+        self.ended = error or _closed
         for future in self.running.values():
             future.cancel()
+
+
+def _closed(keys: RunRef) -> BaseException:
+    return StoreUnavailable(keys.run_id, CLOSED)

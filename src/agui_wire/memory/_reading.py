@@ -53,6 +53,7 @@ class Reading:
         for run in self.runs.runs.values():
             for inbox in run.inboxes:
                 inbox.fail(StoreDraining(run.key.run_id, HANDED_OVER))
+        self.folds.cancel(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
 
     @property
     def backlog(self) -> int:

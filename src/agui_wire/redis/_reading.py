@@ -53,6 +53,7 @@ class Reading:
         for run in list(tails.runs.values()):
             tails.fail(run, StoreDraining(run.keys.run_id, HANDED_OVER))
         self.local.fail(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
+        self.folds.cancel(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
 
     @property
     def backlog(self) -> int:
