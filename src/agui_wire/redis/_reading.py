@@ -51,9 +51,9 @@ class Reading:
         self.handed_over = True
         tails = self.tails
         for run in list(tails.runs.values()):
-            tails.fail(run, StoreDraining(run.keys.run_id, HANDED_OVER))
-        self.local.fail(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
-        self.folds.cancel(lambda keys: StoreDraining(keys.run_id, HANDED_OVER))
+            tails.fail(run, _handed_over(run.keys))
+        self.local.fail(_handed_over)
+        self.folds.cancel(_handed_over)
 
     @property
     def backlog(self) -> int:
@@ -137,3 +137,8 @@ class Reading:
 async def _nothing() -> AsyncIterator[Batch]:
     return
     yield  # (an async generator of nothing)
+
+
+def _handed_over(keys: RunKeys) -> StoreDraining:
+    """What ends a reader of the run once the store drained (``hand_over``)."""
+    return StoreDraining(keys.run_id, HANDED_OVER)
