@@ -178,3 +178,52 @@ async def test_a_resume_past_what_the_producer_has_heard_of_is_not_past_the_end(
     got = await reader
     await task
     assert [int(i) for i, _ in got] == list(range(6, 11))
+
+
+async def test_a_reader_of_a_run_claimed_here_opens_with_no_read_from_redis(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """The request that starts a run streams it back: its reader opens on what the
+    run's producer knows (claimed, live, what Redis acknowledged), not on a read of
+    the stream's head and the lease, two round trips per reader at a herd's start."""
+    store = opened.store(RunStore(opened.redis(redis_server.url)))
+    admin = opened.redis(redis_server.url)
+    gate = asyncio.Event()
+
+    async def events() -> Any:
+        await gate.wait()
+        async for event in paced(ticks(3), 0.002):
+            yield event
+
+    task = await store.start(run_id, events())
+    await admin.config_resetstat()
+    reader = asyncio.ensure_future(collect(store, run_id))  # before the task ran
+    stream = store.stream_key(run_id)
+    for _ in range(400):
+        followers = store._reading.local.runs.get(stream)
+        if followers is not None and followers.follows:
+            break
+        await asyncio.sleep(0.005)
+    stats = await admin.info("commandstats")
+    assert {"cmdstat_xrevrange", "cmdstat_xrange", "cmdstat_get"}.isdisjoint(stats)
+    gate.set()
+    got = await reader
+    assert await task == 5
+    assert [e for _, e in got] == ticks(3)
+    assert [str(i) for i, _ in got] == [str(i) for i, _ in await collect(store, run_id)]
+
+
+async def test_a_reader_here_of_a_start_cancelled_before_it_ran_reads_its_end(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """A reader that opened on the producer's claim (before its task ran) is told the
+    run's end when the task is cancelled before it runs (a shutdown in that step):
+    from the stream, as a reader elsewhere is."""
+    store = opened.store(RunStore(opened.redis(redis_server.url)))
+    task = await store.start(run_id, paced(ticks(3), 0.002))
+    assert task is not None
+    reader = asyncio.ensure_future(collect(store, run_id))
+    task.cancel()  # before its first step
+    got = await asyncio.wait_for(reader, 10)
+    assert task.cancelled()
+    assert [(e["type"], e.get("code")) for _, e in got] == [("RUN_ERROR", "CANCELLED")]

@@ -132,9 +132,13 @@ class Source(Stored[R], Protocol[R]):
     def page_bytes(self) -> int:
         """Payload bytes per page (a reader's backlog holds two pages at most)."""
 
-    async def head(self, run: R) -> tuple[int, int | None, bool]:
+    async def head(
+        self, run: R, cursor: int = 0, generation: int | None = None
+    ) -> tuple[int, int | None, bool]:
         """The run's last stored event, its generation (``None``: not known yet) and
-        whether it has ended; ``RunNotFound`` for a run the store does not hold."""
+        whether it has ended; ``RunNotFound`` for a run the store does not hold.
+        ``cursor`` and ``generation`` are the reader's: a backend may answer from
+        what it knows in this process when that covers them."""
 
     def attach(self, run: R, cursor: int, generation: int | None, inbox: Inbox) -> Any:
         """Push every batch after the run's tail position to ``inbox`` (the reader
@@ -191,8 +195,8 @@ class Subscription(Generic[R]):
 
     async def _open(self) -> None:
         self._stop_if_handed_over()
-        stored, generation, ended = await self.source.head(self.keys)
         asked = self.generation
+        stored, generation, ended = await self.source.head(self.keys, self.cursor, asked)
         if asked is not None and generation is not None and asked != generation:
             if not of_run(self.run_id, asked):  # made up, or another run's id
                 position = str(EventId(self.cursor, asked))

@@ -72,7 +72,9 @@ class Reading:
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
-    async def head(self, key: Key) -> tuple[int, int | None, bool]:
+    async def head(
+        self, key: Key, cursor: int = 0, generation: int | None = None
+    ) -> tuple[int, int | None, bool]:  # (every run is here)
         run = self.runs.get(key, self._now())
         if run is None:
             raise RunNotFound(key.run_id, "no such run (never started, or expired)")

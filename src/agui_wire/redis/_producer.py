@@ -311,8 +311,10 @@ class Producer:
         self.finishing = False  # every event taken: only the end is left to store
         self.finished: asyncio.Future[None] | None = None  # done once ``run`` is
         self.ending = False  # ``run`` is ending the run after an error (not to be cancelled)
-        # this process's readers of the run, fed each acknowledged append (``run``)
-        self.followers: Followers | None = None
+        # this process's readers of the run, fed each acknowledged append: named from
+        # the claim on, so a reader that opens before the task runs (``start`` then
+        # ``subscribe``) finds the run's head here, with no round trip
+        self.followers: Followers = writing.local.started(keys, generation, stored)
         # the append in flight through ``append``: first, payloads, stamp, its future
         self.appending: tuple[int, list[bytes], int | None, asyncio.Future[None]] | None = None
 
@@ -388,8 +390,7 @@ class Producer:
             return
         if self.calls.outage.since is not None:
             self.calls.outage.answered()
-        if self.followers is not None:
-            self.followers.push(first, payloads, stamp)
+        self.followers.push(first, payloads, stamp)
         done.set_result(None)
 
     def _append_args(self, first: int, payloads: list[bytes], stamp: int | None) -> list[Any]:
@@ -411,8 +412,7 @@ class Producer:
         args = self._append_args(first, payloads, stamp)
         reply = await self.calls.script(self.run_keys, APPEND, self.keys, args, durable=True)
         self._check(reply)
-        if self.followers is not None:
-            self.followers.push(first, payloads, stamp)
+        self.followers.push(first, payloads, stamp)
         if self.snapshots is not None:
             await self.snapshots.stored(self.stored)
 
@@ -425,8 +425,7 @@ class Producer:
             durable=True,
         )
         self._check(reply)
-        if self.followers is not None:  # (stored: readers here need not read it back)
-            self.followers.end(reason)
+        self.followers.end(reason)  # (stored: readers here need not read it back)
 
     async def _heartbeat(self, main: asyncio.Task[Any]) -> None:
         """Renew the lease ``lease / 3`` after it was last renewed (appends do not
@@ -515,9 +514,7 @@ class Producer:
         loop = asyncio.get_running_loop()
         finished = self.finished = loop.create_future()
         self.writing.live.add(self)
-        followers = self.followers = self.writing.local.started(
-            self.run_keys, int(self.generation), self.stored
-        )
+        followers = self.followers
         self.releasing = self.releasing or self.writing.handed_over  # claimed as it drained
         # the claim took the lease (``_claim`` says when it was sent: no later than
         # Redis set it); a run whose task started late renews at once
@@ -600,6 +597,7 @@ class Producer:
         try:
             await self._end_with(appends, 0, "cancelled", None)
         finally:
+            self.followers.end()  # readers that opened meanwhile read its end from the stream
             await close_unstarted(self.events, logger)
 
     async def _lose(self, exc: BaseException) -> None:

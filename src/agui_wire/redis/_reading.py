@@ -69,7 +69,18 @@ class Reading:
         """A reader of ``owner``'s run (``_runstore.http.Subscribe``)."""
         return Subscription(self, self.settings.layout.keys(owner, run_id), after, compact)
 
-    async def head(self, keys: RunKeys) -> tuple[int, int | None, bool]:
+    async def head(
+        self, keys: RunKeys, cursor: int = 0, generation: int | None = None
+    ) -> tuple[int, int | None, bool]:
+        followers = self.local.runs.get(keys.stream)
+        if (
+            followers is not None
+            and cursor <= followers.stored
+            and generation in (None, followers.generation)
+        ):  # claimed here and live: its producer knows what Redis acknowledged (a
+            # position past that, read elsewhere from a reply not read here yet, and
+            # any other generation, are Redis's to judge)
+            return followers.stored, followers.generation, False
         # finding a run waits ``reconnect`` for Redis (then HTTP 503); once found,
         # its reader waits as long as the run's producer would (``silence``)
         patience = self.settings.reconnect
