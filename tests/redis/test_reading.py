@@ -27,7 +27,10 @@ async def test_the_head_of_a_run(opened: Opened, redis_server: RedisServer, run_
     producer = await claim(store._writing, claimed, [], replay=False)
     assert not isinstance(producer, int)
     generation = int(producer.generation)
-    assert await reading.head(claimed) == (0, generation, False)  # its lease's generation
+    # read elsewhere (here, the producer knows it): no event yet, its lease's generation
+    elsewhere = opened.store(RunStore(opened.redis(redis_server.url)))._reading
+    assert await elsewhere.head(claimed) == (0, generation, False)
+    assert await reading.head(claimed) == (0, generation, False)
     await store.publish(f"{run_id}-ended", [STARTED])
     stored, gen, ended = await reading.head(layout.keys(None, f"{run_id}-ended"))
     assert (stored, gen % 2, ended) == (1, 0, True)
@@ -42,10 +45,11 @@ async def test_a_run_that_ends_while_its_head_is_read_is_found(
 ) -> None:
     """The head reads the stream, then the lease: a run whose every event is stored
     and which ends between the two (its end deletes the lease) is the run, ended,
-    not ``RunNotFound``."""
+    not ``RunNotFound`` (read on another replica: this one knows its own run)."""
     from agui_wire.redis import _reading
 
     store = opened.store(RunStore(opened.redis(redis_server.url)))
+    elsewhere = opened.store(RunStore(opened.redis(redis_server.url)))
     keys = store._settings.layout.keys(None, run_id)
     task = await store.start(run_id, [STARTED])  # claimed: no event stored yet
     looked = _reading.lease_generation
@@ -55,7 +59,7 @@ async def test_a_run_that_ends_while_its_head_is_read_is_found(
         return await looked(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_reading, "lease_generation", after_the_run_ended)
-    stored, _, ended = await store._reading.head(keys)
+    stored, _, ended = await elsewhere._reading.head(keys)
     assert (stored, ended) == (1, True)
-    got = [event async for _, event in store.subscribe(run_id)]
+    got = [event async for _, event in elsewhere.subscribe(run_id)]
     assert got == [STARTED]

@@ -120,7 +120,7 @@ class EventId(int):
     generation: int | None
 
     def __new__(cls, index: int, generation: int | None = None) -> EventId:
-        self = super().__new__(cls, index)
+        self = int.__new__(cls, index)  # (not ``super()``: one per event a reader reads)
         self.generation = generation
         return self
 

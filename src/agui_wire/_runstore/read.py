@@ -252,8 +252,10 @@ class Subscription(Generic[R]):
                                 return
                     while inbox.batches:
                         batch = inbox.pop()
-                        self._check(batch)
-                        if batch.last <= self.cursor and batch.end is None:
+                        if batch.generation != self.generation:
+                            self._check(batch)
+                        last = batch.last
+                        if last <= self.cursor and batch.end is None:
                             continue
                         if batch.first > self.cursor + 1:  # the tail is ahead: fill the gap
                             async for gap in self._pages(batch.first - 1):
@@ -266,8 +268,10 @@ class Subscription(Generic[R]):
                                     f"the store holds no events {self.cursor + 1}.."
                                     f"{batch.first - 1} of the run",
                                 )
-                        batch = batch.after(self.cursor)
-                        self.cursor = max(self.cursor, batch.last)
+                        if batch.first <= self.cursor:
+                            batch = batch.after(self.cursor)
+                        if last > self.cursor:
+                            self.cursor = last
                         self.generation = batch.generation or self.generation
                         if batch.payloads:
                             if batch.stamps:
