@@ -5,6 +5,9 @@ subscription of a run id that is not one is a ``ValueError`` at once."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 
 from agui_wire.errors import RunNotFound
@@ -51,10 +54,17 @@ async def test_a_run_that_ends_while_its_head_is_read_is_found(
     store = opened.store(RunStore(opened.redis(redis_server.url)))
     elsewhere = opened.store(RunStore(opened.redis(redis_server.url)))
     keys = store._settings.layout.keys(None, run_id)
-    task = await store.start(run_id, [STARTED])  # claimed: no event stored yet
+    gate = asyncio.Event()
+
+    async def events() -> Any:
+        await gate.wait()  # (no event stored before ``top`` looked)
+        yield STARTED
+
+    task = await store.start(run_id, events())  # claimed: no event stored yet
     looked = _reading.lease_generation
 
     async def after_the_run_ended(*args: object, **kwargs: object) -> object:
+        gate.set()
         await task  # stored and ended after ``top`` found no event
         return await looked(*args, **kwargs)  # type: ignore[arg-type]
 
