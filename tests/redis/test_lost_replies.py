@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 
 from agui_wire.redis import RunStore, _claim, _leases, _pages, _producer
 from tests.redis.faults import Proxy
+from tests.runstore.kit import stop_heartbeat
 from tests.support.stores import Opened
 
 pytestmark = pytest.mark.anyio
@@ -141,9 +142,7 @@ async def test_a_lost_reply_to_the_lease_check_ends_the_run_once(
         producer._tasks.clear()
         task.remove_done_callback(producer._task_done)
         # The producer "dies": its heartbeat stops without ending the run.
-        for t in asyncio.all_tasks():
-            if "_heartbeat" in repr(t.get_coro()):
-                t.cancel()
+        stop_heartbeat(run_id)
         await loaded(opened.redis(redis_server.url))
         proxy.drop_reply(_sha("expire"))
         got = await asyncio.wait_for(collect(reader, run_id), 10)

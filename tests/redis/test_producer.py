@@ -151,3 +151,36 @@ async def test_a_run_that_starts_late_renews_the_lease_its_claim_took(
         await asyncio.sleep(0.02)
     assert lapsed == 0
     assert await task == 2
+
+
+async def test_a_run_renews_its_lease_from_a_task_started_when_the_first_renewal_is_due(
+    opened: Opened, redis_server: RedisServer, run_id: str
+) -> None:
+    """Until ``lease / 3`` after the claim a producer's heartbeat is a timer, not a
+    task (most runs end before; a task per run was a herd's cost); once due, the
+    task renews the lease, and goes on renewing it."""
+    r = opened.redis(redis_server.url)
+    store = opened.store(RunStore(r, lease=1.2))
+    gate = asyncio.Event()
+
+    async def events() -> Any:
+        yield EVENTS[0]
+        await gate.wait()
+
+    def beating() -> list[asyncio.Task[Any]]:
+        return [t for t in asyncio.all_tasks() if "_heartbeat" in repr(t.get_coro())]
+
+    task = await store.start(run_id, events())
+    assert task is not None
+    lease = store._settings.layout.keys(None, run_id).lease
+    await asyncio.sleep(0.2)
+    assert not beating()
+    first = await r.pttl(lease)
+    await asyncio.sleep(0.5)  # past lease / 3: renewed
+    assert len(beating()) == 1
+    assert await r.pttl(lease) > first - 250  # (not renewed: first - 500)
+    await asyncio.sleep(1.5)  # longer than the lease: renewed again
+    assert await r.exists(lease)
+    gate.set()
+    assert await task == 1
+    assert not beating()

@@ -119,15 +119,19 @@ async def frozen(
 
 
 def stop_heartbeat(run_id: str) -> None:
-    """Stop the heartbeat of ``run_id``'s producer (a task of the producer's own, on
-    both backends: ``Producer._heartbeat``), as if its replica froze."""
+    """Stop the heartbeat of ``run_id``'s producer (``Producer.heartbeat`` on both
+    backends: a task, or on Redis a timer until its first renewal is due), as if
+    its replica froze."""
     for task in asyncio.all_tasks():
-        coro = task.get_coro()
-        frame = getattr(coro, "cr_frame", None)
-        producer = None if frame is None else frame.f_locals.get("self")
-        name = getattr(coro, "__name__", "")
-        if name == "_heartbeat" and getattr(producer, "run_id", None) == run_id:
-            task.cancel()
+        coro: Any = task.get_coro()
+        while coro is not None:  # (down the awaits: ``_produced``, ``publish``, ``run``)
+            frame = getattr(coro, "cr_frame", None)
+            names = {} if frame is None else frame.f_locals
+            for producer in (names.get("self"), names.get("producer")):
+                heartbeat = getattr(producer, "heartbeat", None)
+                if getattr(producer, "run_id", None) == run_id and heartbeat is not None:
+                    heartbeat.cancel()
+            coro = getattr(coro, "cr_await", None)
 
 
 async def call(

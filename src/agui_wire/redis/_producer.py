@@ -272,6 +272,41 @@ class Writing(Producers):
         self.local = local  # this process's readers of the runs produced here
 
 
+class Heartbeat:
+    """A running producer's renewals of its lease (``Producer._heartbeat``, a task)
+    from the first one due on, ``lease / 3`` after the claim: until then a timer,
+    not a task (a task, its coroutine and its sleep per run were ~15% of the CPU of
+    a herd of runs starting at once, and most runs at token speed end before their
+    first renewal). Once it ends (or is cancelled) the producer's local readers
+    follow the stream: a producer that no longer keeps its lease feeds none, the
+    stream's lease checks end the run if it lapses."""
+
+    __slots__ = ("main", "producer", "task", "timer")
+
+    def __init__(self, producer: Producer, main: asyncio.Task[Any]) -> None:
+        self.producer = producer
+        self.main = main
+        self.task: asyncio.Task[None] | None = None
+        due = producer.renewed + producer.settings.lease / 3
+        self.timer: asyncio.Handle | None = asyncio.get_running_loop().call_at(due, self._start)
+
+    def _start(self) -> None:
+        self.timer = None
+        self.task = asyncio.ensure_future(self.producer._heartbeat(self.main))
+        self.task.add_done_callback(self._ended)
+
+    def _ended(self, _: object = None) -> None:
+        self.producer.followers.end()
+
+    def cancel(self) -> None:
+        if self.timer is not None:  # (ends as a cancelled task would: a turn later)
+            self.timer.cancel()
+            self.timer = None
+            asyncio.get_running_loop().call_soon(self._ended)
+        elif self.task is not None:
+            self.task.cancel()
+
+
 class Producer:
     """One claimed run being published (the lease is ours)."""
 
@@ -315,6 +350,7 @@ class Producer:
         # the claim on, so a reader that opens before the task runs (``start`` then
         # ``subscribe``) finds the run's head here, with no round trip
         self.followers: Followers = writing.local.started(keys, generation, stored)
+        self.heartbeat: Heartbeat | None = None  # the lease's renewals, once ``run`` runs
         # the append in flight through ``append``: first, payloads, stamp, its future
         self.appending: tuple[int, list[bytes], int | None, asyncio.Future[None]] | None = None
 
@@ -473,7 +509,7 @@ class Producer:
         if self.main is not None:
             self.main.cancel()
 
-    async def _release(self, appends: Appends, heartbeat: asyncio.Future[Any]) -> StoreDraining:
+    async def _release(self, appends: Appends, heartbeat: Heartbeat) -> StoreDraining:
         """What was taken stored, then the lease released (``_leases.RELEASE``);
         the error ``run`` raises (a run no longer ours: why, from ``_check``)."""
         heartbeat.cancel()  # no renewal after the release (one in flight finds it HELD)
@@ -521,10 +557,7 @@ class Producer:
         self.renewed = min(self.renewed, loop.time())
         watchdog = self.writing.watchdog
         watchdog.watch(self, self.run_keys)
-        heartbeat = asyncio.ensure_future(self._heartbeat(main))
-        # a producer that no longer keeps its lease feeds no reader: they follow the
-        # stream, whose lease checks end the run if it lapses
-        heartbeat.add_done_callback(lambda _: followers.end())
+        heartbeat = self.heartbeat = Heartbeat(self, main)
         source = Source(self.events, None, asyncio.get_running_loop(), logger)
         skip = self.stored  # a retried run: these are stored already
         appends = Appends(self.append, skip + 1, self.settings.batch, self.settings.page_bytes)
