@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -53,7 +54,7 @@ assert APPEND.many is not None
 NAMES = {PAGE.sha: "PAGE", APPEND.sha: "APPEND", APPEND.many.sha: "APPEND", RENEW.sha: "RENEW"}
 
 
-def name(args: tuple[Any, ...]) -> str:
+def name(args: Sequence[Any]) -> str:
     command = str(args[0]).upper()
     return NAMES.get(str(args[1]), "EVALSHA") if command == "EVALSHA" else command
 
@@ -67,7 +68,7 @@ async def test_an_append_never_waits_behind_a_page_read(
     real = Pipeliner._send
 
     async def spy(self: Pipeliner, calls: list[Any], held: Any) -> None:
-        sent.append((id(self), [name(call.args) for call in calls]))
+        sent.append((id(self), [name(call.command()) for call in calls]))
         await real(self, calls, held)
 
     monkeypatch.setattr(Pipeliner, "_send", spy)

@@ -154,10 +154,10 @@ async def test_a_resume_past_what_the_producer_has_heard_of_is_not_past_the_end(
     held: list[Any] = []
     pending: list[asyncio.Future[None]] = []
     release = asyncio.Event()
-    real = Producer._appended
+    real = Producer.replied
 
     def late(self: Producer, reply: Any) -> None:
-        if self.appending is not None and self.appending[0] == 5 and not release.is_set():
+        if self.appending is not None and self.appending.first == 5 and not release.is_set():
             held.append(reply)  # Redis stored event 5; its reply is read later
 
             async def later() -> None:
@@ -168,7 +168,7 @@ async def test_a_resume_past_what_the_producer_has_heard_of_is_not_past_the_end(
             return
         real(self, reply)
 
-    monkeypatch.setattr(Producer, "_appended", late)
+    monkeypatch.setattr(Producer, "replied", late)
     task = await store.start(run_id, paced(ticks(8), 0.01))
     while await admin.xlen(store.stream_key(run_id)) < 5 or not held:
         await asyncio.sleep(0.005)

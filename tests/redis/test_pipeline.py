@@ -65,7 +65,7 @@ async def test_a_script_redis_does_not_hold_is_loaded_and_sent_again(
     script = Script("return ARGV[1] .. '!'")
     await r.script_flush()
     lanes = Pipeliner(r, 2, 2.0)
-    reply = await lanes.call("EVALSHA", script.sha, 0, "hi", script=script.body)
+    reply = await lanes.script(script, [], ["hi"])
     assert reply == b"hi!"
 
 
@@ -115,10 +115,7 @@ async def exercise(r: Any) -> list[Any]:
             lanes.call("GET", "nohiredis:k"),
             lanes.call("INCR", "nohiredis:k"),
             lanes.call("HSET", "nohiredis:h", "f", 1.5),
-            *(
-                lanes.call("EVALSHA", script.sha, 0, b"x", n, script=script.body, many=script.many)
-                for n in range(3)
-            ),
+            *(lanes.script(script, [], [b"x", n]) for n in range(3)),
         ]
         replies = await asyncio.gather(*calls, return_exceptions=True)
         lanes.close()
@@ -170,18 +167,7 @@ async def test_calls_of_a_many_script_queued_together_go_to_redis_as_one(
     lanes = Pipeliner(r, 1, 2.0)
 
     def call(n: int, counter: str) -> asyncio.Future[object]:
-        return asyncio.ensure_future(
-            lanes.call(
-                "EVALSHA",
-                script.sha,
-                2,
-                f"many:{n}",
-                counter,
-                f"v{n}",
-                script=script.body,
-                many=script.many,
-            )
-        )
+        return asyncio.ensure_future(lanes.script(script, [f"many:{n}", counter], [f"v{n}"]))
 
     calls = [call(n, "many:text" if n == 7 else f"many:count:{n}") for n in range(100)]
     await asyncio.sleep(0)  # each caller queued its call

@@ -68,18 +68,24 @@ class Stored(asyncio.Future[None]):
     """An append's future that tells its ``Appends`` as it settles, in the settling
     call (a future's callbacks wait for a turn of the event loop: one per event
     when the store keeps up), so the next append starts from the reply's own
-    turn. ``settled`` is set by the ``Appends`` it was sent for; one settled
-    before (in its send) is seen there (no ``__init__``: one per event)."""
+    turn. ``appends`` is set by the ``Appends`` it was sent for; one settled
+    before (in its send) is seen there (no ``__init__``: one per event). Its
+    send keeps the append on it while it is in flight (``first``, ``payloads``,
+    ``stamp``). No callback object per append: each one alive until its reply
+    is an object more for the young GC to trace."""
 
-    __slots__ = ("settled",)
-    settled: Callable[[asyncio.Future[None]], None]
+    __slots__ = ("appends", "first", "payloads", "stamp")
+    appends: Appends
+    first: int
+    payloads: list[bytes]
+    stamp: int | None
 
     def set_result(self, result: None) -> None:
-        super().set_result(result)
+        asyncio.Future.set_result(self, result)  # (no ``super`` object: one per event)
         self._tell()
 
     def set_exception(self, exception: type | BaseException) -> None:
-        super().set_exception(exception)
+        asyncio.Future.set_exception(self, exception)
         self._tell()
 
     def cancel(self, msg: Any | None = None) -> bool:
@@ -89,10 +95,10 @@ class Stored(asyncio.Future[None]):
         return cancelled
 
     def _tell(self) -> None:
-        settled = getattr(self, "settled", None)
-        if settled is not None:
-            del self.settled
-            settled(self)
+        appends = getattr(self, "appends", None)
+        if appends is not None:
+            del self.appends
+            appends._done(self)
 
 
 class Appends:
@@ -110,15 +116,19 @@ class Appends:
         self.stamp: int | None = None  # its stamp
         self.error: BaseException | None = None
 
-    def add(self, payload: bytes) -> None:
-        """Queue ``payload`` (sent at once when no append is in flight); when ``full``,
-        the caller awaits ``room()`` before the next (no coroutine per event)."""
+    def add(self, payload: bytes) -> bool:
+        """Queue ``payload`` (sent at once when no append is in flight); whether
+        it is ``full`` now: then the caller awaits ``room()`` before the next (no
+        coroutine per event)."""
         if self.error is not None:
             raise self.error
         self.pending.append(payload)
         self.pending_bytes += len(payload)
         if self.task is None:
             self._start()
+            if self.task is None:
+                return False
+        return len(self.pending) >= self.batch or self.pending_bytes >= self.page_bytes
 
     @property
     def full(self) -> bool:
@@ -135,25 +145,30 @@ class Appends:
                 raise self.error
 
     def _start(self) -> None:
-        size = count = 0
-        for payload in self.pending:  # one page: ``batch`` events, ``page_bytes``
-            if count and (count >= self.batch or size + len(payload) > self.page_bytes):
-                break
-            size += len(payload)
-            count += 1
-        payloads, self.pending = self.pending[:count], self.pending[count:]
-        self.pending_bytes -= size
+        payloads = self.pending
+        if len(payloads) <= self.batch and self.pending_bytes <= self.page_bytes:
+            self.pending, self.pending_bytes = [], 0  # (the usual case: it all goes)
+        else:
+            size = count = 0
+            for payload in payloads:  # one page: ``batch`` events, ``page_bytes``
+                if count and (count >= self.batch or size + len(payload) > self.page_bytes):
+                    break
+                size += len(payload)
+                count += 1
+            payloads, self.pending = payloads[:count], payloads[count:]
+            self.pending_bytes -= size
         first = self.first
         self.first += len(payloads)
         self.sent, self.stamp = len(payloads), observe.stamp()
-        task: asyncio.Future[None] = asyncio.ensure_future(self.send(first, payloads, self.stamp))
-        self.task = task
-        if isinstance(task, Stored):
-            if task.done():  # settled in its send (a closed store)
-                self._done(task)
+        sent = self.send(first, payloads, self.stamp)
+        if isinstance(sent, Stored):
+            self.task = sent
+            if sent.done():  # settled in its send (a closed store)
+                self._done(sent)
             else:
-                task.settled = self._done
+                sent.appends = self
         else:
+            task = self.task = asyncio.ensure_future(sent)
             task.add_done_callback(self._done)
 
     def _done(self, task: asyncio.Future[None]) -> None:

@@ -111,10 +111,8 @@ async def produce(
                     break
                 count += 1
                 writer.produced(event)
-                if count > skip:
-                    appends.add(admit(event, count))
-                    if appends.full:
-                        await appends.room()
+                if count > skip and appends.add(admit(event, count)):
+                    await appends.room()
                 if event_type(event) in TERMINAL:
                     terminal = count
             writer.finishing = True

@@ -100,6 +100,7 @@ class Calls:
         self.timeout = settings.command_timeout
         self._lanes: dict[str, Pipeliner] = {}  # by node name ("" on one Redis)
         self._page_lanes: dict[str, Pipeliner] = {}
+        self._one: Pipeliner | None = None  # the command lanes, on one Redis
         self._counted: list[observe.Live | None] = []  # telemetry: agui.store.lanes
         self.outage = Outage()
         self.closed = False
@@ -132,6 +133,8 @@ class Calls:
                 lanes.close()
             else:
                 self._counted.append(observe.lanes_opened(observe.COMMAND, node, COMMAND_LANES))
+            if not self.cluster:
+                self._one = lanes
         return lanes
 
     def page_lanes(self, node: str) -> Pipeliner:
@@ -169,23 +172,9 @@ class Calls:
         lanes = self.lanes(node)
         lanes.heard = max(lanes.heard, when)
 
-    def send(
-        self,
-        keys: RunKeys,
-        *args: Any,
-        script: str | None = None,
-        durable: bool = False,
-        pages: bool = False,
-        first: bool = False,
-        many: Script | None = None,
-    ) -> Awaitable[Any]:
-        """One command of the run through its node's lanes (``pages``: its page
-        lanes), once (not retried); ``durable``: a write acknowledged once
-        ``replica_acks`` replicas have it; ``first``: ahead of what its lanes have
-        queued (a lease's renewal); ``many``: see ``Pipeliner.call``."""
-        node = self.node(keys.stream)
-        lanes = self.page_lanes(node) if pages else self.lanes(node)
-        return lanes.call(*args, script=script, durable=durable, first=first, many=many)
+    def send(self, keys: RunKeys, *args: Any) -> Awaitable[Any]:
+        """One command of the run through its node's command lanes, once (not retried)."""
+        return self.lanes(self.node(keys.stream)).call(*args)
 
     async def retry(
         self, keys: RunKeys, fn: Callable[[], Awaitable[T]], patience: float | None = None
@@ -287,18 +276,12 @@ class Calls:
     ) -> list[Any]:
         """A script's reply as Redis sent it, pipelined (on the page lanes for a
         ``Script.pages``; ``first``: ahead of what is queued) and retried
-        (``durable``: see ``send``)."""
+        (``durable``: a write acknowledged once ``replica_acks`` replicas have it)."""
 
         def send() -> Awaitable[Any]:
-            return self.send(
-                keys,
-                *script.command(names, args),
-                script=script.body,
-                durable=durable,
-                pages=script.pages,
-                first=first,
-                many=script.many,
-            )
+            node = self.node(keys.stream)
+            lanes = self.page_lanes(node) if script.pages else self.lanes(node)
+            return lanes.script(script, names, args, durable=durable, first=first)
 
         try:  # the usual case without the retry loop's frames (a call per event)
             reply = list(await send())
@@ -323,22 +306,17 @@ class Calls:
         durable: bool = False,
     ) -> None:
         """A script sent once through the run's node's lanes, its reply (or error)
-        handed to ``then`` as it is read (``Pipeliner.submit``): no task, no
+        handed to ``then.replied`` as it is read (``Pipeliner.submit``): no task, no
         coroutine. The caller retries an error (``run_script``); a reply counts
         as Redis answering."""
-        try:
-            lanes = self.lanes(self.node(keys.stream))
-        except Exception as exc:  # (a cluster with no master for the slot)
-            then(exc)
-            return
-        lanes.submit(
-            script.command(names, args),
-            future,
-            then,
-            script=script.body,
-            durable=durable,
-            many=script.many,
-        )
+        lanes = self._one
+        if lanes is None:
+            try:
+                lanes = self.lanes(self.node(keys.stream))
+            except Exception as exc:  # (a cluster with no master for the slot)
+                then.replied(exc)
+                return
+        lanes.submit(args, future, then, script, names, durable)
 
     async def script(
         self,

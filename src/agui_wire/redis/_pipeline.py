@@ -38,8 +38,8 @@ import asyncio
 import math
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, NoScriptError, ResponseError
@@ -139,33 +139,46 @@ async def send(connection: Any, data: bytes) -> None:
     await writer.drain()
 
 
-#: What a submitted call's reply (or its error) is handed to, in the lane's
-#: task as it is read, while its future is not done.
-Then = Callable[[Any], None]
+class Then(Protocol):
+    """What a submitted call's reply (or its error) is handed to (``replied``), in
+    the lane's task as it is read, while its future is not done: an object its
+    caller has already, not a callback made per call (one per event, each alive
+    until its reply: an object more for the young GC to trace)."""
+
+    def replied(self, reply: Any) -> None: ...
 
 
 class _Call:
-    __slots__ = ("args", "durable", "future", "many", "script", "then")
+    """One command queued: ``args`` as sent, or, with ``keys``, the arguments of
+    a call of ``script`` (``EVALSHA``, built as it is sent: ``command``), which
+    calls of its ``many`` script queued with it may join (``_Many``). ``script``:
+    the script a ``NOSCRIPT`` reply loads (``None``: a plain command)."""
+
+    __slots__ = ("args", "durable", "future", "keys", "script", "then")
 
     def __init__(
         self,
-        args: tuple[Any, ...],
+        args: Sequence[Any],
         future: asyncio.Future[Any] | None,
-        script: str | None,
+        then: Then | None,
+        script: Script | None,
+        keys: Sequence[Any] | None,
         durable: bool,
-        many: Script | None = None,
-        then: Then | None = None,
     ) -> None:
         self.args = args
         self.future = future
-        self.script = script  # the body, for an EVALSHA whose script may need loading
-        self.durable = durable  # a write answered once ``acks`` replicas have it
-        self.many = many  # the script running many calls of this one's as one
         self.then = then
+        self.script = script
+        self.keys = keys
+        self.durable = durable  # a write answered once ``acks`` replicas have it
 
-    def dropped(self) -> bool:
-        """Its caller no longer waits (cancelled): not sent."""
-        return self.future is not None and self.future.done()
+    def command(self) -> Sequence[Any]:
+        """The command as sent alone."""
+        keys = self.keys
+        if keys is None:
+            return self.args
+        assert self.script is not None
+        return self.script.command(keys, self.args)
 
     def settle(self, reply: Any) -> None:
         """Its reply (an exception: raised to its caller)."""
@@ -173,7 +186,7 @@ class _Call:
         if future is None or future.done():
             return
         if self.then is not None:
-            self.then(reply)
+            self.then.replied(reply)
         elif isinstance(reply, BaseException):
             future.set_exception(reply)
         else:
@@ -186,26 +199,27 @@ class _Call:
 
 class _Many(_Call):
     """Calls of one script sent as one call of its ``many`` script (one Redis:
-    every key on one node), each settled by its own part of the reply."""
+    every key on one node), each settled by its own part of the reply. The
+    command is built from each call's keys and arguments as given (``_MANY``'s
+    layout: every key, the count of calls, each call's counts, every argument)."""
 
     __slots__ = ("calls",)
 
     def __init__(self, many: Script, calls: list[_Call]) -> None:
-        keys: list[Any] = []
-        counts: list[int] = []
-        argv: list[Any] = []
+        command: list[Any] = ["EVALSHA", many.sha, 0]
+        counts: list[int] = [len(calls)]
+        durable = False
         for call in calls:
-            args = call.args  # EVALSHA, sha, numkeys, keys..., args...
-            n = int(args[2])
-            keys += args[3 : 3 + n]
-            argv += args[3 + n :]
-            counts += (n, len(args) - 3 - n)
-        super().__init__(
-            ("EVALSHA", many.sha, len(keys), *keys, len(calls), *counts, *argv),
-            None,
-            many.body,
-            any(call.durable for call in calls),
-        )
+            keys = call.keys
+            assert keys is not None
+            command += keys
+            counts += (len(keys), len(call.args))
+            durable = durable or call.durable
+        command[2] = len(command) - 3
+        command += counts
+        for call in calls:
+            command += call.args
+        super().__init__(command, None, None, many, None, durable)
         self.calls = calls
 
     def settle(self, reply: Any) -> None:
@@ -227,13 +241,14 @@ def _combined(calls: list[_Call]) -> list[_Call]:
     of one run are never reordered among themselves)."""
     groups: dict[Script, list[_Call]] = {}
     for call in calls:
-        if call.many is not None:
-            groups.setdefault(call.many, []).append(call)
+        if call.keys is not None and call.script is not None and call.script.many is not None:
+            groups.setdefault(call.script.many, []).append(call)
     if not any(len(group) > 1 for group in groups.values()):
         return calls
     out: list[_Call] = []
     for call in calls:
-        many = call.many
+        script = call.script
+        many = None if call.keys is None or script is None else script.many
         if many is None or len(groups[many]) < 2:
             out.append(call)
         elif groups[many][0] is call:
@@ -287,40 +302,49 @@ class Pipeliner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed: RedisConnectionError | None = None
 
-    async def call(
-        self,
-        *args: Any,
-        script: str | None = None,
-        durable: bool = False,
-        first: bool = False,
-        many: Script | None = None,
-    ) -> Any:
+    async def call(self, *args: Any, durable: bool = False, first: bool = False) -> Any:
         """The command's reply (see the module doc). ``durable``: a write answered
         once ``acks`` replicas hold it. ``first``: ahead of what is queued (a lease's
         renewal: a replica that queues more than its lease of commands must not lose
-        its runs' leases to its own queue). ``many``: on one Redis, calls queued
-        together of the script this one runs (``script``) go as one call of ``many``."""
+        its runs' leases to its own queue)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.submit(args, future, None, script=script, durable=durable, first=first, many=many)
+        self.submit(args, future, None, None, None, durable, first)
+        return await future
+
+    async def script(
+        self,
+        script: Script,
+        keys: Sequence[Any],
+        args: Sequence[Any],
+        *,
+        durable: bool = False,
+        first: bool = False,
+    ) -> Any:
+        """The reply of ``script`` run with ``keys`` and ``args`` (``call``'s
+        ``durable`` and ``first``): its ``EVALSHA``, loaded when Redis lacks it;
+        on one Redis, calls of a ``many`` script queued together go as one call
+        of ``script.many``."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.submit(args, future, None, script, keys, durable, first)
         return await future
 
     def submit(
         self,
-        args: tuple[Any, ...],
+        args: Sequence[Any],
         future: asyncio.Future[Any],
         then: Then | None,
-        *,
-        script: str | None = None,
-        durable: bool = False,
+        script: Script | None,
+        keys: Sequence[Any] | None,
+        durable: bool,
         first: bool = False,
-        many: Script | None = None,
     ) -> None:
-        """``call`` without a coroutine of its own (a call per event): the reply
-        is ``future``'s, or, with ``then``, handed to ``then`` in the lane's task
-        while ``future`` is not done (the caller settles ``future``). A ``future``
-        done before the call is sent drops it."""
+        """``call`` (``script`` with ``keys``: ``script``'s) without a coroutine of
+        its own (a call per event): the reply is ``future``'s, or, with ``then``,
+        handed to ``then.replied`` in the lane's task while ``future`` is not done (the
+        caller settles ``future``). A ``future`` done before the call is sent
+        drops it."""
+        call = _Call(args, future, then, script, keys, durable and self.acks > 0)
         if self.closed is not None:
-            call = _Call(args, future, script, False, None, then)
             call.settle(self.closed)
             return
         loop = asyncio.get_running_loop()
@@ -330,12 +354,12 @@ class Pipeliner:
             self.idle = []
             self.busy = 0
             self.queue.clear()
-        call = _Call(args, future, script, durable and self.acks > 0, many, then)
         if first:
             self.queue.appendleft(call)
         else:
             self.queue.append(call)
-        self._open(loop)
+        if self.idle or len(self.tasks) <= self.busy:  # (else a lane is about to take it)
+            self._open(loop)
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
         """A lane for what is queued, unless one will take it: a lane in ``tasks``,
@@ -404,7 +428,8 @@ class Pipeliner:
             calls: list[_Call] = []
             while queue and len(calls) < MAX_BATCH:
                 call = queue.popleft()
-                if not call.dropped():  # cancelled callers are dropped
+                future = call.future  # (queued calls have one)
+                if future is None or not future.done():  # cancelled callers are dropped
                     calls.append(call)
             if not calls:
                 continue
@@ -435,7 +460,7 @@ class Pipeliner:
 
     async def _replies(self, calls: list[_Call], held: _Held | None) -> list[Any]:
         async def execute(batch: list[_Call]) -> list[Any]:
-            commands = [call.args for call in batch]
+            commands = [call.command() for call in batch]
             durable = any(call.durable for call in batch)
             if durable:  # (WAIT counts this connection's writes before it)
                 commands.append(("WAIT", self.acks, self.wait_ms))
@@ -450,8 +475,8 @@ class Pipeliner:
         replies = await execute(calls)
         missing = [c for c, r in zip(calls, replies, strict=True) if isinstance(r, NoScriptError)]
         if missing:
-            for body in {c.script for c in missing if c.script is not None}:
-                await self._load(body)
+            for script in {c.script for c in missing if c.script is not None}:
+                await self._load(script.body)
             again = dict(zip(map(id, missing), await execute(missing), strict=True))
             replies = [again.get(id(c), r) for c, r in zip(calls, replies, strict=True)]
         return replies
@@ -482,7 +507,7 @@ class Pipeliner:
             node = self.redis.get_node(node_name=self.node)
             await self.redis.execute_command("SCRIPT LOAD", body, target_nodes=node)
 
-    async def _pipeline(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+    async def _pipeline(self, commands: list[Sequence[Any]]) -> list[Any]:
         """Through redis-py's pipeline (a cluster: it routes each command by slot)."""
         pipe = self.redis.pipeline(transaction=False)
         if self.node is None:  # (a cluster client of one node)
@@ -497,7 +522,7 @@ class Pipeliner:
             pipe.execute_command(*args, target_nodes=node)
         return list(await pipe.execute(raise_on_error=False, allow_redirections=False))
 
-    async def _raw(self, commands: list[tuple[Any, ...]], held: _Held) -> list[Any]:
+    async def _raw(self, commands: list[Sequence[Any]], held: _Held) -> list[Any]:
         """On one Redis: packed in one C call (``pack_commands``; redis-py's pipeline
         encodes every argument in Python) on the lane's own connection, replies as
         Redis sent them, parsed by redis-py (by hiredis when it is installed)."""

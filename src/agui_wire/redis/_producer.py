@@ -351,8 +351,8 @@ class Producer:
         # ``subscribe``) finds the run's head here, with no round trip
         self.followers: Followers = writing.local.started(keys, generation, stored)
         self.heartbeat: Heartbeat | None = None  # the lease's renewals, once ``run`` runs
-        # the append in flight through ``append``: first, payloads, stamp, its future
-        self.appending: tuple[int, list[bytes], int | None, asyncio.Future[None]] | None = None
+        # the append in flight through ``append`` (it carries first, payloads, stamp)
+        self.appending: Stored | None = None
 
     def _check(self, reply: list[Any]) -> int:
         code, last = int(reply[0]), int(reply[1])
@@ -395,29 +395,29 @@ class Producer:
         again, retried, and says what a refusal means."""
         if self.snapshots is not None:  # (its snapshot is written after the append)
             return self._append(first, payloads, stamp)
-        loop = asyncio.get_running_loop()
-        done = Stored(loop=loop)
-        self.sent = max(self.sent, first + len(payloads) - 1)
-        self.appending = (first, payloads, stamp, done)
+        done = self.appending = Stored(loop=asyncio.get_running_loop())
+        done.first, done.payloads, done.stamp = first, payloads, stamp
+        last = first + len(payloads) - 1
+        if last > self.sent:
+            self.sent = last
         self.calls.submit(
             self.run_keys,
             APPEND,
             self.keys,
             self._append_args(first, payloads, stamp),
             done,
-            self._appended,
-            durable=True,
+            self,
+            True,
         )
         return done
 
-    def _appended(self, reply: Any) -> None:
-        """The reply to the append in flight (its future not done yet)."""
-        appending = self.appending
-        assert appending is not None
-        first, payloads, stamp, done = appending
+    def replied(self, reply: Any) -> None:
+        """The reply to the append in flight (its future not done yet; ``Calls.submit``)."""
+        done = self.appending
+        assert done is not None
         self.appending = None
         if isinstance(reply, BaseException):
-            _chain(asyncio.ensure_future(self._append(first, payloads, stamp)), done)
+            _chain(asyncio.ensure_future(self._append(done.first, done.payloads, done.stamp)), done)
             return
         try:
             self._check(reply)
@@ -426,7 +426,7 @@ class Producer:
             return
         if self.calls.outage.since is not None:
             self.calls.outage.answered()
-        self.followers.push(first, payloads, stamp)
+        self.followers.push(done.first, done.payloads, done.stamp)
         done.set_result(None)
 
     def _append_args(self, first: int, payloads: list[bytes], stamp: int | None) -> list[Any]:
@@ -575,10 +575,8 @@ class Producer:
                     count += 1
                     if self.snapshots is not None:
                         self.snapshots.produced(event)
-                    if count > skip:
-                        appends.add(admit(event, count))
-                        if appends.full:
-                            await appends.room()
+                    if count > skip and appends.add(admit(event, count)):
+                        await appends.room()
                     if event_type(event) in TERMINAL:
                         terminal = count
                 self.finishing = True

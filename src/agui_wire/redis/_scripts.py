@@ -17,6 +17,7 @@ A script's body never changes while the process runs (its SHA-1 is its name);
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any, Final
 
@@ -50,7 +51,7 @@ class Script:
         self.sha = hashlib.sha1(body.encode()).hexdigest()
         self.many = Script(_many(body)) if many else None
 
-    def command(self, names: list[str], args: list[Any]) -> tuple[Any, ...]:
+    def command(self, names: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
         """The ``EVALSHA`` of this script with ``names`` as its keys."""
         return ("EVALSHA", self.sha, len(names), *names, *args)
 
