@@ -358,7 +358,9 @@ class Pipeliner:
             self.queue.appendleft(call)
         else:
             self.queue.append(call)
-        if self.idle or len(self.tasks) <= self.busy:  # (else a lane is about to take it)
+        # a lane neither busy nor idle is about to take it (``_open`` counts the
+        # idle ones still waiting; this bound needs no call: one per event)
+        if len(self.tasks) <= self.busy + len(self.idle):
             self._open(loop)
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
