@@ -120,11 +120,19 @@ class Local:
         followers = self.runs[keys.stream] = Followers(self, keys, generation, stored)
         return followers
 
+    def here(self, keys: RunKeys, generation: int | None) -> Followers | None:
+        """The run's followers while its producer runs in this process (from its claim
+        to its end), when ``generation`` is theirs (``None``: not known)."""
+        followers = self.runs.get(keys.stream)
+        if followers is None or generation not in (None, followers.generation):
+            return None
+        return followers
+
     def follow(
         self, keys: RunKeys, cursor: int, generation: int | None, inbox: Inbox
     ) -> Follow | None:
-        followers = self.runs.get(keys.stream)
-        if followers is None or self.closed or generation not in (None, followers.generation):
+        followers = self.here(keys, generation)
+        if followers is None or self.closed:
             return None
         follow = followers.follows[inbox] = Follow(followers, inbox, cursor)
         if followers.stored > cursor:  # stored since the reader looked: it reads them

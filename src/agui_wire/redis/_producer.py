@@ -275,9 +275,9 @@ class Writing(Producers):
 class Heartbeat:
     """A running producer's renewals of its lease (``Producer._heartbeat``, a task)
     from the first one due on, ``lease / 3`` after the claim: until then a timer,
-    not a task (a task, its coroutine and its sleep per run were ~15% of the CPU of
-    a herd of runs starting at once, and most runs at token speed end before their
-    first renewal). Once it ends (or is cancelled) the producer's local readers
+    not a task (a task, its coroutine and its sleep per run cost a herd of runs
+    starting at once 10-25% of its CPU, and most runs at token speed end before
+    their first renewal). Once it ends (or is cancelled) the producer's local readers
     follow the stream: a producer that no longer keeps its lease feeds none, the
     stream's lease checks end the run if it lapses."""
 

@@ -72,15 +72,12 @@ class Reading:
     async def head(
         self, keys: RunKeys, cursor: int = 0, generation: int | None = None
     ) -> tuple[int, int | None, bool]:
-        followers = self.local.runs.get(keys.stream)
-        if (
-            followers is not None
-            and cursor <= followers.stored
-            and generation in (None, followers.generation)
-        ):  # claimed here and live: its producer knows what Redis acknowledged (a
+        here = self.local.here(keys, generation)
+        if here is not None and cursor <= here.stored:
+            # claimed here and live: its producer knows what Redis acknowledged (a
             # position past that, read elsewhere from a reply not read here yet, and
             # any other generation, are Redis's to judge)
-            return followers.stored, followers.generation, False
+            return here.stored, here.generation, False
         # finding a run waits ``reconnect`` for Redis (then HTTP 503); once found,
         # its reader waits as long as the run's producer would (``silence``)
         patience = self.settings.reconnect
@@ -107,13 +104,9 @@ class Reading:
         most: int | None = None,
         ahead: bool = True,
     ) -> AsyncIterator[Batch]:
-        followers = self.local.runs.get(keys.stream)
-        if (
-            followers is not None
-            and stop is None
-            and cursor >= followers.stored
-            and generation in (None, followers.generation)
-        ):  # produced here, the cursor at what its producer had acknowledged: what
+        here = self.local.here(keys, generation)
+        if here is not None and stop is None and cursor >= here.stored:
+            # produced here, the cursor at what its producer had acknowledged: what
             # Redis holds past it (a reply not read yet) comes with its next push
             return _nothing()
         return pages(
