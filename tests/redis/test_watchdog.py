@@ -8,6 +8,7 @@ stalled cluster master: tests/redis/test_stalls.py, test_cluster_faults.py)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -112,3 +113,34 @@ async def test_a_silent_node_fails_only_the_producers_of_its_shards() -> None:
     await asyncio.sleep(2 * WATCH)
     assert watchdog._task is not None
     assert watchdog._task.done()
+
+
+async def test_a_replica_that_stalled_does_not_blame_a_node_that_answers() -> None:
+    """The loop blocked past the limit (a starved process, a long callback): the first
+    look after it pings the node rather than failing its producers."""
+    lanes = Lanes(answers=True)
+    watchdog = Watchdog(Calls(**{"node-0": lanes}), silence=0.6)  # type: ignore[arg-type]
+    producer = Producer()
+    watchdog.watch(producer, Keys(0))  # type: ignore[arg-type]
+    await asyncio.sleep(WATCH + 0.05)  # the first look has seen the node
+    time.sleep(0.9)  # this replica's loop, blocked
+    await asyncio.sleep(PROBE_AFTER + 3 * WATCH)
+    assert producer.reasons == []
+    assert lanes.pings >= 1
+    watchdog.unwatch(producer, Keys(0))  # type: ignore[arg-type]
+
+
+async def test_a_silent_node_fails_its_producers_though_every_look_comes_late() -> None:
+    """A replica that keeps stalling still notices a node that never answers."""
+    lanes = Lanes(answers=False)
+    watchdog = Watchdog(Calls(**{"node-0": lanes}), silence=0.6)  # type: ignore[arg-type]
+    producer = Producer()
+    watchdog.watch(producer, Keys(0))  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not producer.reasons and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        time.sleep(WATCH + 0.1)  # every look a look late
+    assert len(producer.reasons) == 1
+    assert "(node-0) did not answer for" in producer.reasons[0]
+    assert lanes.pings == 1

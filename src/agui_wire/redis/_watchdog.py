@@ -8,7 +8,10 @@ are live, one task looks every ``WATCH`` seconds at the nodes that serve them
 up at each look, so a failover's new master is watched once it serves): a node
 quiet for ``PROBE_AFTER`` seconds is pinged (through its lanes, so a reply
 stamps it); silent for ``silence`` seconds (``lease + 1 s``: a producer's lease
-may have lapsed in Redis by then), it fails the producers of its runs. A stalled
+may have lapsed in Redis by then) with a ping unanswered, it fails the producers
+of its runs. The replica's own stalls are not the node's silence: a look that
+comes a look late (a blocked loop, a starved process) pings but judges nobody,
+since replies may wait unread in its sockets; the look after it judges. A stalled
 or black-holed node (no error, no reply) is so noticed within ``silence`` plus a
 look, whatever the client's ``socket_timeout``, and a stalled master of a
 cluster fails its own runs, never those of the masters that answer.
@@ -22,6 +25,7 @@ watched. The task ends when nobody is watched.
 from __future__ import annotations
 
 import asyncio
+from math import inf
 from typing import Any, Final, Protocol
 
 from ._calls import Calls
@@ -64,21 +68,31 @@ class Watchdog:
         loop = asyncio.get_running_loop()
         seen: dict[str, float] = {}  # a node is judged from when this task first saw it
         probes: dict[str, asyncio.Future[Any]] = {}
+        probed: dict[str, float] = {}  # when each node was last pinged
+        judge = True
         try:
             while self.producers:
+                due = loop.time() + WATCH
                 await asyncio.sleep(WATCH)
                 now = loop.time()
+                # A look that comes a look late (this replica stalled, not Redis) judges
+                # nobody: replies may wait unread in its sockets. The next look judges.
+                judge = not judge or now - due < WATCH
                 for shard in list(self.producers):
                     try:
                         node = calls.shard_node(shard)
                     except Exception:  # no master for the slot yet (a failover): the
                         continue  # producers' calls retry; the next look finds it
-                    quiet = now - max(calls.heard(node), seen.setdefault(node, now))
-                    if quiet >= self.silence:
+                    last = max(calls.heard(node), seen.setdefault(node, now))
+                    quiet = now - last
+                    # silent only with a ping unanswered: quiet alone may be this
+                    # replica's own delay (a look that came late)
+                    if judge and quiet >= self.silence and probed.get(node, -inf) >= last:
                         self._fail(shard, node, quiet)
                     elif quiet >= PROBE_AFTER:
                         probe = probes.get(node)
                         if probe is None or probe.done():
+                            probed[node] = now
                             probe = probes[node] = asyncio.ensure_future(
                                 calls.lanes(node).call("PING")
                             )
