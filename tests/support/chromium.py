@@ -218,11 +218,19 @@ class Chromium:
     def screenshot(self, path: Path) -> Path:
         """The whole page as a PNG; the viewport is as it was after it (capturing beyond
         it resizes the page for a moment, and would leave the pointer aiming elsewhere)."""
-        shot = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        # A viewport as tall as the page, rather than ``captureBeyondViewport``: that hides
+        # the scrollbars, and they come back only at a later scroll or input, so a layout
+        # measured after it is shifted by half a bar (a pointer aimed there misses).
+        viewport = self.viewport
+        width, height = viewport or self.evaluate("[innerWidth, innerHeight]")
+        self.set_width(width, max(height, self.evaluate("document.documentElement.scrollHeight")))
+        shot = self.send("Page.captureScreenshot", format="png")
         path.write_bytes(base64.b64decode(shot["data"]))
-        self.send("Emulation.clearDeviceMetricsOverride")
-        if self.viewport is not None:
-            self.set_width(*self.viewport)
+        if viewport is None:
+            self.send("Emulation.clearDeviceMetricsOverride")
+            self.viewport = None
+        else:
+            self.set_width(*viewport)
         return path
 
     def close(self) -> None:
