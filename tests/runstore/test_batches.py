@@ -77,25 +77,24 @@ def test_a_payload_that_does_not_decode_is_named() -> None:
     assert "the stored payload of event 6 does not decode" in str(error)
 
 
-def test_chunks_decode_a_step_at_a_time_and_keep_nothing() -> None:
+def test_a_chunk_is_decoded_for_its_caller_and_not_kept() -> None:
     b = batch(RUN, first=3)
-    chunks = b.chunks(4)
-    first = next(chunks)
-    assert first == RUN[:4]
+    assert b.chunk(0, 4) == RUN[:4]
     assert b._events is None  # decoded for the caller alone, not kept
-    assert [first, *chunks] == [RUN[i : i + 4] for i in range(0, len(RUN), 4)]
+    assert b.chunk(4, 3) == RUN[4:7]  # any size, from any event
+    assert b.chunk(len(RUN) - 2, 5) == RUN[-2:]  # fewer at the end
     assert b._events is None
     b.events()
-    assert [e for chunk in b.chunks(4) for e in chunk] == RUN  # decoded once: sliced
+    assert b.chunk(4, 3) == RUN[4:7]  # decoded once: sliced
 
 
 def test_a_chunk_that_does_not_decode_names_its_payload() -> None:
     payloads = [encode_payload(e) for e in RUN[:6]]
     payloads[4] = b"\xff\xff\xff"
-    chunks = Batch(Ref(), 42, 5, payloads, None).chunks(3)
-    assert next(chunks) == RUN[:3]
+    b = Batch(Ref(), 42, 5, payloads, None)
+    assert b.chunk(0, 3) == RUN[:3]
     with pytest.raises(StoreCorrupted) as info:
-        next(chunks)
+        b.chunk(3, 3)
     assert info.value.entry_id == "9-42"
     assert "the stored payload of event 9 does not decode" in str(info.value)
 

@@ -16,7 +16,6 @@ every response.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Final, Protocol
 
 from .._codec.selected import frame
@@ -90,21 +89,17 @@ class Batch(EncodedEvents):
             self._events = self._decode(self.data(True), len(self.payloads))
         return self._events
 
-    def chunks(self, size: int) -> Iterator[list[dict[str, Any]]]:
-        """The events in lists of at most ``size``, each decoded when it is asked
-        for and not kept (unless ``events()`` decoded them already): a fold feeds
-        a list and drops it, so its decoded events die young, before the cyclic
-        GC's first generation fills and would carry a page of them into the old
-        generations (each full collection of the replica's heap a pause of
-        ~15 ms for every run on the event loop)."""
+    def chunk(self, start: int, size: int) -> list[dict[str, Any]]:
+        """Events ``start..start+size-1`` (counted from 0; fewer at the end),
+        decoded for the caller alone and not kept (unless ``events()`` decoded them
+        already): a fold feeds a step and drops it, so its decoded events die young,
+        before the cyclic GC's first generation fills and would carry a page of
+        them into the old generations (each full collection of the replica's heap
+        a pause of ~15 ms for every run on the event loop)."""
         if self._events is not None:
-            for start in range(0, len(self._events), size):
-                yield self._events[start : start + size]
-            return
-        payloads = self.payloads
-        for start in range(0, len(payloads), size):
-            part = payloads[start : start + size]
-            yield self._decode(b"".join(map(frame, part)), len(part))
+            return self._events[start : start + size]
+        part = self.payloads[start : start + size]
+        return self._decode(b"".join(map(frame, part)), len(part))
 
     def _decode(self, framed: bytes, count: int) -> list[dict[str, Any]]:
         # "raw": an event of a later protocol keeps its place (ids stay 1:1).

@@ -163,9 +163,12 @@ class Folds(Generic[R]):
         pages = self.stored.pages(keys, cursor, generation, most=FOLD_PAGE, ahead=False)
         while (batch := await pace.wait(anext(pages, None))) is not None:
             generation = batch.generation  # (pages checks each entry's)
-            for events in batch.chunks(FEED_STEP):
+            start = 0
+            while start < len(batch.payloads):
+                events = batch.chunk(start, FEED_STEP)
                 for event in events:
                     folder.feed(event)
+                start += len(events)
                 await pace.turn()  # the other runs of this event loop go first
             cursor = batch.last
             ended = batch.end is not None
