@@ -4,8 +4,8 @@ measures the latency): page reads go on lanes of their own, so no append (nor
 any other short command) shares a pipeline with a page or waits for a lane a
 page holds, and page lanes send a page as soon as it is asked for; a page takes
 Redis a bounded time (``PAGE_EVENTS`` events at most, a fold's ``FOLD_PAGE``:
-tests/runstore/test_folds.py); a fold gives the event loop back every
-``FEED_STEP`` events and, alone on the loop, never sleeps
+tests/runstore/test_folds.py); a fold gives the event loop back after a step
+of at most ``FEED_STEP`` events and, alone on the loop, never sleeps
 (tests/runstore/test_pacing.py holds the rule, and a fold's share of a busy
 loop; test_folds.py that a fold holds a step of decoded events, never a page).
 """

@@ -14,7 +14,7 @@ import pytest
 
 from agui_wire import memory
 from agui_wire._runstore import pacing
-from agui_wire._runstore.pacing import LIVE, SHARE, SLICE, Pace, pause
+from agui_wire._runstore.pacing import LIVE, SHARE, SLICE, STEP, Pace, pause, size
 from tests.redis.app import token_run
 
 
@@ -139,31 +139,41 @@ async def test_what_a_job_waits_for_is_not_its_time(monkeypatch: pytest.MonkeyPa
     assert 0.008 <= sum(busy) <= 0.015  # 10 ms of steps in the slices looked at
 
 
-@pytest.mark.anyio
-async def test_a_fold_beside_a_busy_loop_takes_its_share(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A compact joiner of a long run (the store in memory: the fold's waits are
-    turns of the loop, nothing to read) beside a task that would take the loop
-    whenever it can (0.05 ms of work a turn): the fold's own steps take about
-    ``SHARE`` of the time it takes, where taking turns would give it nearly half."""
+async def fold_beside_a_busy_loop(
+    monkeypatch: pytest.MonkeyPatch, events: int, cost: float = 0.0
+) -> tuple[float, list[float]]:
+    """A compact joiner of a run of ``events`` text deltas (the store in memory:
+    the fold's waits are turns of the loop, nothing to read), each costing the fold
+    ``cost`` s more than it does, beside a task that would take the loop whenever it
+    can (0.05 ms of work a turn): the fold's own CPU time over the time it took, and
+    the CPU time the busy task waited between two of its turns, each time."""
     from agui_wire._runstore import folds
 
     meter = Meter()
     real = folds.Folds._fold
+    real_feed = folds.Compactor.feed
 
     async def _fold(self: Any, keys: Any) -> Any:
         return await meter.run(real(self, keys))
 
+    def feed(self: Any, event: Any) -> None:
+        work(cost)
+        real_feed(self, event)
+
     store = memory.RunStore()
-    await store.publish("long", token_run("t", "long", 50_000, size=4))
+    await store.publish("long", token_run("t", "long", events, size=4))
     monkeypatch.setattr(folds.Folds, "_fold", _fold)
+    if cost:
+        monkeypatch.setattr(folds.Compactor, "feed", feed)
     stop = asyncio.Event()
+    waited: list[float] = []
 
     async def busy() -> None:
         while not stop.is_set():
             work(0.00005)
+            before = time.thread_time()
             await asyncio.sleep(0)
+            waited.append(time.thread_time() - before)
 
     other = asyncio.ensure_future(busy())
     started = time.perf_counter()
@@ -173,4 +183,35 @@ async def test_a_fold_beside_a_busy_loop_takes_its_share(
     await other
     await store.aclose()
     assert [e["type"] for e in got] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]
-    assert meter.cpu / took <= 1.4 * SHARE
+    return meter.cpu / took, waited
+
+
+@pytest.mark.anyio
+async def test_a_fold_beside_a_busy_loop_takes_its_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A compact joiner of a long run beside a busy loop: the fold's own steps take
+    about ``SHARE`` of the time it takes, where taking turns would give it nearly
+    half."""
+    share, _ = await fold_beside_a_busy_loop(monkeypatch, 50_000)
+    assert share <= 1.4 * SHARE
+
+
+@pytest.mark.anyio
+async def test_a_fold_of_costly_events_steps_by_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events that cost a fold ten times what a text delta costs with the C decoder
+    (~30 us: the pure decoder's, or larger events): its steps are sized by time,
+    ``STEP``, not by count (``FEED_STEP`` of them would hold the loop ~2 ms a turn,
+    and the busy loop's one turn a step would look like an idle loop's), so the
+    busy task waits about a step between its turns and the fold takes its share."""
+    share, waited = await fold_beside_a_busy_loop(monkeypatch, 10_000, cost=0.00003)
+    waited.sort()
+    assert waited[int(len(waited) * 0.9)] <= 2 * STEP
+    assert share <= 1.4 * SHARE
+
+
+def test_a_step_is_sized_by_time() -> None:
+    assert size(64, STEP / 2, 64) == 64  # cheap items: the most a step takes
+    assert size(64, STEP * 10, 64) == 6  # ten times the cost: a tenth as many
+    assert size(1, STEP * 3, 64) == 1  # an item that costs more than a step: one
+    assert size(1, 0.0, 64) == 64  # (too fast to time)

@@ -3,14 +3,14 @@
 Strategy: a fold reads the run's stored events in pages bounded in bytes and in
 events (``FOLD_PAGE``: Redis runs a page alone, the other runs' appends wait
 behind it) from its backend (``Stored.pages``), one page at a time, and feeds
-each page to a ``Compactor`` before reading the next, decoding it a step
-(``FEED_STEP`` events) at a time, so it holds the folded state (messages,
-state, what is open) and a step of events, never the run nor a page of decoded
-events; it takes at most a quarter of the event loop while other runs are live
-(``pacing``: its time is its steps, not its waits for pages). Compact joiners
-of one run that arrive while its fold runs await that fold instead of starting
-their own; a finished fold is reused for ``reuse`` seconds (its prefix stands
-for events 1..n; a joiner reads what followed from the store).
+each page to a ``Compactor`` before reading the next, decoding it a step at a
+time (``pacing.STEP`` of CPU, at most ``FEED_STEP`` events), so it holds the
+folded state (messages, state, what is open) and a step of events, never the run
+nor a page of decoded events; it takes at most a quarter of the event loop while
+other runs are live (``pacing``: its time is its steps, not its waits for pages).
+Compact joiners of one run that arrive while its fold runs await that fold
+instead of starting their own; a finished fold is reused for ``reuse`` seconds
+(its prefix stands for events 1..n; a joiner reads what followed from the store).
 
 Contract: ``Folds.fold(run)`` returns a ``Fold``: the prefix (``None`` when the
 run cannot be folded: chunks, a second ``RUN_STARTED``, nothing stored yet; the
@@ -36,11 +36,12 @@ from .batches import Batch, Prefix, RunRef
 from .ids import CLOSED
 from .pacing import Pace
 
-#: Events a fold decodes and feeds between two turns of the event loop (~20 us
-#: of CPU for text deltas), so a long run's fold never holds the loop for the others'
-#: deliveries, and its decoded events are freed before the cyclic GC's young
-#: generation (700 objects) fills: none reach the old generations, whose full
-#: collections pause every run on the loop.
+#: Events a fold decodes and feeds between two turns of the event loop, at most: a
+#: step is sized by time (``pacing.STEP``), this many text deltas (~3 us each with
+#: the C decoder, ~30 us with the pure one) or fewer, so a long run's fold never
+#: holds the loop for the others' deliveries, and its decoded events are freed
+#: before the cyclic GC's young generation (700 objects) fills: none reach the old
+#: generations, whose full collections pause every run on the loop.
 FEED_STEP: Final = 64
 
 #: Events per page a fold reads: a page is one script call that Redis runs alone
@@ -150,7 +151,7 @@ class Folds(Generic[R]):
         self, keys: R, snapshot: tuple[int, int, list[dict[str, Any]]] | None
     ) -> Fold:
         folder = Compactor()
-        pace = Pace()
+        pace = Pace(FEED_STEP)
         ended = False
         cursor, generation = 0, None
         if snapshot is not None:
@@ -165,11 +166,11 @@ class Folds(Generic[R]):
             generation = batch.generation  # (pages checks each entry's)
             start = 0
             while start < len(batch.payloads):
-                events = batch.chunk(start, FEED_STEP)
+                events = batch.chunk(start, pace.size)
                 for event in events:
                     folder.feed(event)
                 start += len(events)
-                await pace.turn()  # the other runs of this event loop go first
+                await pace.turn(len(events))  # the other runs of this loop go first
             cursor = batch.last
             ended = batch.end is not None
             if not folder.foldable:
