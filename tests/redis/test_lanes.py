@@ -166,7 +166,7 @@ async def test_a_page_holds_at_most_page_events(
 async def test_a_fold_alone_on_the_loop_goes_at_full_speed(
     opened: Opened, redis_server: Any, run_id: str, monkeypatch: Any
 ) -> None:
-    """With nothing else on the loop, a fold never sleeps: its own reading (the
+    """With nothing else on the loop, a fold does not sleep: its own reading (the
     replies of its pages, parsed as they come) is not taken for others' work."""
     slices: list[float] = []
     real = pacing.pause
@@ -181,7 +181,10 @@ async def test_a_fold_alone_on_the_loop_goes_at_full_speed(
     got = [event async for _, event in store.subscribe(run_id, compact=True)]
     assert got[1]["messages"][0]["content"] == "abcdefgh" * 4 * LONG
     assert len(slices) >= 20  # (the fold's work: this many slices)
-    assert [s for s in slices if s] == []
+    # An empty turn's CPU time is noisy on a contended core (40-80 us against
+    # EMPTY's 20), so now and then a slice looks busy (0-15 of ~100 seen beside a
+    # CI run); its own reading taken for others' work makes every slice sleep.
+    assert len([s for s in slices if s]) <= len(slices) / 4
 
 
 async def test_page_lanes_send_a_page_as_soon_as_it_is_asked_for(
